@@ -1,0 +1,59 @@
+# Quanta: `make run` starts everything, `make test` tests everything.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.installed
+NPM_STAMP := frontend/node_modules/.installed
+UI_STAMP := frontend/dist/index.html
+UI_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
+	frontend/index.html frontend/vite.config.ts frontend/package-lock.json
+
+.PHONY: install run test test-python test-frontend lint lint-python lint-frontend bench clean
+
+install: $(PY_STAMP) $(UI_STAMP)
+
+$(PY_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[server,dev]'
+	touch $@
+
+$(NPM_STAMP): frontend/package.json frontend/package-lock.json
+	@node -e 'if (+process.versions.node.split(".")[0] < 20) { console.error("Node 20+ is required"); process.exit(1) }'
+	cd frontend && npm ci --no-audit --no-fund
+	touch $@
+
+$(UI_STAMP): $(NPM_STAMP) $(UI_SOURCES)
+	cd frontend && npm run build
+
+run: install
+	$(BIN)/quanta run
+
+lint: lint-python lint-frontend
+
+lint-python: $(PY_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+lint-frontend: $(NPM_STAMP)
+	cd frontend && npm run lint && npm run check:api
+
+test-frontend: $(NPM_STAMP)
+	cd frontend && npm test
+
+# pytest runs last: it includes the end-to-end tests in Chromium, which need the built UI.
+test-python: install
+	$(BIN)/pytest
+
+test: lint test-frontend test-python
+
+bench: install
+	@shopt -s nullglob; scripts=(bench/*.py); \
+	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks yet"; fi; \
+	for script in "$${scripts[@]}"; do echo "== $$script"; $(BIN)/python "$$script" || exit 1; done
+
+clean:
+	rm -rf $(VENV) frontend/node_modules frontend/dist .quanta

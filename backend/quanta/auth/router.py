@@ -1,0 +1,14 @@
+"""HTTP endpoints about the caller's own credentials."""
+
+from fastapi import APIRouter
+
+from quanta.auth.schemas import WhoAmI
+from quanta.deps import AnyPrincipal
+
+router = APIRouter(tags=["auth"])
+
+
+@router.get("/me", operation_id="whoami")
+def whoami(principal: AnyPrincipal) -> WhoAmI:
+    """The token's name and scopes: lets a client check a token before using it."""
+    return WhoAmI(name=principal.name, scopes=sorted(principal.scopes))

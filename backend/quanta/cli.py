@@ -1,0 +1,167 @@
+"""`quanta`: run the server, migrate, export the OpenAPI schema."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+
+from quanta.core.config import Settings, get_settings
+from quanta.core.security import generate_token
+
+app = typer.Typer(help="Quanta query analytics server.", no_args_is_help=True)
+
+HEALTH_WAIT_SECONDS = 60.0
+CHILD_STOP_SECONDS = 15.0
+ADMIN_TOKEN_FILE = "admin-token"
+
+Children = dict[str, subprocess.Popen[bytes]]
+
+
+@app.command()
+def migrate() -> None:
+    """Bring the metric store's schema up to date."""
+    from quanta.core.migrate import upgrade_to_head
+
+    settings = get_settings()
+    upgrade_to_head(settings)
+    typer.echo(f"Migrated {_redact(settings.database_url_resolved)} to the newest revision.")
+
+
+@app.command()
+def serve() -> None:
+    """Run the API only (no worker, no beat)."""
+    import uvicorn
+
+    settings = get_settings()
+    uvicorn.run("quanta.main:create_app", factory=True, host=settings.host, port=settings.port)
+
+
+@app.command()
+def run() -> None:
+    """Migrate, then run the API, a Celery worker and beat until Ctrl-C."""
+    from quanta.core.migrate import upgrade_to_head
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade_to_head(settings)
+    token = _bootstrap_admin_token(settings)
+    if not (settings.ui_dist / "index.html").is_file():
+        typer.echo(f"warning: UI not built ({settings.ui_dist}); run `make install`.", err=True)
+    children = {name: subprocess.Popen(cmd) for name, cmd in _child_commands(settings).items()}
+    url = f"http://{settings.host}:{settings.port}/"
+    try:
+        _wait_healthy(url + "healthz", children)
+        typer.echo(f"Quanta is running at {url}")
+        typer.echo(f"Admin token: {token}")
+        typer.echo("Press Ctrl-C to stop.")
+        _wait_for_exit_or_signal(children)
+    finally:
+        _stop(children)
+
+
+@app.command()
+def openapi(
+    output: Annotated[Path | None, typer.Option(help="File to write; default stdout.")] = None,
+) -> None:
+    """Print the API's OpenAPI schema (the UI's client is generated from it)."""
+    from quanta.main import create_app
+
+    schema = json.dumps(create_app().openapi(), indent=2, sort_keys=True) + "\n"
+    if output:
+        output.write_text(schema)
+    else:
+        sys.stdout.write(schema)
+
+
+def _bootstrap_admin_token(settings: Settings) -> str:
+    """QUANTA_ADMIN_TOKEN, else the one generated on first start (kept in the data dir)."""
+    from quanta.auth.service import ensure_admin_token
+    from quanta.core.db import create_db_engine, create_session_factory, session_scope
+
+    if settings.admin_token:
+        token = settings.admin_token.get_secret_value()
+    else:
+        token_file = settings.data_dir / ADMIN_TOKEN_FILE
+        if not token_file.exists():
+            token_file.touch(mode=0o600)
+            token_file.write_text(generate_token())
+        token = token_file.read_text().strip()
+    engine = create_db_engine(settings)
+    with session_scope(create_session_factory(engine)) as session:
+        ensure_admin_token(session=session, token=token)
+    engine.dispose()
+    return token
+
+
+def _child_commands(settings: Settings) -> dict[str, list[str]]:
+    python = sys.executable
+    celery = [python, "-m", "celery", "-A", "quanta_worker.celery_app"]
+    return {
+        "api": [python, "-m", "uvicorn", "quanta.main:create_app", "--factory",
+                "--host", settings.host, "--port", str(settings.port)],
+        "worker": [*celery, "worker", "--queues", "ingest,analysis,notify",
+                   "--concurrency", str(settings.worker_concurrency), "--loglevel", "INFO"],
+        "beat": [*celery, "beat", "--loglevel", "INFO",
+                 "--schedule", str(settings.data_dir / "celerybeat-schedule")],
+    }  # fmt: skip
+
+
+def _wait_healthy(url: str, children: Children) -> None:
+    deadline = time.monotonic() + HEALTH_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if any(child.poll() is not None for child in children.values()):
+            raise typer.Exit(_fail("a process exited during start-up; see the log above"))
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise typer.Exit(_fail(f"the API did not answer {url} within {HEALTH_WAIT_SECONDS:.0f} s"))
+
+
+def _wait_for_exit_or_signal(children: Children) -> None:
+    stop_requested = False
+
+    def request_stop(_signum: int, _frame: object) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    while not stop_requested:
+        for name, child in children.items():
+            if child.poll() is not None:
+                raise typer.Exit(_fail(f"the {name} process exited with {child.returncode}"))
+        time.sleep(0.5)
+
+
+def _stop(children: Children) -> None:
+    for child in children.values():
+        if child.poll() is None:
+            child.terminate()
+    deadline = time.monotonic() + CHILD_STOP_SECONDS
+    for child in children.values():
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _fail(message: str) -> int:
+    typer.echo(f"error: {message}", err=True)
+    return 1
+
+
+def _redact(url: str) -> str:
+    # Never print a password from a DSN.
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)

@@ -1,0 +1,1 @@
+"""Shared infrastructure: configuration, database, security, task client."""

@@ -1,0 +1,66 @@
+"""The one place configuration is read: environment (QUANTA_*), then `.env`."""
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+class Settings(BaseSettings):
+    """Every setting of the server and the worker, read from QUANTA_* variables."""
+
+    model_config = SettingsConfigDict(env_prefix="QUANTA_", env_file=".env", extra="ignore")
+
+    env: Literal["development", "test", "production"] = "development"
+    data_dir: Path = Field(
+        default=Path(".quanta"),
+        description="Where the embedded defaults keep their files (SQLite store, broker).",
+    )
+    database_url: str | None = Field(
+        default=None, description="sqlite:///path or postgresql+psycopg://...; default SQLite."
+    )
+    redis_url: str | None = Field(
+        default=None, description="redis://... to use Redis as the Celery broker."
+    )
+    host: str = "127.0.0.1"
+    port: int = 8000
+    admin_token: SecretStr | None = Field(
+        default=None, description="Bootstrap admin token; generated on first start when unset."
+    )
+    ui_dist: Path = REPO_ROOT / "frontend" / "dist"
+
+    ingest_max_body_bytes: int = 16 * 1024 * 1024
+    ingest_max_decoded_bytes: int = 128 * 1024 * 1024
+    ingest_max_events: int = 50_000
+    ingest_requeue_after_seconds: int = 300
+
+    default_range_hours: int = 24
+    sparkline_points: int = 60
+    top_queries_max_limit: int = 1000
+
+    worker_concurrency: int = 2
+    sqlite_busy_timeout_ms: int = 30_000
+
+    @property
+    def database_url_resolved(self) -> str:
+        """The store's SQLAlchemy URL: the configured one, or the embedded SQLite file."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'quanta.db').resolve()}"
+
+    @property
+    def broker_url(self) -> str:
+        """Redis when configured; otherwise kombu's SQLAlchemy transport on a SQLite file."""
+        if self.redis_url:
+            return self.redis_url
+        return f"sqla+sqlite:///{(self.data_dir / 'broker.db').resolve()}"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()

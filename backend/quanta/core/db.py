@@ -1,0 +1,101 @@
+"""Database engine, sessions and the declarative base shared by every domain."""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
+
+from quanta.core.config import Settings
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base; the naming convention keeps migrations stable across databases."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored as naive UTC (SQLite has no time zones) and read back UTC-aware."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+def utcnow() -> datetime:
+    """The current time, UTC-aware."""
+    return datetime.now(UTC)
+
+
+def create_db_engine(settings: Settings) -> Engine:
+    """An engine for the configured store; SQLite gets WAL and a busy timeout for concurrency."""
+    url = settings.database_url_resolved
+    if not url.startswith("sqlite"):
+        return create_engine(url, pool_pre_ping=True)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": settings.sqlite_busy_timeout_ms / 1000})
+    busy_timeout_ms = settings.sqlite_busy_timeout_ms
+
+    @event.listens_for(engine, "connect")
+    def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        # WAL lets the API read while the worker writes; the busy timeout makes writers queue.
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    return engine
+
+
+def create_session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions that keep loaded objects usable after commit."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """The one place a unit of work commits, or rolls back on any error."""
+    session = factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def run_after_commit(session: Session, callback: Callable[[], None]) -> None:
+    """Call `callback` once this session's transaction has committed, never before.
+
+    Used to enqueue work that reads what the transaction wrote (convention: enqueue only
+    after the commit that created the task's input).
+    """
+
+    @event.listens_for(session, "after_commit", once=True)
+    def _after_commit(_session: Session) -> None:
+        callback()

@@ -1,0 +1,50 @@
+"""The Celery application configuration shared by the API (to enqueue) and the worker."""
+
+from celery import Celery
+from kombu.entity import Queue
+
+from quanta.core.config import Settings
+
+INGEST_QUEUE = "ingest"
+ANALYSIS_QUEUE = "analysis"
+NOTIFY_QUEUE = "notify"
+
+PROCESS_BATCH_TASK = "quanta.ingest.process_batch"
+REQUEUE_STALE_BATCHES_TASK = "quanta.ingest.requeue_stale_batches"
+
+TASK_ROUTES = {
+    PROCESS_BATCH_TASK: {"queue": INGEST_QUEUE},
+    REQUEUE_STALE_BATCHES_TASK: {"queue": INGEST_QUEUE},
+}
+
+_clients: dict[str, Celery] = {}
+
+
+def create_celery(settings: Settings) -> Celery:
+    """A Celery app with explicit queues and routes; the worker adds its tasks and schedule."""
+    if not settings.redis_url:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    app = Celery("quanta", broker=settings.broker_url, set_as_current=False)
+    app.conf.update(
+        task_queues=[Queue(INGEST_QUEUE), Queue(ANALYSIS_QUEUE), Queue(NOTIFY_QUEUE)],
+        task_default_queue=INGEST_QUEUE,
+        task_create_missing_queues=False,
+        task_routes=TASK_ROUTES,
+        task_serializer="json",
+        accept_content=["json"],
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        broker_connection_retry_on_startup=True,
+        timezone="UTC",
+    )
+    return app
+
+
+def celery_client(settings: Settings) -> Celery:
+    """The producer-side app used to enqueue tasks by name, one per broker URL."""
+    client = _clients.get(settings.broker_url)
+    if client is None:
+        client = _clients[settings.broker_url] = create_celery(settings)
+    return client

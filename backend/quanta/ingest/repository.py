@@ -1,0 +1,30 @@
+"""Statements on ingest_batches."""
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from quanta.ingest.models import BatchStatus, IngestBatch
+
+
+def find_batch(session: Session, *, token_id: int, batch_id: str) -> IngestBatch | None:
+    """The batch a token already sent under this id, if any."""
+    stmt = select(IngestBatch).where(
+        IngestBatch.token_id == token_id, IngestBatch.batch_id == batch_id
+    )
+    return session.scalars(stmt).one_or_none()
+
+
+def lock_batch(session: Session, batch_pk: int) -> IngestBatch | None:
+    """The batch, row-locked where the database supports it, so one worker processes it."""
+    stmt = select(IngestBatch).where(IngestBatch.id == batch_pk).with_for_update()
+    return session.scalars(stmt).one_or_none()
+
+
+def stale_batch_ids(session: Session, *, received_before: datetime) -> list[int]:
+    """Batches still queued long after they arrived (their task was lost)."""
+    stmt = select(IngestBatch.id).where(
+        IngestBatch.status == BatchStatus.QUEUED, IngestBatch.received_at < received_before
+    )
+    return list(session.scalars(stmt))

@@ -1,0 +1,79 @@
+"""HTTP endpoints of ingest: agents POST batches here."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Request, Response, status
+from starlette.concurrency import run_in_threadpool
+
+from quanta.deps import IngestPrincipal, SessionDep, SettingsDep
+from quanta.ingest import service
+from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
+
+router = APIRouter(tags=["ingest"])
+
+
+@router.post(
+    "/ingest",
+    operation_id="ingest_batch",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={200: {"description": "Already received: its current status."}},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "A batch as JSON, optionally with `Content-Encoding: gzip`.",
+            "content": {"application/json": {"schema": IngestBatchIn.model_json_schema()}},
+        }
+    },
+)
+async def ingest_batch(
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: IngestPrincipal,
+    content_encoding: Annotated[str | None, Header()] = None,
+) -> IngestBatchOut:
+    """Store a batch durably and queue it for processing; a resent batch_id changes nothing."""
+    body = await _read_body(request, limit=settings.ingest_max_body_bytes)
+    try:
+        # Decoding and validating a batch is CPU work: keep it off the event loop.
+        decoded = await run_in_threadpool(
+            service.decode_batch, body=body, content_encoding=content_encoding, settings=settings
+        )
+    except service.PayloadTooLarge as exc:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(exc)) from exc
+    except service.InvalidPayload as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    out, created = await run_in_threadpool(
+        service.accept_batch,
+        session=session,
+        settings=settings,
+        principal=principal,
+        decoded=decoded,
+    )
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return out
+
+
+@router.get("/ingest/{batch_id}", operation_id="get_ingest_batch")
+def get_ingest_batch(
+    batch_id: str, session: SessionDep, principal: IngestPrincipal
+) -> IngestBatchOut:
+    """The status of a batch sent with this token."""
+    try:
+        return service.get_batch_status(session=session, principal=principal, batch_id=batch_id)
+    except service.BatchNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+
+
+async def _read_body(request: Request, *, limit: int) -> bytes:
+    # Stop reading as soon as the limit is passed instead of buffering an arbitrary body.
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"Body exceeds {limit} bytes.")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,180 @@
+"""Use cases of ingest: accept a batch durably, then process it in the worker."""
+
+import gzip
+import logging
+import zlib
+from dataclasses import dataclass
+from datetime import timedelta
+
+from pydantic import ValidationError
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from quanta.analysis.aggregate import digest_events
+from quanta.auth.service import Principal
+from quanta.core.config import Settings
+from quanta.core.db import run_after_commit, utcnow
+from quanta.core.tasks import PROCESS_BATCH_TASK, celery_client
+from quanta.ingest import repository
+from quanta.ingest.models import BatchStatus, IngestBatch
+from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
+from quanta.instances.service import get_or_create_instance
+from quanta.queries.service import record_digest
+
+log = logging.getLogger(__name__)
+
+
+class IngestError(Exception):
+    """A batch the server cannot accept; the message says why."""
+
+
+class PayloadTooLarge(IngestError):
+    """The request body or its decompressed form exceeds the configured limits."""
+
+
+class InvalidPayload(IngestError):
+    """The body is not a valid batch."""
+
+
+class BatchNotFound(IngestError):
+    """No batch with that id."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedBatch:
+    """A validated batch and the gzip bytes to store."""
+
+    batch: IngestBatchIn
+    payload_gzip: bytes
+
+
+def decode_batch(*, body: bytes, content_encoding: str | None, settings: Settings) -> DecodedBatch:
+    """Decompress and validate a request body; raise an IngestError that says what is wrong."""
+    if len(body) > settings.ingest_max_body_bytes:
+        raise PayloadTooLarge(f"Body exceeds {settings.ingest_max_body_bytes} bytes.")
+    encoding = (content_encoding or "identity").strip().lower()
+    if encoding == "gzip":
+        raw = _gunzip(body, limit=settings.ingest_max_decoded_bytes)
+        payload_gzip = body
+    elif encoding == "identity":
+        raw = body
+        payload_gzip = gzip.compress(body, compresslevel=1)
+    else:
+        raise InvalidPayload(f"Unsupported Content-Encoding '{encoding}': use gzip or none.")
+    try:
+        batch = IngestBatchIn.model_validate_json(raw)
+    except ValidationError as exc:
+        raise InvalidPayload(_describe(exc)) from exc
+    if len(batch.events) > settings.ingest_max_events:
+        raise PayloadTooLarge(
+            f"Batch has {len(batch.events)} events; the limit is {settings.ingest_max_events}."
+        )
+    return DecodedBatch(batch=batch, payload_gzip=payload_gzip)
+
+
+def accept_batch(
+    *, session: Session, settings: Settings, principal: Principal, decoded: DecodedBatch
+) -> tuple[IngestBatchOut, bool]:
+    """Store a batch and enqueue its processing after commit; a resent batch is not stored again.
+
+    Returns the batch's status and whether it was new.
+    """
+    batch = decoded.batch
+    existing = repository.find_batch(session, token_id=principal.token_id, batch_id=batch.batch_id)
+    if existing is not None:
+        return _batch_out(existing), False
+    instance = get_or_create_instance(session=session, name=batch.instance)
+    row = IngestBatch(
+        token_id=principal.token_id,
+        batch_id=batch.batch_id,
+        instance_id=instance.id,
+        source=batch.source,
+        payload_gzip=decoded.payload_gzip,
+        event_count=len(batch.events),
+        status=BatchStatus.QUEUED,
+        received_at=utcnow(),
+    )
+    session.add(row)
+    session.flush()
+    batch_pk = row.id
+    run_after_commit(session, lambda: enqueue_batch(settings=settings, batch_pk=batch_pk))
+    return _batch_out(row), True
+
+
+def get_batch_status(*, session: Session, principal: Principal, batch_id: str) -> IngestBatchOut:
+    """The status of a batch this token sent."""
+    row = repository.find_batch(session, token_id=principal.token_id, batch_id=batch_id)
+    if row is None:
+        raise BatchNotFound(f"No batch '{batch_id}' was sent with this token.")
+    return _batch_out(row)
+
+
+def enqueue_batch(*, settings: Settings, batch_pk: int) -> None:
+    """Ask a worker to process a stored batch; if the broker is down, beat re-enqueues it."""
+    try:
+        celery_client(settings).send_task(PROCESS_BATCH_TASK, args=[batch_pk])
+    except Exception:
+        log.exception(
+            "could not enqueue batch %s; it stays queued for the re-enqueue job", batch_pk
+        )
+
+
+def process_batch(*, session: Session, batch_pk: int) -> int:
+    """Fold a stored batch into the metric store, exactly once; returns the events counted.
+
+    Claiming the batch (queued -> done) is the first write of the transaction, so a second
+    worker given the same batch waits on the row and then finds nothing to claim; if anything
+    fails, the rollback leaves the batch queued for a retry.
+    """
+    claimed = session.execute(
+        update(IngestBatch)
+        .where(IngestBatch.id == batch_pk, IngestBatch.status == BatchStatus.QUEUED)
+        .values(status=BatchStatus.DONE, processed_at=utcnow())
+    )
+    if claimed.rowcount == 0:  # type: ignore[attr-defined]
+        return 0
+    row = session.get_one(IngestBatch, batch_pk)
+    batch = IngestBatchIn.model_validate_json(gzip.decompress(row.payload_gzip))
+    digest = digest_events(batch.events)
+    record_digest(session=session, instance_id=row.instance_id, source=row.source, digest=digest)
+    return len(batch.events)
+
+
+def requeue_stale_batches(*, session: Session, settings: Settings) -> list[int]:
+    """Re-enqueue batches whose task was lost (broker down at accept time, broker restart)."""
+    cutoff = utcnow() - timedelta(seconds=settings.ingest_requeue_after_seconds)
+    stale = repository.stale_batch_ids(session, received_before=cutoff)
+    for batch_pk in stale:
+        enqueue_batch(settings=settings, batch_pk=batch_pk)
+    return stale
+
+
+def _gunzip(body: bytes, *, limit: int) -> bytes:
+    # Bounded decompression: a small gzip bomb must not exhaust memory.
+    decompressor = zlib.decompressobj(wbits=31)
+    try:
+        raw = decompressor.decompress(body, limit)
+    except zlib.error as exc:
+        raise InvalidPayload(f"Body is not valid gzip: {exc}.") from exc
+    if decompressor.unconsumed_tail:
+        raise PayloadTooLarge(f"Decompressed body exceeds {limit} bytes.")
+    if not decompressor.eof:
+        raise InvalidPayload("Body is truncated gzip.")
+    return raw
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors()[:3]
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in first]
+    more = f" (and {exc.error_count() - len(first)} more)" if exc.error_count() > len(first) else ""
+    return "Invalid batch: " + "; ".join(parts) + more
+
+
+def _batch_out(row: IngestBatch) -> IngestBatchOut:
+    return IngestBatchOut(
+        batch_id=row.batch_id,
+        status=row.status,
+        events=row.event_count,
+        received_at=row.received_at,
+        processed_at=row.processed_at,
+    )

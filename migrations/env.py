@@ -1,0 +1,50 @@
+"""Alembic environment: the URL comes from the caller's config or from Quanta's settings."""
+
+from alembic import context
+from sqlalchemy import Connection
+
+import quanta.models  # noqa: F401  (registers every table on Base.metadata)
+from quanta.core.config import get_settings
+from quanta.core.db import Base, create_db_engine
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _configure(connection: Connection | None = None, url: str | None = None) -> None:
+    context.configure(
+        connection=connection,
+        url=url,
+        target_metadata=target_metadata,
+        # SQLite cannot ALTER most things; batch mode rebuilds tables where needed.
+        render_as_batch=True,
+        compare_type=True,
+    )
+
+
+def run_offline() -> None:
+    """Emit SQL without a database connection (`alembic upgrade --sql`)."""
+    _configure(url=config.get_main_option("sqlalchemy.url") or get_settings().database_url_resolved)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_online() -> None:
+    """Apply migrations on a live connection (the one given by `quanta migrate`, or a new one)."""
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _configure(connection=connection)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = create_db_engine(get_settings())
+    with engine.connect() as conn:
+        _configure(connection=conn)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+if context.is_offline_mode():
+    run_offline()
+else:
+    run_online()

@@ -1,0 +1,1 @@
+"""Quanta's Celery worker: thin tasks around the backend's services."""

@@ -1,0 +1,14 @@
+"""Celery tasks: ids in, a session opened, a service called, a retry policy declared."""
+
+from functools import cache
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from quanta.core.config import get_settings
+from quanta.core.db import create_db_engine, create_session_factory
+
+
+@cache
+def session_factory() -> sessionmaker[Session]:
+    """This worker process's sessions; created lazily so each forked child has its own pool."""
+    return create_session_factory(create_db_engine(get_settings()))

@@ -1,0 +1,42 @@
+"""Ingest tasks."""
+
+import logging
+
+from sqlalchemy.exc import OperationalError
+
+from quanta.core.config import get_settings
+from quanta.core.db import session_scope
+from quanta.core.tasks import PROCESS_BATCH_TASK, REQUEUE_STALE_BATCHES_TASK
+from quanta.ingest import service
+from quanta_worker.celery_app import app
+from quanta_worker.tasks import session_factory
+
+log = logging.getLogger(__name__)
+
+
+@app.task(
+    name=PROCESS_BATCH_TASK,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # A locked or briefly unreachable store is worth retrying; the batch stays queued meanwhile.
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=10,
+)
+def process_batch(batch_pk: int) -> int:
+    """Fold stored batch `batch_pk` into the metric store; returns the events counted."""
+    with session_scope(session_factory()) as session:
+        counted = service.process_batch(session=session, batch_pk=batch_pk)
+    log.info("batch %s: %s events counted", batch_pk, counted)
+    return counted
+
+
+@app.task(name=REQUEUE_STALE_BATCHES_TASK)
+def requeue_stale_batches() -> int:
+    """Re-enqueue batches whose processing task was lost; returns how many."""
+    with session_scope(session_factory()) as session:
+        stale = service.requeue_stale_batches(session=session, settings=get_settings())
+    if stale:
+        log.warning("re-enqueued %d stale batches", len(stale))
+    return len(stale)
