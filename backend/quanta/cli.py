@@ -39,6 +39,8 @@ def serve() -> None:
     import uvicorn
 
     settings = get_settings()
+    if settings.admin_token:
+        _register_admin_token(settings, settings.admin_token.get_secret_value())
     uvicorn.run("quanta.main:create_app", factory=True, host=settings.host, port=settings.port)
 
 
@@ -81,9 +83,6 @@ def openapi(
 
 def _bootstrap_admin_token(settings: Settings) -> str:
     """QUANTA_ADMIN_TOKEN, else the one generated on first start (kept in the data dir)."""
-    from quanta.auth.service import ensure_admin_token
-    from quanta.core.db import create_db_engine, create_session_factory, session_scope
-
     if settings.admin_token:
         token = settings.admin_token.get_secret_value()
     else:
@@ -92,11 +91,18 @@ def _bootstrap_admin_token(settings: Settings) -> str:
             token_file.touch(mode=0o600)
             token_file.write_text(generate_token())
         token = token_file.read_text().strip()
+    _register_admin_token(settings, token)
+    return token
+
+
+def _register_admin_token(settings: Settings, token: str) -> None:
+    from quanta.auth.service import ensure_admin_token
+    from quanta.core.db import create_db_engine, create_session_factory, session_scope
+
     engine = create_db_engine(settings)
     with session_scope(create_session_factory(engine)) as session:
         ensure_admin_token(session=session, token=token)
     engine.dispose()
-    return token
 
 
 def _child_commands(settings: Settings) -> dict[str, list[str]]:

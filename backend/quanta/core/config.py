@@ -4,10 +4,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+MIN_PRODUCTION_TOKEN_LENGTH = 24
+PLACEHOLDER_MARKERS = ("change-me", "changeme", "example")
 
 
 class Settings(BaseSettings):
@@ -44,6 +46,20 @@ class Settings(BaseSettings):
 
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secrets(self) -> "Settings":
+        if self.env != "production" or self.admin_token is None:
+            return self
+        token = self.admin_token.get_secret_value()
+        if len(token) < MIN_PRODUCTION_TOKEN_LENGTH or any(
+            marker in token.lower() for marker in PLACEHOLDER_MARKERS
+        ):
+            raise ValueError(
+                "QUANTA_ADMIN_TOKEN looks like a placeholder: in production use at least "
+                f"{MIN_PRODUCTION_TOKEN_LENGTH} random characters (e.g. `openssl rand -hex 24`)."
+            )
+        return self
 
     @property
     def database_url_resolved(self) -> str:

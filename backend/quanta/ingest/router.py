@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
+from quanta.core.openapi import inline_schema
 from quanta.deps import IngestPrincipal, SessionDep, SettingsDep
 from quanta.ingest import service
 from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
@@ -21,7 +22,7 @@ router = APIRouter(tags=["ingest"])
         "requestBody": {
             "required": True,
             "description": "A batch as JSON, optionally with `Content-Encoding: gzip`.",
-            "content": {"application/json": {"schema": IngestBatchIn.model_json_schema()}},
+            "content": {"application/json": {"schema": inline_schema(IngestBatchIn)}},
         }
     },
 )

@@ -67,9 +67,7 @@ def upsert_buckets(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     session.execute(stmt, sorted(rows, key=lambda r: tuple(r[k] for k in BUCKET_KEY)))
 
 
-def totals(
-    session: Session, start: datetime, end: datetime
-) -> Row[int | None, float | None]:
+def totals(session: Session, start: datetime, end: datetime) -> Row[int | None, float | None]:
     """Event count and query time over every query in the range."""
     stmt = select(func.sum(QueryBucket.count), func.sum(QueryBucket.query_time_sum)).where(
         QueryBucket.bucket_start >= start, QueryBucket.bucket_start < end

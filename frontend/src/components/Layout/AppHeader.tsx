@@ -1,0 +1,23 @@
+import { useMe } from '../../hooks/useMe';
+
+export function AppHeader({ onSignOut }: { onSignOut: () => void }) {
+  const me = useMe();
+  return (
+    <header className="app-header">
+      <div className="brand">
+        <span className="brand-name">Quanta</span>
+        <span className="brand-tagline">Query analytics</span>
+      </div>
+      <div className="user">
+        {me.data && (
+          <span className="user-name" data-testid="user-name">
+            {me.data.name}
+          </span>
+        )}
+        <button type="button" className="button" onClick={onSignOut}>
+          Sign out
+        </button>
+      </div>
+    </header>
+  );
+}

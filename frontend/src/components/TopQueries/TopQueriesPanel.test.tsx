@@ -1,0 +1,117 @@
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../../api/errors';
+import type { TopQueries } from '../../api/types';
+import { TopQueriesPanel } from './TopQueriesPanel';
+
+// Server-side rendering is enough to check which state shows and what the rows say,
+// without a DOM library.
+
+const data: TopQueries = {
+  from: '2026-11-21T00:00:00Z',
+  to: '2026-11-22T00:00:00Z',
+  seconds: 86400,
+  totals: { count: 1234, query_time: 56.7, load: 0.00066 },
+  rows: [
+    {
+      query_id: '3A1F0C9E2B7D4C11',
+      fingerprint: 'select * from t where id=?',
+      count: 100,
+      query_time: 12.5,
+      load: 0.00014,
+      share: 0.22,
+      sparkline: [
+        { ts: '2026-11-21T00:00:00Z', load: 0 },
+        { ts: '2026-11-21T00:24:00Z', load: 0.0003 },
+      ],
+    },
+    {
+      query_id: '0000000000000002',
+      fingerprint: 'update t set a=? where b=?',
+      count: 3,
+      query_time: 0.003,
+      load: 0.0000000347,
+      share: 0.0001,
+      sparkline: [],
+    },
+  ],
+};
+
+function render(query: Parameters<typeof TopQueriesPanel>[0]['query']) {
+  const html = renderToStaticMarkup(<TopQueriesPanel query={query} offset={0} />);
+  const count = (testId: string) => html.split(`data-testid="${testId}"`).length - 1;
+  return { html, count, has: (testId: string) => count(testId) > 0 };
+}
+
+/** The text of each table row, tags stripped. */
+function rowsOf(html: string): string[] {
+  return html
+    .split('<tr')
+    .slice(1)
+    .map((row) => row.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' '));
+}
+
+const refetch = vi.fn();
+
+describe('TopQueriesPanel', () => {
+  it('shows the loading state while pending', () => {
+    const view = render({ status: 'pending', data: undefined, error: null, refetch });
+    expect(view.has('queries-loading')).toBe(true);
+    expect(view.has('top-queries-table')).toBe(false);
+  });
+
+  it("shows the API's detail on error", () => {
+    const view = render({
+      status: 'error',
+      data: undefined,
+      error: new ApiError(500, 'Metric store unavailable'),
+      refetch,
+    });
+    expect(view.has('queries-error')).toBe(true);
+    expect(view.html).toContain('Metric store unavailable');
+    expect(view.html).toContain('role="alert"');
+  });
+
+  it('shows the empty state without rows', () => {
+    const view = render({
+      status: 'success',
+      data: { ...data, rows: [], totals: { count: 0, query_time: 0, load: 0 } },
+      error: null,
+      refetch,
+    });
+    expect(view.has('queries-empty')).toBe(true);
+    expect(view.html).toContain('No queries in this time range.');
+    expect(view.html).toContain('quanta-agent import');
+  });
+
+  it('renders a totals row, then one row per query in API order', () => {
+    const view = render({ status: 'success', data, error: null, refetch });
+    expect(view.has('top-queries-table')).toBe(true);
+    expect(view.count('totals-row')).toBe(1);
+    expect(view.count('query-row')).toBe(2);
+
+    const [, totals, first, second] = rowsOf(view.html);
+    expect(totals).toContain('All queries');
+    expect(totals).toContain('0.00066');
+    expect(totals).toContain('1,234');
+    expect(totals).toContain('56.7 s');
+    expect(totals).toContain('45.9 ms'); // 56.7 s / 1234 calls
+
+    expect(first).toContain(' 1 ');
+    expect(first).toContain('select * from t where id=?');
+    expect(first).toContain('3A1F0C9E2B7D4C11');
+    expect(first).toContain('0.00014');
+    expect(first).toContain('22%');
+    expect(first).toContain('12.5 s');
+    expect(first).toContain('125 ms');
+
+    expect(second).toContain('update t set a=? where b=?');
+    expect(second).toContain('&lt;0.000001');
+    expect(second).toContain('1 ms');
+  });
+
+  it('keeps the full fingerprint in the hover title', () => {
+    const view = render({ status: 'success', data, error: null, refetch });
+    expect(view.html).toContain('title="select * from t where id=?"');
+  });
+});

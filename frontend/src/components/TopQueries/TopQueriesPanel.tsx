@@ -1,0 +1,42 @@
+import type { UseQueryResult } from '@tanstack/react-query';
+import { errorMessage } from '../../api/errors';
+import type { TopQueries } from '../../api/types';
+import { EmptyState } from '../Status/EmptyState';
+import { ErrorState } from '../Status/ErrorState';
+import { LoadingState } from '../Status/LoadingState';
+import { TopQueriesTable } from './TopQueriesTable';
+
+/** The top-queries table, or its loading, error or empty state. */
+export function TopQueriesPanel({
+  query,
+  offset,
+}: {
+  query: Pick<UseQueryResult<TopQueries>, 'status' | 'data' | 'error' | 'refetch'>;
+  offset: number;
+}) {
+  if (query.status === 'pending') {
+    return <LoadingState label="Loading top queries…" testId="queries-loading" />;
+  }
+  if (query.status === 'error') {
+    return (
+      <ErrorState
+        title="Could not load the top queries"
+        message={errorMessage(query.error)}
+        onRetry={() => void query.refetch()}
+        testId="queries-error"
+      />
+    );
+  }
+  if (query.data === undefined || query.data.rows.length === 0) {
+    return (
+      <EmptyState title="No queries in this time range." testId="queries-empty">
+        <p>
+          Import a slow log with <code>quanta-agent import /path/to/slow.log</code>, or run{' '}
+          <code>quanta-agent</code> next to your MySQL or MariaDB server to ship its slow log and
+          performance_schema digests.
+        </p>
+      </EmptyState>
+    );
+  }
+  return <TopQueriesTable data={query.data} offset={offset} />;
+}

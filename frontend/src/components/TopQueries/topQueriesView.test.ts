@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import type { TopQueryRow } from '../../api/types';
+import {
+  averageTime,
+  sparklineDomain,
+  sparklinePeak,
+  toSparklineData,
+  toTopQueryViews,
+  toTotalsView,
+} from './topQueriesView';
+
+const T0 = Date.parse('2026-11-21T00:00:00Z');
+const T1 = Date.parse('2026-11-21T00:24:00Z');
+
+describe('averageTime', () => {
+  it.each<[number, number, number | null]>([
+    [12.5, 100, 0.125],
+    [56.7, 1234, 56.7 / 1234],
+    [0, 0, null],
+    [1, 0, null],
+    [Number.NaN, 3, null],
+  ])('averageTime(%s, %s) = %s', (queryTime, count, expected) => {
+    expect(averageTime(queryTime, count)).toBe(expected);
+  });
+});
+
+describe('toSparklineData', () => {
+  it('converts timestamps to epoch ms and sorts', () => {
+    expect(
+      toSparklineData([
+        { ts: '2026-11-21T00:24:00Z', load: 0.5 },
+        { ts: '2026-11-21T00:00:00Z', load: 0.25 },
+      ]),
+    ).toEqual([
+      { t: T0, load: 0.25 },
+      { t: T1, load: 0.5 },
+    ]);
+  });
+
+  it('drops unparseable timestamps and floors bad loads at 0', () => {
+    expect(
+      toSparklineData([
+        { ts: 'not a time', load: 1 },
+        { ts: '2026-11-21T00:00:00Z', load: -0.1 },
+        { ts: '2026-11-21T00:24:00Z', load: Number.NaN },
+      ]),
+    ).toEqual([
+      { t: T0, load: 0 },
+      { t: T1, load: 0 },
+    ]);
+  });
+
+  it('handles an empty series', () => {
+    expect(toSparklineData([])).toEqual([]);
+  });
+});
+
+describe('sparklineDomain / sparklinePeak', () => {
+  const data = [
+    { t: T0, load: 0.2 },
+    { t: T1, load: 0.7 },
+    { t: T1 + 1, load: 0.7 },
+  ];
+
+  it('starts at 0 and ends at the max', () => {
+    expect(sparklineDomain(data)).toEqual([0, 0.7]);
+  });
+
+  it('uses [0, 1] for an all-zero or empty series', () => {
+    expect(sparklineDomain([{ t: T0, load: 0 }])).toEqual([0, 1]);
+    expect(sparklineDomain([])).toEqual([0, 1]);
+  });
+
+  it('finds the first highest point', () => {
+    expect(sparklinePeak(data)).toEqual({ t: T1, load: 0.7 });
+    expect(sparklinePeak([])).toBeUndefined();
+  });
+});
+
+describe('toTopQueryViews', () => {
+  const row: TopQueryRow = {
+    query_id: '3A1F0C9E2B7D4C11',
+    fingerprint: 'select * from t where id=?',
+    count: 100,
+    query_time: 12.5,
+    load: 0.00014,
+    share: 0.22,
+    sparkline: [{ ts: '2026-11-21T00:00:00Z', load: 0.0003 }],
+  };
+
+  it('ranks from the offset and computes the average', () => {
+    const views = toTopQueryViews([row, { ...row, query_id: 'B', count: 0 }], 50);
+    expect(views.map((view) => view.rank)).toEqual([51, 52]);
+    expect(views[0]).toEqual({
+      rank: 51,
+      queryId: '3A1F0C9E2B7D4C11',
+      fingerprint: 'select * from t where id=?',
+      count: 100,
+      queryTime: 12.5,
+      avgTime: 0.125,
+      load: 0.00014,
+      share: 0.22,
+      sparkline: [{ t: T0, load: 0.0003 }],
+    });
+    expect(views[1]?.avgTime).toBeNull();
+  });
+
+  it('shapes the totals', () => {
+    expect(toTotalsView({ count: 1234, query_time: 61.7, load: 0.00066 })).toEqual({
+      count: 1234,
+      queryTime: 61.7,
+      avgTime: 0.05,
+      load: 0.00066,
+    });
+  });
+});

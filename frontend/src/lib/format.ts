@@ -1,0 +1,104 @@
+// Number and time formatting for the tables. Everything is locale-independent (en-US,
+// UTC) so that what a DBA pastes into a ticket reads the same for everyone.
+
+const DASH = '–';
+
+const countFormat = new Intl.NumberFormat('en-US');
+
+/** Rounds to `digits` significant digits and drops trailing zeros: 0.5 -> "0.5". */
+function significant(value: number, digits: number): number {
+  return Number(value.toPrecision(digits));
+}
+
+/**
+ * Load (average active sessions) with up to 3 significant digits.
+ *
+ * formatLoad(0.000142857) === "0.000143", formatLoad(12.345) === "12.3"
+ */
+export function formatLoad(load: number): string {
+  if (!Number.isFinite(load)) return DASH;
+  if (load === 0) return '0';
+  const magnitude = Math.abs(load);
+  // Loads are small on quiet servers and long ranges (one 10 ms call a day is 1.2e-7):
+  // plain decimals down to a millionth, which is also where String() would switch to
+  // exponent notation.
+  if (magnitude < 0.000001) return load > 0 ? '<0.000001' : '>-0.000001';
+  if (magnitude >= 1000) return countFormat.format(Math.round(load));
+  return String(significant(load, 3));
+}
+
+/** A query count with thousands separators: 1234567 -> "1,234,567". */
+export function formatCount(count: number): string {
+  if (!Number.isFinite(count)) return DASH;
+  return countFormat.format(count);
+}
+
+/**
+ * A fraction (0..1) as a percentage: whole numbers from 10 %, one decimal below.
+ *
+ * formatShare(0.2234) === "22%", formatShare(0.0123) === "1.2%"
+ */
+export function formatShare(share: number): string {
+  if (!Number.isFinite(share)) return DASH;
+  if (share <= 0) return '0%';
+  const percent = share * 100;
+  if (percent < 0.1) return '<0.1%';
+  if (percent >= 9.95) return `${Math.round(percent)}%`;
+  return `${percent.toFixed(1)}%`;
+}
+
+/** Width of a share bar in percent of its track, clamped to 0..100. */
+export function shareBarPercent(share: number): number {
+  if (!Number.isFinite(share) || share <= 0) return 0;
+  return Math.min(share, 1) * 100;
+}
+
+/**
+ * A duration in seconds in human units: 3 significant digits below a minute,
+ * then two whole units ("2 min 5 s", "1 h 2 min", "3 d 4 h").
+ */
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return DASH;
+  if (seconds === 0) return '0';
+  if (seconds < 1e-6) return '<1 µs';
+  // Each unit is used while its rounded value stays below the next unit's threshold,
+  // so 0.9996 ms prints as "1 ms", never "1000 µs".
+  if (seconds < 1e-3) {
+    const micros = significant(seconds * 1e6, 3);
+    if (micros < 1000) return `${micros} µs`;
+  }
+  if (seconds < 1) {
+    const millis = significant(seconds * 1e3, 3);
+    if (millis < 1000) return `${millis} ms`;
+  }
+  if (seconds < 60) {
+    const secs = significant(seconds, 3);
+    if (secs < 60) return `${secs} s`;
+  }
+  const totalSeconds = Math.round(seconds);
+  if (totalSeconds < 3600) {
+    return twoUnits(Math.floor(totalSeconds / 60), 'min', totalSeconds % 60, 's');
+  }
+  const totalMinutes = Math.round(seconds / 60);
+  if (totalMinutes < 24 * 60) {
+    return twoUnits(Math.floor(totalMinutes / 60), 'h', totalMinutes % 60, 'min');
+  }
+  const totalHours = Math.round(seconds / 3600);
+  return twoUnits(Math.floor(totalHours / 24), 'd', totalHours % 24, 'h');
+}
+
+function twoUnits(major: number, majorUnit: string, minor: number, minorUnit: string): string {
+  return minor === 0 ? `${major} ${majorUnit}` : `${major} ${majorUnit} ${minor} ${minorUnit}`;
+}
+
+/** An ISO 8601 instant as "YYYY-MM-DD HH:MM" in UTC, or the input if it does not parse. */
+export function formatInstant(iso: string): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+/** "2026-11-21 00:00 – 2026-11-22 00:00 UTC" */
+export function formatTimeRange(fromIso: string, toIso: string): string {
+  return `${formatInstant(fromIso)} – ${formatInstant(toIso)} UTC`;
+}

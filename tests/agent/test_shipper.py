@@ -1,0 +1,88 @@
+"""The shipper against a real local HTTP server: gzip body, retries, refusals."""
+
+import gzip
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from quanta_agent.shipper import Shipper, ShipError, batch_id_for
+
+
+class Receiver(ThreadingHTTPServer):
+    """Answers each POST with the next scripted (status, body) and keeps what it got."""
+
+    def __init__(self, script: list[tuple[int, dict[str, Any]]]) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.script = script
+        self.received: list[dict[str, Any]] = []
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Receiver
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        assert self.headers["Content-Encoding"] == "gzip"
+        assert self.headers["Authorization"] == "Bearer tok"
+        self.server.received.append(json.loads(gzip.decompress(body)))
+        status, answer = self.server.script.pop(0)
+        payload = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:  # keep test output quiet
+        pass
+
+
+@pytest.fixture
+def receiver(request: pytest.FixtureRequest) -> Iterator[Receiver]:
+    server = Receiver(list(request.param))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+def shipper_for(server: Receiver) -> Shipper:
+    host, port = server.server_address[:2]
+    return Shipper(server=f"http://{host!s}:{port}", token="tok", instance="db1")
+
+
+EVENTS = [{"ts": "2026-11-01T00:00:00+00:00", "query": "SELECT 1", "query_time": 0.1}]
+
+
+@pytest.mark.parametrize("receiver", [[(202, {"status": "queued"})]], indirect=True)
+def test_batch_carries_a_content_derived_id(receiver: Receiver) -> None:
+    result = shipper_for(receiver).ship(EVENTS)
+    sent = receiver.received[0]
+    assert sent["instance"] == "db1"
+    assert sent["events"] == EVENTS
+    expected_id = batch_id_for("db1", json.dumps(EVENTS, separators=(",", ":")).encode())
+    assert sent["batch_id"] == result.batch_id == expected_id
+    assert (result.status, result.duplicate) == ("queued", False)
+
+
+@pytest.mark.parametrize(
+    "receiver",
+    [[(503, {"detail": "busy"}), (429, {"detail": "slow down"}), (200, {"status": "done"})]],
+    indirect=True,
+)
+def test_transient_failures_are_retried(receiver: Receiver) -> None:
+    result = shipper_for(receiver).ship(EVENTS)
+    assert len(receiver.received) == 3
+    assert receiver.received[0] == receiver.received[2]  # the same batch, the same id
+    assert (result.status, result.duplicate) == ("done", True)
+
+
+@pytest.mark.parametrize("receiver", [[(422, {"detail": "events.0.ts: bad"})]], indirect=True)
+def test_refusal_stops_with_the_servers_reason(receiver: Receiver) -> None:
+    with pytest.raises(ShipError, match=r"\(422\): events.0.ts: bad"):
+        shipper_for(receiver).ship(EVENTS)
+    assert len(receiver.received) == 1

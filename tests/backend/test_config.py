@@ -1,0 +1,35 @@
+"""Settings: embedded defaults and refusal of placeholder secrets in production."""
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from quanta.core.config import Settings
+
+
+def test_embedded_defaults_live_in_the_data_dir(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, database_url=None, redis_url=None)
+    assert settings.database_url_resolved == f"sqlite:///{tmp_path.resolve()}/quanta.db"
+    assert settings.broker_url == f"sqla+sqlite:///{tmp_path.resolve()}/broker.db"
+
+
+def test_configured_stores_win(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url="postgresql+psycopg://q@db/q",
+        redis_url="redis://cache:6379/0",
+    )
+    assert settings.database_url_resolved == "postgresql+psycopg://q@db/q"
+    assert settings.broker_url == "redis://cache:6379/0"
+
+
+@pytest.mark.parametrize("token", ["short", "change-me-to-a-long-random-token-please"])
+def test_production_refuses_placeholder_admin_token(token: str) -> None:
+    with pytest.raises(ValidationError, match="placeholder"):
+        Settings(env="production", admin_token=token)
+
+
+def test_production_accepts_a_real_token() -> None:
+    token = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c"
+    assert Settings(env="production", admin_token=token).admin_token is not None
