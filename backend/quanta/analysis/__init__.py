@@ -1,0 +1,1 @@
+"""Pure domain logic: slow-log parsing, fingerprints, aggregation. No I/O, web, DB or Celery."""

@@ -1,0 +1,569 @@
+"""Query fingerprints: one normalised text per query shape, and the query_id derived from it.
+
+The rules start from pt-query-digest's so that users moving from it see the groups they know,
+and fix what its regexes get wrong. The same function accepts slow-log SQL and
+performance_schema ``DIGEST_TEXT`` and gives both the same fingerprint.
+
+Normalisation, one token at a time (a single ``re.findall`` pass, then one loop):
+
+* Comments leave no trace: ``/* ... */`` (optimizer hints ``/*+ ... */`` too), ``# ...`` and
+  ``-- ...``. Executable comments ``/*!50100 ... */`` and ``/*M! ... */`` keep their content,
+  as the server runs it.
+* Literals become ``?``: numbers (with a unary sign, decimals, exponents), strings (doubled
+  quotes, backslash escapes, ``x'..'``, ``b'..'``, ``N'..'``, ``_utf8mb4'..'``), ``0x..``,
+  ``0b..``, ``TRUE``, ``FALSE``, ``NULL`` (but ``IS [NOT] NULL`` stays), ``?`` placeholders.
+  Adjacent strings (``'a' 'b'``) are one literal. A user variable's name is one too
+  (``@x`` is ``@?``), because MariaDB's DIGEST_TEXT abstracts it.
+* A comma-separated run of two or more literals becomes ``?, ...``, as DIGEST_TEXT writes it
+  (``select ?, ...``, ``substring(b, ?, ...)``). ``IN (...)`` becomes ``in(?+)`` and
+  ``VALUES (...), (...)`` becomes ``values(?+)`` when the lists hold only literals; later rows
+  of a multi-row VALUES are dropped whatever they hold, as pt-query-digest does.
+* ``LIMIT n``, ``LIMIT a, b`` and ``LIMIT b OFFSET a`` become ``limit ?``.
+* Lower case; backticks removed; identifiers keep their digits (``t1.id``, ``users_2009``).
+* ``ASC`` is dropped (it is the default); ``!=`` becomes ``<>``; keyword synonyms the server
+  prints differently in DIGEST_TEXT are unified (``DISTINCTROW`` -> ``distinct``,
+  ``SQL_TSI_DAY`` -> ``day``, ``CHARACTER`` -> ``char``, ``SCHEMA`` -> ``database``, ...).
+* Whole-statement forms, as pt-query-digest: ``call db.proc(...)`` -> ``call db.proc``,
+  ``use db`` -> ``use ?``, ``administrator command: Quit`` is kept verbatim, a mysqldump
+  ``SELECT /*!40001 SQL_NO_CACHE */ * FROM `t``` is ``mysqldump``, a percona-toolkit
+  checksum query is ``percona-toolkit``; a UNION of one repeated SELECT is written
+  ``select ... /*repeat union all*/``.
+
+Output spacing (the only spacing there is, so ``id=1`` and ``id = 1`` are one query):
+
+* tokens are separated by one space, except:
+* no space around comparison and assignment operators ``= <> < > <= >= <=> := -> ->>``:
+  ``id=?``;
+* no space before ``,`` ``)`` ``;``, one space after ``,``; no space after ``(``;
+* no space around ``.`` (``db.t.col``, ``t.*``) and after ``@`` (``@@session.sql_mode``);
+* a unary operator sticks to its operand (``-a``, ``~a``); other operators are spaced
+  (``a + ?``, ``select * from``);
+* ``(`` sticks to a preceding name or function-like keyword (``count(*)``, ``in(?+)``,
+  ``values(?+)``, ``char(?)``) but not to clause keywords (``in (select``, ``exists (``,
+  ``from (``, ``and (``) nor to a table name after ``into``/``table``/``references``/
+  ``exists`` (``insert into t (a, b) values(?+)``).
+
+A fingerprint is its own fingerprint. Where pt-query-digest (3.x) groups differently: it keeps
+whatever spacing, backticks, ``!=`` and keyword spelling the client sent, reads ``'a''b'`` as
+two literals and ``a-1`` as ``a?``, so it splits what is merged here. The other way round,
+it turns digits in names into ``?`` (``t1`` -> ``t?``) unless run with
+``--preserve-embedded-numbers``, drops an ``ON DUPLICATE KEY UPDATE`` that follows several
+VALUES rows, and writes ``IS NULL`` as ``is ?`` (one group with ``IS TRUE``); those groups are
+split here.
+
+Example:
+    >>> fingerprint("SELECT * FROM `Orders` WHERE id = 42 AND status IN ('a', 'b') LIMIT 10")
+    'select * from orders where id=? and status in(?+) limit ?'
+    >>> query_id("select * from orders where id=?")
+    '81CF91BA4C2E30D9'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = ["fingerprint", "query_id"]
+
+# One alternative per token class, the most frequent first; possessive quantifiers because a
+# token never needs to give characters back. The leading \s*+ skips whitespace inside the one
+# match instead of failing every alternative at each blank. The input is lower-cased first.
+_TOKEN_RE = re.compile(
+    r"""\s*+(
+      (?:[xbn]|_[a-z0-9_]*+)'[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+'?   # x'..' b'..' n'..' _utf8'..'
+    | _[a-z0-9_]*+"[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+"?             # _utf8".."
+    | [^\W\d][\w$]*+                                             # word: keyword or identifier
+    | \(_charset\) | \(unknown\)            # DIGEST_TEXT's introducer and MariaDB's x'..'
+    | [(),=]
+    | '[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+'?                        # string
+    | \d++(?:\.\d*+)?+(?:e[+-]?\d++)?+(?![\w$]) | \d[\w$]*+         # number, or a name like 1abc
+    | `[^`]*+(?:``[^`]*+)*+`?                                     # quoted identifier
+    | "[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+"?                        # string (default sql_mode)
+    | (?<![\w$`])\.\d++(?:e[+-]?\d++)?+ | \.(?:\.\.)?+           # .5 (not t1.2x); . and ...
+    | /\*(?:m?!\d*+|.*?(?:\*/|\Z))           # comment or hint; an executable comment's opener
+    | \#[^\n]*+ | --(?=\s|\Z)[^\n]*+ | \*/   # line comments; an executable comment's closer
+    | <=> | <> | != | <= | >= | << | >> | := | \|\| | && | ->> | -> | \$[\w$]*+
+    | \?\+(?=\))                        # '(?+)' of a fingerprint, so that fingerprints are fixed
+    | \S
+    )""",
+    re.VERBOSE | re.DOTALL,
+)
+_NUMBER_RE = re.compile(r"\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?|0x[0-9a-f]+|0b[01]+")
+_PT_CHECKSUM_RE = re.compile(r"/\*\w+\.\w+:[0-9]/[0-9]\*/")
+_UNION_RE = re.compile(r"\b(select\s.*?)(?:(\sunion(?:\sall)?)\s\1)+")
+_MYSQLDUMP_PREFIX = "SELECT /*!40001 SQL_NO_CACHE */ * FROM `"
+_ADMIN_PREFIX = "administrator command: "
+_WHOLE_STATEMENT_FINGERPRINTS = frozenset(("mysqldump", "percona-toolkit"))
+
+# Token kinds of the normalised output.
+_WORD = 0  # bare word: a keyword or an unquoted identifier
+_NAME = 1  # quoted (or digit-led) identifier: never a keyword
+_LIT = 2  # one literal: '?'
+_LIST = 3  # two or more comma-separated literals: '?, ...'
+_OPEN = 4
+_CLOSE = 5
+_COMMA = 6
+_DOT = 7
+_CMP = 8  # comparison / assignment: no spaces around
+_OP = 9  # binary operator: spaced
+_UNARY = 10  # unary operator: sticks to its operand
+_AT = 11
+_SEMI = 12
+_FUSED = 13  # 'in(?+)', 'values(?+)'
+
+# What a parenthesised list may hold to collapse into IN (?+) / VALUES (?+): literals, and
+# rows of literals for "(a, b) IN ((1, 2), (3, 4))".
+_LITERAL_LIST_KINDS = frozenset((_LIT, _LIST, _COMMA, _OPEN, _CLOSE))
+# After these kinds a '+' or '-' starts an expression, so it is a sign.
+_SIGN_AFTER_KINDS = frozenset((_OPEN, _COMMA, _CMP, _OP, _UNARY, _AT, _SEMI))
+
+_CMP_TOKENS = frozenset(("=", "<>", "!=", "<", ">", "<=", ">=", "<=>", ":=", "->", "->>"))
+_PUNCT_KINDS = {
+    "(": _OPEN,
+    ")": _CLOSE,
+    ",": _COMMA,
+    ".": _DOT,
+    ";": _SEMI,
+    "@": _AT,
+    "~": _UNARY,
+    "!": _UNARY,
+}
+
+# Keyword synonyms. DIGEST_TEXT prints each keyword token by the last of its spellings in the
+# server's lex.h (DISTINCT as DISTINCTROW, DAY as SQL_TSI_DAY, ...): map every spelling to one.
+# ('!=' for '<>' is handled with the operators.)
+_KEYWORD_ALIASES = {
+    "character": "char",
+    "current_timestamp": "now",
+    "localtime": "now",
+    "localtimestamp": "now",
+    "current_date": "curdate",
+    "current_time": "curtime",
+    "schema": "database",
+    "schemas": "databases",
+    "dec": "decimal",
+    "distinctrow": "distinct",
+    "describe": "explain",
+    "fields": "columns",
+    "float4": "float",
+    "float8": "double",
+    "integer": "int",
+    "int1": "tinyint",
+    "int2": "smallint",
+    "int3": "mediumint",
+    "middleint": "mediumint",
+    "int4": "int",
+    "int8": "bigint",
+    "relay_thread": "io_thread",
+    "rlike": "regexp",
+    "some": "any",
+    "sql_tsi_second": "second",
+    "sql_tsi_minute": "minute",
+    "sql_tsi_hour": "hour",
+    "sql_tsi_day": "day",
+    "sql_tsi_week": "week",
+    "sql_tsi_month": "month",
+    "sql_tsi_quarter": "quarter",
+    "sql_tsi_year": "year",
+    "varcharacter": "varchar",
+    "geomcollection": "geometrycollection",
+    "ndb": "ndbcluster",
+    "system_user": "user",
+    "session_user": "user",
+}
+# Function-name synonyms: only keywords when a '(' follows, so only mapped then.
+_FUNCTION_ALIASES = {
+    "mid": "substring",
+    "substr": "substring",
+    "std": "stddev_pop",
+    "stddev": "stddev_pop",
+    "variance": "var_pop",
+}
+# Words handled by the main loop rather than emitted as they are.
+_SPECIAL_WORDS = frozenset(("null", "true", "false", "asc", "offset", *_FUNCTION_ALIASES))
+# Words after which '+'/'-' is a sign, not a subtraction.
+_EXPRESSION_START_WORDS = frozenset(
+    (
+        "select", "where", "and", "or", "not", "xor", "when", "then", "else", "by", "between",
+        "like", "regexp", "is", "return", "limit", "offset", "having", "on", "set", "interval",
+        "case", "div", "mod", "elseif", "escape", "distinct", "all", "any", "values", "value",
+        "default", "do", "while", "until", "sounds", "in", "exists",
+    )
+)  # fmt: skip
+# A '(' after these words is written with a space: they start a clause, not a call.
+_CLAUSE_WORDS = frozenset(
+    (
+        "and", "or", "not", "xor", "in", "exists", "from", "join", "on", "where", "having",
+        "select", "as", "using", "union", "all", "any", "when", "then", "else", "by", "is",
+        "like", "regexp", "between", "over", "distinct", "interval", "key", "index", "unique",
+        "check", "return", "with", "lateral", "straight_join", "case", "set", "into", "table",
+        "div", "mod", "escape", "against", "partition", "do", "elseif", "while", "until",
+        "except", "intersect", "for", "to", "limit", "offset", "default", "recursive",
+        "window", "sounds", "explain",
+    )
+)  # fmt: skip
+# A name after these words is a table whose column list is written with a space before '('.
+_TABLE_CONTEXT_WORDS = frozenset(("into", "table", "references", "exists"))
+_FUSE_WORDS = frozenset(("in", "values", "value"))
+_COMMENT_STARTS = ("/*", "#", "--", "*/")
+
+# Raw token classes, told apart by the first character.
+_C_WORD, _C_STRING, _C_NAME, _C_DIGIT, _C_OPEN, _C_CLOSE, _C_COMMA, _C_EQUALS = range(8)
+_C_DOT, _C_OTHER = 8, 9
+_FIRST_CHAR = {
+    **dict.fromkeys("abcdefghijklmnopqrstuvwxyz_$", _C_WORD),
+    **dict.fromkeys("0123456789", _C_DIGIT),
+    "'": _C_STRING,
+    '"': _C_STRING,
+    "?": _C_STRING,  # a placeholder is a literal too
+    "`": _C_NAME,
+    "(": _C_OPEN,
+    ")": _C_CLOSE,
+    ",": _C_COMMA,
+    "=": _C_EQUALS,  # only '=' itself: '=>' is not a token
+    ".": _C_DOT,
+}
+# After these a literal needs _push_literal's rules (sign, list, adjacent strings, @var).
+_LITERAL_RULE_KINDS = frozenset((_UNARY, _LIT, _LIST, _COMMA, _AT))
+_LIST_TEXT = "?, ..."
+
+
+def fingerprint(sql: str) -> str:
+    """Return the fingerprint of one SQL statement or performance_schema DIGEST_TEXT.
+
+    Args:
+        sql: Statement text as logged, or a DIGEST_TEXT.
+
+    Returns:
+        The normalised text; see the module docstring for the rules and the spacing.
+
+    Example:
+        >>> fingerprint("SELECT a, b FROM t WHERE id IN (1, 2, 3) ORDER BY a ASC LIMIT 5, 10")
+        'select a, b from t where id in(?+) order by a limit ?'
+        >>> fingerprint("SELECT `a` , `b` FROM `t` WHERE `id` IN (...) ORDER BY `a` LIMIT ?, ...")
+        'select a, b from t where id in(?+) order by a limit ?'
+    """
+    special = _whole_statement_form(sql)
+    if special is not None:
+        return special
+    texts, kinds = _normalise(_TOKEN_RE.findall(sql.lower()))
+    while kinds and kinds[-1] == _SEMI:
+        texts.pop()
+        kinds.pop()
+    if texts and kinds[0] == _WORD:
+        if texts[0] == "call":
+            return _call_form(texts, kinds)
+        if texts[0] == "use" and len(texts) == 2 and kinds[1] in (_WORD, _NAME):
+            return "use ?"
+    text = _render(texts, kinds)
+    if "union" in text:
+        text = _UNION_RE.sub(r"\1 /*repeat\2*/", text)
+    return text
+
+
+def query_id(fingerprint: str) -> str:
+    """Return the query_id of a fingerprint: the first 16 hex digits, upper case, of its MD5.
+
+    Args:
+        fingerprint: A fingerprint as returned by :func:`fingerprint`.
+
+    Returns:
+        16 upper-case hexadecimal digits.
+
+    Example:
+        >>> query_id("select ?")
+        '1FE1379FE2A31B8D'
+    """
+    digest = hashlib.md5(fingerprint.encode("utf-8"), usedforsecurity=False)
+    return digest.hexdigest()[:16].upper()
+
+
+def _whole_statement_form(sql: str) -> str | None:
+    """Return the fixed fingerprint pt-query-digest gives some statements, else None."""
+    if sql.startswith(_ADMIN_PREFIX):
+        return sql.strip()
+    if sql in _WHOLE_STATEMENT_FINGERPRINTS:  # so that fingerprint(fingerprint(x)) is stable
+        return sql
+    if sql.startswith(_MYSQLDUMP_PREFIX):
+        return "mysqldump"
+    if "/*" in sql and _PT_CHECKSUM_RE.search(sql):
+        return "percona-toolkit"
+    return None
+
+
+def _normalise(tokens: list[str]) -> tuple[list[str], list[int]]:
+    """Turn raw lower-cased tokens into normalised output tokens and their kinds."""
+    texts: list[str] = []
+    kinds: list[int] = []
+    opens: list[int] = []  # output positions of the '(' not yet closed
+    add_text, add_kind = texts.append, kinds.append  # bound once: this loop is the hot path
+    count = len(tokens)
+    i = 0
+    while i < count:
+        token = tokens[i]
+        i += 1
+        first = _FIRST_CHAR.get(token[0])
+        if first is None:
+            first = _C_WORD if token[0].isalpha() else _C_OTHER
+        if first == _C_WORD:
+            # x'..', n'..', _utf8'..': only such a word token holds a quote, and it ends with
+            # one unless it runs to the end of the text.
+            if token[-1] in "'\"" or (i == count and ("'" in token or '"' in token)):
+                _push_literal(texts, kinds, _LIT)
+                continue
+            word = _KEYWORD_ALIASES.get(token, token)
+            if word in _SPECIAL_WORDS or (kinds and kinds[-1] == _AT):
+                i = _push_word(texts, kinds, tokens, i, word)
+            else:  # the common case, kept inline for speed
+                add_text(word)
+                add_kind(_WORD)
+        elif first == _C_STRING:
+            if token == "?+":
+                _push_literal(texts, kinds, _LIST)
+            elif kinds and kinds[-1] in _LITERAL_RULE_KINDS:
+                _push_literal(texts, kinds, _LIT)
+            else:  # the common case, kept inline for speed
+                add_text("?")
+                add_kind(_LIT)
+        elif first == _C_COMMA:
+            add_text(",")
+            add_kind(_COMMA)
+        elif first == _C_EQUALS:
+            add_text("=")
+            add_kind(_CMP)
+        elif first == _C_OPEN:
+            if token == "(":
+                opens.append(len(texts))
+                add_text("(")
+                add_kind(_OPEN)
+            else:  # '(unknown)' is a literal; '(_charset)' a noise word
+                if token == "(unknown)":
+                    _push_literal(texts, kinds, _LIT)
+        elif first == _C_CLOSE:
+            i = _close_paren(texts, kinds, opens, tokens, i)
+        elif first == _C_DIGIT:
+            if not (token.isdigit() or _NUMBER_RE.fullmatch(token)):
+                _push_name(texts, kinds, token)
+            elif kinds and kinds[-1] in _LITERAL_RULE_KINDS:
+                _push_literal(texts, kinds, _LIT)
+            else:  # the common case, kept inline for speed
+                add_text("?")
+                add_kind(_LIT)
+        elif first == _C_NAME:
+            _push_name(texts, kinds, token.strip("`").replace("``", "`"))
+        elif first == _C_DOT and len(token) > 1:
+            _push_literal(texts, kinds, _LIST if token == "..." else _LIT)
+        elif not token.startswith(_COMMENT_STARTS):
+            _push_operator(texts, kinds, token)
+        elif token.startswith("/*repeat "):  # written by fingerprint() itself: keep it
+            add_text(token)
+            add_kind(_OP)
+    return texts, kinds
+
+
+def _push_word(texts: list[str], kinds: list[int], tokens: list[str], i: int, word: str) -> int:
+    """Append a bare word that has a rule of its own; return the next token index."""
+    if word in _SPECIAL_WORDS:
+        if word == "null":
+            if not _after_is(texts, kinds):
+                _push_literal(texts, kinds, _LIT)
+                return i
+        elif word == "true" or word == "false":
+            _push_literal(texts, kinds, _LIT)
+            return i
+        elif word == "asc":
+            return i
+        elif word == "offset":
+            if _after_limit_value(texts, kinds) and i < len(tokens) and _is_number(tokens[i]):
+                return i + 1  # LIMIT b OFFSET a is LIMIT a, b
+        elif i < len(tokens) and tokens[i] == "(":
+            word = _FUNCTION_ALIASES[word]
+    if kinds and kinds[-1] == _AT:
+        _push_name(texts, kinds, word)
+        return i
+    texts.append(word)
+    kinds.append(_WORD)
+    return i
+
+
+def _after_is(texts: list[str], kinds: list[int]) -> bool:
+    """Tell whether the output ends with IS or IS NOT (so a NULL there is a keyword)."""
+    if not texts or kinds[-1] != _WORD:
+        return False
+    if texts[-1] == "is":
+        return True
+    return texts[-1] == "not" and len(texts) > 1 and texts[-2] == "is" and kinds[-2] == _WORD
+
+
+def _after_limit_value(texts: list[str], kinds: list[int]) -> bool:
+    """Tell whether the output ends with LIMIT and its value."""
+    return len(texts) >= 2 and kinds[-1] == _LIT and kinds[-2] == _WORD and texts[-2] == "limit"
+
+
+def _is_number(token: str) -> bool:
+    """Tell whether a raw token is a numeric literal or a placeholder."""
+    return token == "?" or token == "..." or bool(_NUMBER_RE.fullmatch(token))
+
+
+def _push_literal(texts: list[str], kinds: list[int], kind: int) -> None:
+    """Append a literal, absorbing a sign before it and merging it into a list of literals."""
+    while kinds and kinds[-1] == _UNARY and (texts[-1] == "-" or texts[-1] == "+"):
+        texts.pop()
+        kinds.pop()
+    if not kinds:
+        texts.append(_LIST_TEXT if kind == _LIST else "?")
+        kinds.append(kind)
+        return
+    last = kinds[-1]
+    if last in (_LIT, _LIST):
+        return  # 'a' 'b' is one string; MariaDB's DIGEST_TEXT writes it '? ?'
+    if last == _COMMA and len(kinds) >= 2 and (kinds[-2] == _LIT or kinds[-2] == _LIST):
+        texts.pop()
+        kinds.pop()
+        if len(kinds) >= 2 and kinds[-2] == _WORD and texts[-2] == "limit":
+            return  # LIMIT a, b is LIMIT ?
+        texts[-1] = _LIST_TEXT
+        kinds[-1] = _LIST
+        return
+    if last == _AT and not (len(kinds) >= 2 and kinds[-2] == _AT):
+        _push_name(texts, kinds, "?")  # MariaDB writes @var as @?
+        return
+    texts.append(_LIST_TEXT if kind == _LIST else "?")
+    kinds.append(kind)
+
+
+def _push_name(texts: list[str], kinds: list[int], name: str) -> None:
+    """Append an identifier; a user variable's name is abstracted to '?' (@x is @?)."""
+    if kinds and kinds[-1] == _AT and not (len(kinds) >= 2 and kinds[-2] == _AT):
+        name = "?"
+    texts.append(name)
+    kinds.append(_NAME)
+
+
+def _push_operator(texts: list[str], kinds: list[int], token: str) -> None:
+    """Append an operator or punctuation token with its spacing kind."""
+    if token in _CMP_TOKENS:
+        texts.append("<>" if token == "!=" else token)
+        kinds.append(_CMP)
+        return
+    kind = _PUNCT_KINDS.get(token)
+    if kind is None:
+        kind = _OP
+        if (token == "-" or token == "+") and _sign_position(texts, kinds):
+            kind = _UNARY
+    texts.append(token)
+    kinds.append(kind)
+
+
+def _sign_position(texts: list[str], kinds: list[int]) -> bool:
+    """Tell whether a '+' or '-' here starts an expression (is a sign)."""
+    if not kinds:
+        return True
+    last = kinds[-1]
+    if last in _SIGN_AFTER_KINDS:
+        return True
+    return last == _WORD and texts[-1] in _EXPRESSION_START_WORDS
+
+
+def _close_paren(
+    texts: list[str], kinds: list[int], opens: list[int], tokens: list[str], i: int
+) -> int:
+    """Append a ')', collapsing IN (...) and VALUES (...); return the next token index."""
+    if not opens:
+        texts.append(")")
+        kinds.append(_CLOSE)
+        return i
+    start = opens.pop()
+    before = texts[start - 1] if start > 0 and kinds[start - 1] == _WORD else ""
+    if before in _FUSE_WORDS and _LITERAL_LIST_KINDS.issuperset(kinds[start + 1 :]):
+        del texts[start:]
+        del kinds[start:]
+        texts[-1] = before + "(?+)"
+        kinds[-1] = _FUSED
+    else:
+        texts.append(")")
+        kinds.append(_CLOSE)
+    if before == "values" or before == "value":
+        i = _skip_more_rows(tokens, i)
+    return i
+
+
+def _skip_more_rows(tokens: list[str], i: int) -> int:
+    """Skip the ', (...)' rows after the first row of a VALUES list; return the next index."""
+    count = len(tokens)
+    while i + 1 < count and tokens[i] == "," and tokens[i + 1] == "(":
+        depth = 0
+        j = i + 1
+        while j < count:
+            token = tokens[j]
+            if token == "(":
+                depth += 1
+            elif token == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        i = j + 1
+    return i
+
+
+def _call_form(texts: list[str], kinds: list[int]) -> str:
+    """Return 'call <name>' for a CALL statement: the arguments do not matter."""
+    end = 1
+    while end < len(texts) and kinds[end] in (_WORD, _NAME, _DOT):
+        end += 1
+    return "call " + "".join(texts[1:end]) if end > 1 else "call"
+
+
+def _render(texts: list[str], kinds: list[int]) -> str:
+    """Join output tokens with the spacing rules of the module docstring."""
+    if not texts:
+        return ""
+    parts = [texts[0]]
+    append = parts.append
+    spacing = _SPACING
+    previous = kinds[0]
+    for index in range(1, len(texts)):
+        kind = kinds[index]
+        space = spacing[previous][kind]
+        if space or (space is None and _space_before_paren(texts, kinds, index)):
+            append(" ")
+        append(texts[index])
+        previous = kind
+    return "".join(parts)
+
+
+def _space_before_paren(texts: list[str], kinds: list[int], index: int) -> bool:
+    """Decide the space between a name and the '(' after it."""
+    if kinds[index - 1] == _WORD and texts[index - 1] in _CLAUSE_WORDS:
+        return True
+    # Walk back over a dotted name to the word before it: "into db.t (a, b)".
+    start = index - 1
+    while start >= 2 and kinds[start - 1] == _DOT and kinds[start - 2] in (_WORD, _NAME):
+        start -= 2
+    return start >= 1 and kinds[start - 1] == _WORD and texts[start - 1] in _TABLE_CONTEXT_WORDS
+
+
+def _spacing_table() -> tuple[tuple[bool | None, ...], ...]:
+    """Build the space-or-not table indexed by (previous kind, current kind).
+
+    None means "depends on the words": a '(' after a name.
+    """
+    kinds = range(_FUSED + 1)
+    no_space_after = (_OPEN, _DOT, _CMP, _UNARY, _AT)
+    no_space_before = (_CLOSE, _COMMA, _DOT, _CMP, _SEMI)
+    table: list[tuple[bool | None, ...]] = []
+    for previous in kinds:
+        row: list[bool | None] = []
+        for current in kinds:
+            space: bool | None = True
+            if previous in no_space_after or current in no_space_before:
+                space = False
+            elif current == _OPEN and previous in (_WORD, _NAME):
+                space = None
+            row.append(space)
+        table.append(tuple(row))
+    return tuple(table)
+
+
+_SPACING = _spacing_table()

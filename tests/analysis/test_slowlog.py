@@ -1,0 +1,319 @@
+"""Slow-log parser tests.
+
+Every ``data/slowlogs/NAME.log`` is parsed and compared with ``NAME.expected.json``, the list
+of events it must give. To add a case, write the log, then create its expected file with
+``python -m tests.analysis.test_slowlog data/slowlogs/NAME.log`` and read it line by line
+before committing: the expected file is the specification, not a snapshot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from quanta.analysis.slowlog import (
+    BAD_QUERY_TIME,
+    NO_HEADER,
+    NO_QUERY,
+    NO_QUERY_TIME,
+    RESTARTED,
+    ParseStats,
+    SlowLogEvent,
+    parse_slow_log,
+)
+
+DATA = Path(__file__).parent / "data" / "slowlogs"
+LOGS = sorted(DATA.glob("*.log"))
+
+
+def event_to_json(event: SlowLogEvent) -> dict[str, Any]:
+    """Return an event as the plain data stored in the expected files."""
+    data = dataclasses.asdict(event)
+    data["ts"] = event.ts.isoformat() if event.ts is not None else None
+    return data
+
+
+def parse_file(path: Path, stats: ParseStats | None = None) -> list[dict[str, Any]]:
+    with path.open("rb") as lines:
+        return [event_to_json(event) for event in parse_slow_log(lines, stats)]
+
+
+def parse_text(text: str, stats: ParseStats | None = None) -> list[SlowLogEvent]:
+    return list(parse_slow_log(text.encode().splitlines(keepends=True), stats))
+
+
+def test_every_variant_has_a_sample() -> None:
+    assert len(LOGS) >= 10
+    assert all(log.with_suffix(".expected.json").exists() for log in LOGS)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[log.stem for log in LOGS])
+def test_slow_log(log: Path) -> None:
+    expected = json.loads(log.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    assert parse_file(log) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "skipped"),
+    [
+        ("restart_banner", [(10, RESTARTED)]),
+        ("truncated_header", [(7, NO_QUERY)]),
+        ("truncated_query", []),
+        ("mysql_8_0_log_slow_extra", []),
+    ],
+)
+def test_skipped_entries_are_reported(name: str, skipped: list[tuple[int, str]]) -> None:
+    stats = ParseStats()
+    events = parse_file(DATA / f"{name}.log", stats)
+    assert stats.skipped == skipped
+    assert stats.events == len(events)
+
+
+def test_malformed_entries_are_skipped_with_their_line_and_reason() -> None:
+    text = (
+        "SELECT 'orphan, no header';\n"  # 1
+        "# Time: 2024-01-01T00:00:00Z\n"  # 2
+        "# User@Host: a[a] @ h []\n"  # 3
+        "SELECT 'no Query_time';\n"  # 4
+        "# User@Host: a[a] @ h []\n"  # 5
+        "# Query_time: 1.2.3  Lock_time: 0\n"  # 6
+        "SELECT 'bad Query_time';\n"  # 7
+        "# User@Host: a[a] @ h []\n"  # 8
+        "# Query_time: 0.5  Lock_time: 0\n"  # 9
+        "SELECT 'good';\n"  # 10
+        "# User@Host: a[a] @ h []\n"  # 11
+        "# Query_time: 0.5  Lock_time: 0\n"  # 12
+    )
+    stats = ParseStats()
+    events = parse_text(text, stats)
+    assert [e.query for e in events] == ["SELECT 'good'"]
+    assert events[0].line == 8
+    assert stats.events == 1
+    assert stats.skipped == [
+        (1, NO_HEADER),
+        (2, NO_QUERY_TIME),
+        (5, BAD_QUERY_TIME),
+        (11, NO_QUERY),
+    ]
+
+
+def test_reads_a_generator_lazily() -> None:
+    produced = 0
+
+    def lines() -> Iterator[bytes]:
+        nonlocal produced
+        for n in range(1_000_000):
+            produced += 1
+            yield b"# Query_time: 0.1  Lock_time: 0\n"
+            yield f"SELECT {n};\n".encode()
+
+    events = parse_slow_log(lines())
+    first = next(events)
+    second = next(events)
+    assert (first.query, second.query) == ("SELECT 0", "SELECT 1")
+    assert produced <= 3  # only the lines up to the start of the third entry were read
+
+
+def test_time_and_database_carry_over_to_later_entries() -> None:
+    text = (
+        "# Time: 240102  3:04:05\n"
+        "# User@Host: a[a] @ h []\n"
+        "# Query_time: 1  Lock_time: 0\n"
+        "use shop;\n"
+        "SELECT 1;\n"
+        "# User@Host: b[b] @ h []\n"
+        "# Query_time: 2  Lock_time: 0\n"
+        "SELECT 2;\n"
+        "# User@Host: b[b] @ h []\n"
+        "# Query_time: 2  Lock_time: 0\n"
+        "SET timestamp=1704164700;\n"
+        "SELECT 3;\n"
+    )
+    first, second, third = parse_text(text)
+    assert first.ts == second.ts == datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert third.ts == datetime(2024, 1, 2, 3, 5, tzinfo=UTC)  # SET timestamp wins
+    assert first.db == second.db == third.db == "shop"
+
+
+def test_database_of_a_skipped_entry_carries_over() -> None:
+    text = (
+        "# Query_time: 1  Lock_time: 0\nuse shop;\nSELECT 1;\n"
+        "# Query_time: oops\nuse crm;\nSELECT 2;\n"
+        "# Query_time: 1  Lock_time: 0\nSELECT 3;\n"
+    )
+    first, third = parse_text(text)
+    assert (first.db, third.db) == ("shop", "crm")
+
+
+def test_schema_header_sets_the_database_and_an_empty_one_clears_it() -> None:
+    text = (
+        "# Thread_id: 1  Schema: shop  QC_hit: No\n"
+        "# Query_time: 1  Lock_time: 0\n"
+        "SELECT 1;\n"
+        "# Thread_id: 2  Schema:   QC_hit: No\n"
+        "# Query_time: 1  Lock_time: 0\n"
+        "SELECT 2;\n"
+    )
+    first, second = parse_text(text)
+    assert (first.db, second.db) == ("shop", None)
+    assert second.attributes == {"Thread_id": 2, "QC_hit": False}
+
+
+def test_restart_banner_resets_the_carried_database() -> None:
+    text = (
+        "# Query_time: 1  Lock_time: 0\n"
+        "use shop;\n"
+        "SELECT 1;\n"
+        "/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n"
+        "Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\n"
+        "Time                 Id Command    Argument\n"
+        "# Query_time: 1  Lock_time: 0\n"
+        "SELECT 2;\n"
+    )
+    first, second = parse_text(text)
+    assert (first.query, first.db) == ("SELECT 1", "shop")
+    assert (second.query, second.db, second.line) == ("SELECT 2", None, 7)
+
+
+def test_time_zones() -> None:
+    text = (
+        "# Time: 2024-03-05T11:15:02.5+01:00\n"
+        "# Query_time: 1  Lock_time: 0\n"
+        "SELECT 1;\n"
+        "# Time: 2024-03-05 10:15:03\n"
+        "# Query_time: 1  Lock_time: 0\n"
+        "SELECT 2;\n"
+        "# Time: not a time\n"
+        "# Query_time: 1  Lock_time: 0\n"
+        "SELECT 3;\n"
+    )
+    first, second, third = parse_text(text)
+    assert first.ts == datetime(2024, 3, 5, 10, 15, 2, 500000, tzinfo=UTC)
+    assert second.ts == datetime(2024, 3, 5, 10, 15, 3, tzinfo=UTC)
+    assert third.ts == second.ts  # an unreadable time keeps the last good one
+
+
+def test_no_time_at_all() -> None:
+    (event,) = parse_text("# Query_time: 1  Lock_time: 0\nSELECT 1;\n")
+    assert event.ts is None
+    assert (event.user, event.host, event.db) == (None, None, None)
+
+
+def test_user_host_forms() -> None:
+    text = (
+        "# User@Host: app[app] @ web1 [10.0.0.5]  Id:    42\n"
+        "# Query_time: 1  Lock_time: 0\nSELECT 1;\n"
+        "# User@Host: app[app] @  [10.0.0.6]\n"
+        "# Query_time: 1  Lock_time: 0\nSELECT 2;\n"
+        "# User@Host: [SQL_SLAVE] @  []\n"
+        "# Query_time: 1  Lock_time: 0\nSELECT 3;\n"
+        "# User@Host: garbage\n"
+        "# Query_time: 1  Lock_time: 0\nSELECT 4;\n"
+    )
+    events = parse_text(text)
+    assert [(e.user, e.host) for e in events] == [
+        ("app", "web1"),
+        ("app", "10.0.0.6"),
+        ("SQL_SLAVE", None),
+        (None, None),
+    ]
+    assert events[0].attributes == {"ip": "10.0.0.5", "Thread_id": 42}
+
+
+def test_attribute_types() -> None:
+    text = (
+        "# Query_time: 2  Lock_time: 0.5 Rows_sent: 1  Rows_examined: 2  Rows_affected: 3\n"
+        "# Bytes_sent: 10  Full_scan: Yes  QC_hit: No  InnoDB_IO_r_wait: 0.25\n"
+        "# InnoDB_trx_id: 1234  Start: 2024-05-14T08:30:10.606387Z  Odd: -\n"
+        "SELECT 1;\n"
+    )
+    (event,) = parse_text(text)
+    assert (event.query_time, event.lock_time) == (2.0, 0.5)
+    assert (event.rows_sent, event.rows_examined, event.rows_affected) == (1, 2, 3)
+    assert event.attributes == {
+        "Bytes_sent": 10,
+        "Full_scan": True,
+        "QC_hit": False,
+        "InnoDB_IO_r_wait": 0.25,
+        "InnoDB_trx_id": "1234",
+        "Start": "2024-05-14T08:30:10.606387Z",
+        "Odd": "-",
+    }
+
+
+def test_bare_use_statement_is_the_statement() -> None:
+    # The server logs a USE statement's new database as 'use db;' and writes nothing else.
+    text = "# Query_time: 1  Lock_time: 0\nSET timestamp=1;\nuse `crm`;\n"
+    (event,) = parse_text(text)
+    assert (event.query, event.db) == ("use crm", "crm")
+
+
+def test_client_statements_that_look_like_meta_lines_stay_statements() -> None:
+    text = "# Query_time: 1\nUSE crm;\n# Query_time: 1\nset timestamp=5;\n"
+    first, second = parse_text(text)
+    assert (first.query, first.db) == ("USE crm", None)
+    assert (second.query, second.ts) == ("set timestamp=5", None)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [],
+        [b""],
+        [b"\n", b"\r\n", b"   \n"],
+        [b"\xff\xfe\x00garbage\n"],
+        [b"# Time: 9999-99-99T99:99:99Z\n", b"# Query_time: 1\n", b"SELECT 1;\n"],
+        [b"# Query_time: 1\n", b"SET timestamp=99999999999999999999;\n", b"SELECT 1;\n"],
+        [b"# Query_time: nan\n", b"SELECT 1;\n"],
+        [b"# Query_time: -1\n", b"SELECT 1;\n"],
+    ],
+)
+def test_odd_input_does_not_raise(lines: list[bytes]) -> None:
+    stats = ParseStats()
+    events = list(parse_slow_log(lines, stats))
+    assert stats.events == len(events)
+
+
+@given(st.lists(st.binary(max_size=80), max_size=40))
+def test_random_bytes_do_not_raise(lines: list[bytes]) -> None:
+    list(parse_slow_log(lines))
+
+
+LOG_LINES = (
+    b"# Time: 2024-01-01T00:00:00Z\n", b"# Time: 071015 21:43:52\n",
+    b"# User@Host: a[a] @ h [1.2.3.4]  Id: 5\n", b"# Query_time: 1  Lock_time: 0\n",
+    b"# Thread_id: 1  Schema: db  QC_hit: No\n", b"# explain: 1\tSIMPLE\n", b"#\n",
+    b"use db;\n", b"SET timestamp=1700000000;\n", b"SELECT 1;\n", b"FROM t\n", b"\n",
+    b"# administrator command: Quit;\n", b"Time  Id Command  Argument\n",
+    b"/usr/sbin/mysqld, Version: 8.0.36. started with:\n", b"SELECT 'x\xff';\r\n",
+)  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(LOG_LINES), max_size=30))
+def test_line_soup_accounts_for_every_entry(lines: list[bytes]) -> None:
+    stats = ParseStats()
+    events = list(parse_slow_log(lines, stats))
+    assert stats.events == len(events)
+    assert all(event.query and event.query_time >= 0 for event in events)
+    lines_seen = [e.line for e in events] + [line for line, _ in stats.skipped]
+    assert len(lines_seen) == len(set(lines_seen))  # no line starts two entries
+
+
+def write_expected(log: Path) -> None:
+    """Write LOG's .expected.json from the current parser (review it before committing)."""
+    expected = json.dumps(parse_file(log), indent=2, ensure_ascii=False) + "\n"
+    log.with_suffix(".expected.json").write_text(expected, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        write_expected(Path(name) if Path(name).exists() else Path(__file__).parent / name)
