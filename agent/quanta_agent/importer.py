@@ -10,6 +10,10 @@ from typing import Any, BinaryIO
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, parse_slow_log
 from quanta_agent.shipper import Shipper
 
+# The ingest API refuses larger counters (quanta.ingest.schemas.MAX_COUNTER); the agent
+# keeps its own copy so it does not import the server's dependencies.
+MAX_COUNTER = 2**53
+
 
 @dataclass(slots=True)
 class ImportReport:
@@ -28,12 +32,17 @@ def event_to_wire(event: SlowLogEvent, fallback_ts: datetime) -> dict[str, Any]:
         "query": event.query,
         "query_time": event.query_time,
         "lock_time": event.lock_time,
-        "rows_sent": event.rows_sent,
-        "rows_examined": event.rows_examined,
+        "rows_sent": _counter(event.rows_sent),
+        "rows_examined": _counter(event.rows_examined),
         "db": event.db,
         "user": event.user,
         "host": event.host,
     }
+
+
+def _counter(value: int | None) -> int | None:
+    # A wrapped server counter (2**64 - n) is noise, not a measurement: send it as unknown.
+    return value if value is None or value <= MAX_COUNTER else None
 
 
 def import_file(

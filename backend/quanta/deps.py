@@ -5,11 +5,25 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from quanta.auth.service import Principal, authenticate
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
+
+
+class ErrorDetail(BaseModel):
+    """Every error body: a message a person can act on."""
+
+    detail: str
+
+
+# Declared on every router that needs a token, so clients see these answers in the schema.
+AUTH_RESPONSES: dict[int | str, dict[str, object]] = {
+    401: {"model": ErrorDetail, "description": "Missing, unknown or revoked API token."},
+    403: {"model": ErrorDetail, "description": "The token lacks the required scope."},
+}
 
 _bearer = HTTPBearer(auto_error=False, description="An API token (see `quanta run` output).")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from quanta_agent.shipper import Shipper, ShipError, batch_id_for
+from quanta_agent.shipper import ShipError, Shipper, batch_id_for
 
 
 class Receiver(ThreadingHTTPServer):

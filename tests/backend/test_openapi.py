@@ -19,7 +19,5 @@ def test_committed_schema_matches_the_app(tmp_path: Path) -> None:
 
 def test_operation_ids_are_stable(tmp_path: Path) -> None:
     schema = create_app(Settings(data_dir=tmp_path, database_url=None)).openapi()
-    operation_ids = {
-        op["operationId"] for path in schema["paths"].values() for op in path.values()
-    }
+    operation_ids = {op["operationId"] for path in schema["paths"].values() for op in path.values()}
     assert {"list_queries", "whoami", "ingest_batch", "get_ingest_batch"} <= operation_ids

@@ -20,7 +20,7 @@ def check_store(settings: Settings) -> None:
     upgrade_to_head(settings)  # a second run is a no-op
     engine = create_db_engine(settings)
     try:
-        assert TABLES <= set(inspect(engine).get_table_names())
+        assert set(inspect(engine).get_table_names()) >= TABLES
         config = alembic_config(settings)
         with engine.connect() as connection:
             config.attributes["connection"] = connection

@@ -3,9 +3,9 @@
 from fastapi import APIRouter
 
 from quanta.auth.schemas import WhoAmI
-from quanta.deps import AnyPrincipal
+from quanta.deps import AUTH_RESPONSES, AnyPrincipal
 
-router = APIRouter(tags=["auth"])
+router = APIRouter(tags=["auth"], responses=AUTH_RESPONSES)
 
 
 @router.get("/me", operation_id="whoami")

@@ -6,11 +6,11 @@ from fastapi import APIRouter, Header, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
 from quanta.core.openapi import inline_schema
-from quanta.deps import IngestPrincipal, SessionDep, SettingsDep
+from quanta.deps import AUTH_RESPONSES, IngestPrincipal, SessionDep, SettingsDep
 from quanta.ingest import service
 from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
 
-router = APIRouter(tags=["ingest"])
+router = APIRouter(tags=["ingest"], responses=AUTH_RESPONSES)
 
 
 @router.post(

@@ -8,6 +8,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstrai
 from quanta.ingest.models import BatchStatus
 
 MAX_QUERY_CHARS = 1_000_000
+# Counters above 2**53 are wrapped server counters (MariaDB logs some as 2**64 - n), not data.
+MAX_COUNTER = 2**53
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 Dimension = Annotated[str, StringConstraints(max_length=255)]
@@ -22,8 +24,8 @@ class SlowLogEventIn(BaseModel):
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
     query_time: float = Field(ge=0)
     lock_time: float | None = Field(default=None, ge=0)
-    rows_sent: int | None = Field(default=None, ge=0)
-    rows_examined: int | None = Field(default=None, ge=0)
+    rows_sent: int | None = Field(default=None, ge=0, le=MAX_COUNTER)
+    rows_examined: int | None = Field(default=None, ge=0, le=MAX_COUNTER)
     db: Dimension | None = None
     user: Dimension | None = None
     host: Dimension | None = None

@@ -5,11 +5,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
 
-from quanta.deps import ReadPrincipal, SessionDep, SettingsDep
+from quanta.deps import AUTH_RESPONSES, ReadPrincipal, SessionDep, SettingsDep
 from quanta.queries import service
 from quanta.queries.schemas import TopQueries
 
-router = APIRouter(tags=["queries"])
+router = APIRouter(tags=["queries"], responses=AUTH_RESPONSES)
 
 
 @router.get("/queries", operation_id="list_queries")
