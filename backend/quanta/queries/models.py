@@ -7,6 +7,17 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from quanta.core.db import Base, UTCDateTime
 
+# What identifies a bucket; upserts conflict on exactly these columns.
+BUCKET_KEY = (
+    "bucket_start",
+    "instance_id",
+    "query_id",
+    "schema_name",
+    "user_name",
+    "client_host",
+    "source",
+)
+
 
 class QueryClass(Base):
     """One fingerprint: the unit every report groups by."""
@@ -28,17 +39,8 @@ class QueryBucket(Base):
 
     __tablename__ = "query_buckets"
     __table_args__ = (
-        UniqueConstraint(
-            "bucket_start",
-            "instance_id",
-            "query_id",
-            "schema_name",
-            "user_name",
-            "client_host",
-            "source",
-            # The default name would pass PostgreSQL's 63-character limit.
-            name="uq_query_buckets_dimensions",
-        ),
+        # The default name would pass PostgreSQL's 63-character limit.
+        UniqueConstraint(*BUCKET_KEY, name="uq_query_buckets_dimensions"),
         Index("ix_query_buckets_query_id_bucket_start", "query_id", "bucket_start"),
     )
 

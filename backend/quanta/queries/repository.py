@@ -8,17 +8,7 @@ from sqlalchemy import Row, case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from quanta.queries.models import QueryBucket, QueryClass
-
-BUCKET_KEY = (
-    "bucket_start",
-    "instance_id",
-    "query_id",
-    "schema_name",
-    "user_name",
-    "client_host",
-    "source",
-)
+from quanta.queries.models import BUCKET_KEY, QueryBucket, QueryClass
 
 
 def _insert_for(session: Session) -> Any:
