@@ -1,5 +1,6 @@
 """`quanta-agent`: ship MySQL/MariaDB query data to a Quanta server."""
 
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -29,8 +30,9 @@ def import_(
         str, typer.Option(envvar="QUANTA_TOKEN", help="API token with the ingest scope.")
     ],
     instance: Annotated[
-        str, typer.Option(help="Name of the server the log comes from.")
-    ] = "default",
+        str,
+        typer.Option(help="Name of the server the log comes from; default: this host's name."),
+    ] = socket.gethostname(),
     batch_size: Annotated[int, typer.Option(min=1, max=50_000)] = DEFAULT_BATCH_SIZE,
 ) -> None:
     """Parse slow-log FILES and ship every event to the server (re-importing changes nothing)."""

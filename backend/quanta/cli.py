@@ -13,6 +13,7 @@ import typer
 
 from quanta.core.config import Settings, get_settings
 from quanta.core.security import generate_token
+from quanta.core.tasks import QUEUES
 
 app = typer.Typer(help="Quanta query analytics server.", no_args_is_help=True)
 
@@ -111,7 +112,7 @@ def _child_commands(settings: Settings) -> dict[str, list[str]]:
     return {
         "api": [python, "-m", "uvicorn", "quanta.main:create_app", "--factory",
                 "--host", settings.host, "--port", str(settings.port)],
-        "worker": [*celery, "worker", "--queues", "ingest,analysis,notify",
+        "worker": [*celery, "worker", "--queues", ",".join(QUEUES),
                    "--concurrency", str(settings.worker_concurrency), "--loglevel", "INFO"],
         "beat": [*celery, "beat", "--loglevel", "INFO",
                  "--schedule", str(settings.data_dir / "celerybeat-schedule")],

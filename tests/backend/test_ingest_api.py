@@ -144,3 +144,19 @@ def test_inverted_range_is_400(client: TestClient) -> None:
 
 def test_unknown_batch_is_404(client: TestClient) -> None:
     assert client.get("/api/v1/ingest/nope").status_code == 404
+
+
+def test_batches_left_queued_are_found_again(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    assert post_batch(client, [make_event("SELECT 1", 0.1)], batch_id="lost").status_code == 202
+    assert post_batch(client, [make_event("SELECT 2", 0.1)], batch_id="fresh").status_code == 202
+    settings = client.app.state.settings  # type: ignore[attr-defined]
+    with session_scope(session_factory) as session:
+        lost = session.scalars(select(IngestBatch).where(IngestBatch.batch_id == "lost")).one()
+        lost.received_at = datetime.now(UTC) - timedelta(hours=1)
+    with session_scope(session_factory) as session:
+        assert service.requeue_stale_batches(session=session, settings=settings) == [lost.id]
+    process_all(session_factory)
+    with session_scope(session_factory) as session:
+        assert service.requeue_stale_batches(session=session, settings=settings) == []

@@ -1,13 +1,15 @@
 """The Celery application configuration shared by the API (to enqueue) and the worker."""
 
 from celery import Celery
-from kombu.entity import Queue
+from kombu.entity import Exchange, Queue
 
 from quanta.core.config import Settings
 
 INGEST_QUEUE = "ingest"
 ANALYSIS_QUEUE = "analysis"
 NOTIFY_QUEUE = "notify"
+
+QUEUES = (INGEST_QUEUE, ANALYSIS_QUEUE, NOTIFY_QUEUE)
 
 PROCESS_BATCH_TASK = "quanta.ingest.process_batch"
 REQUEUE_STALE_BATCHES_TASK = "quanta.ingest.requeue_stale_batches"
@@ -26,7 +28,9 @@ def create_celery(settings: Settings) -> Celery:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     app = Celery("quanta", broker=settings.broker_url, set_as_current=False)
     app.conf.update(
-        task_queues=[Queue(INGEST_QUEUE), Queue(ANALYSIS_QUEUE), Queue(NOTIFY_QUEUE)],
+        # Each queue gets its own exchange and key: with Celery's defaults every queue is bound
+        # to the default exchange with the same key, and a message would reach all of them.
+        task_queues=[Queue(q, Exchange(q), routing_key=q) for q in QUEUES],
         task_default_queue=INGEST_QUEUE,
         task_create_missing_queues=False,
         task_routes=TASK_ROUTES,
