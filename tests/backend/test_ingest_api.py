@@ -2,6 +2,7 @@
 
 import gzip
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -160,3 +161,10 @@ def test_batches_left_queued_are_found_again(
     process_all(session_factory)
     with session_scope(session_factory) as session:
         assert service.requeue_stale_batches(session=session, settings=settings) == []
+
+
+def test_the_same_batch_sent_concurrently_is_stored_once(client: TestClient) -> None:
+    events = [make_event("SELECT 1", 0.1)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        codes = list(pool.map(lambda _: post_batch(client, events, "race").status_code, range(8)))
+    assert sorted(codes) == [200] * 7 + [202]

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from pydantic import ValidationError
 from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import digest_events
@@ -94,8 +95,16 @@ def accept_batch(
         status=BatchStatus.QUEUED,
         received_at=utcnow(),
     )
-    session.add(row)
-    session.flush()
+    try:
+        with session.begin_nested():
+            session.add(row)
+    except IntegrityError:
+        # The same batch arrived twice at once and the other request stored it first.
+        existing = repository.find_batch(
+            session, token_id=principal.token_id, batch_id=batch.batch_id
+        )
+        assert existing is not None
+        return _batch_out(existing), False
     batch_pk = row.id
     run_after_commit(session, lambda: enqueue_batch(settings=settings, batch_pk=batch_pk))
     return _batch_out(row), True
