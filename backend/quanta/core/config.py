@@ -42,7 +42,6 @@ class Settings(BaseSettings):
 
     default_range_hours: int = 24
     sparkline_points: int = 60
-    top_queries_max_limit: int = 1000
 
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000

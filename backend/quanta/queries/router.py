@@ -9,6 +9,9 @@ from quanta.deps import AUTH_RESPONSES, ReadPrincipal, SessionDep, SettingsDep
 from quanta.queries import service
 from quanta.queries.schemas import TopQueries
 
+# Bounded so one request cannot ask for the whole catalog with its sparklines.
+MAX_ROWS_PER_PAGE = 1000
+
 router = APIRouter(tags=["queries"], responses=AUTH_RESPONSES)
 
 
@@ -21,7 +24,7 @@ def list_queries(
         datetime | None, Query(alias="from", description="ISO 8601 start; default 24 h ago.")
     ] = None,
     to: Annotated[datetime | None, Query(description="ISO 8601 end; default now.")] = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PER_PAGE)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> TopQueries:
     """The top queries of a time range by total query time, with totals and sparklines."""
