@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests.fixtures.servers import (
     PostgresServer,
     RedisServer,
     require_binary,
+    started_mariadb,
 )
 
 services = pytest.mark.services
@@ -248,3 +250,19 @@ def test_redis_restart_keeps_port_and_drops_data(redis_server: RedisServer) -> N
         assert client.get("quanta:before-restart") is None
     finally:
         client.close()
+
+
+def test_own_mariadb_takes_extra_options_and_restarts() -> None:
+    with started_mariadb(["--long-query-time=1.5"]) as own:
+        with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
+            cursor.execute("SELECT @@long_query_time, @@slow_query_log_file")
+            long_query_time, slow_log = cursor.fetchone()
+        assert float(long_query_time) == 1.5
+        assert slow_log == str(own.server.slow_log_path)
+        own.restart()
+        with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
+            cursor.execute(
+                "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+                " WHERE VARIABLE_NAME = 'UPTIME'"
+            )
+            assert int(cursor.fetchone()[0]) < 5
