@@ -9,6 +9,7 @@ before committing: the expected file is the specification, not a snapshot.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import sys
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from quanta.analysis.slowlog import (
@@ -29,6 +30,7 @@ from quanta.analysis.slowlog import (
     ParseStats,
     SlowLogEvent,
     parse_slow_log,
+    read_slow_log,
 )
 
 DATA = Path(__file__).parent / "data" / "slowlogs"
@@ -306,6 +308,132 @@ def test_line_soup_accounts_for_every_entry(lines: list[bytes]) -> None:
     assert all(event.query and event.query_time >= 0 for event in events)
     lines_seen = [e.line for e in events] + [line for line, _ in stats.skipped]
     assert len(lines_seen) == len(set(lines_seen))  # no line starts two entries
+
+
+# --------------------------------------------------------------------------- read_slow_log
+# The block reader must give exactly what the line-by-line parser gives, whatever the input
+# and wherever the blocks are cut.
+
+
+def both_ways(data: bytes, block_size: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(events, skipped, final database) from parse_slow_log and from read_slow_log."""
+    by_line, by_block = ParseStats(), ParseStats()
+    lines = list(parse_slow_log(io.BytesIO(data), by_line))
+    blocks = list(read_slow_log(io.BytesIO(data), by_block, block_size=block_size))
+    return (
+        (lines, by_line.skipped, by_line.events, by_line.database),
+        (blocks, by_block.skipped, by_block.events, by_block.database),
+    )
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[log.stem for log in LOGS])
+@pytest.mark.parametrize("block_size", [1, 13, 4096, 1 << 20])
+def test_block_reader_gives_the_same_events(log: Path, block_size: int) -> None:
+    by_line, by_block = both_ways(log.read_bytes(), block_size)
+    assert by_block == by_line
+
+
+# The usual MySQL 8 entry (the block reader's fast path) and every way to get off it.
+FAST_PATH_LINES = (
+    b"# Time: 2024-01-02T03:04:05.123456Z\n", b"# Time: 2024-01-02T03:04:05.5Z\n",
+    b"# Time: 2024-13-02T03:04:05.1Z\n", b"# Time: 2024-01-02T03:04:06Z\n",
+    b"# User@Host: app[app] @ web1 [10.0.0.5]  Id:    42\n", b"# User@Host: root[root] @  []\n",
+    b"# Query_time: 0.001234  Lock_time: 0.000100 Rows_sent: 1  Rows_examined: 10\n",
+    b"# Query_time: 1.5  Lock_time: 0 Rows_sent: 1  Rows_examined: 10  Rows_affected: 2\n",
+    b"# Bytes_sent: 123  Tmp_tables: 0\n", b"SET timestamp=1704164645;\n",
+    b"SET timestamp=1704164646;\n", b"use shop;\n", b"use `crm`;\n", b";\n", b"  SELECT 2\n",
+    b"SELECT * FROM orders WHERE id = 7;\n", b"  AND b = 2;\n", b"\n", b"# explain: x\n",
+    b"/usr/sbin/mariadbd, Version: 10.11.6 started with:\n", b"\r\n",
+)  # fmt: skip
+
+
+@given(
+    st.lists(st.sampled_from(LOG_LINES + FAST_PATH_LINES), max_size=40),
+    st.sampled_from([1, 7, 64, 1 << 20]),
+    st.booleans(),
+)
+def test_block_reader_agrees_on_any_line_soup(
+    lines: list[bytes], block_size: int, cut_last_line_end: bool
+) -> None:
+    data = b"".join(lines)
+    if cut_last_line_end:
+        data = data.rstrip(b"\n")
+    by_line, by_block = both_ways(data, block_size)
+    assert by_block == by_line
+
+
+TIME_LINES = [line for line in FAST_PATH_LINES if line.startswith(b"# Time")]
+USER_HOST_LINES = [line for line in LOG_LINES + FAST_PATH_LINES if b"User@Host" in line]
+QUERY_TIME_LINES = [line for line in LOG_LINES + FAST_PATH_LINES if b"Query_time" in line]
+META_LINES = [b"use shop;\n", b"use `crm`;\n", b"SET timestamp=1704164645;\n", b"\n"]
+BODY_LINES = [b"SELECT 1;\n", b"  SELECT 2\n", b"FROM t\n", b";\n", b"\n", b"-- c\n", b"x;\r\n"]
+
+
+def optional(lines: list[bytes]) -> st.SearchStrategy[list[bytes]]:
+    return st.lists(st.sampled_from(lines), max_size=1)
+
+
+# Whole entries, mostly well formed, so that the fast path is taken and left in every way.
+ENTRIES = st.builds(
+    lambda *parts: b"".join(line for part in parts for line in part),
+    optional(TIME_LINES),
+    optional(USER_HOST_LINES),
+    optional([*QUERY_TIME_LINES, b"# Query_time: 2"]),
+    optional([b"# Bytes_sent: 123  Tmp_tables: 0\n", b"# explain: x\n", b"#\n"]),
+    st.lists(st.sampled_from(META_LINES), max_size=2),
+    st.lists(st.sampled_from(BODY_LINES), min_size=1, max_size=3),
+    optional(list(LOG_LINES)),
+)
+
+
+PLAIN_QUERY_TIME = b"# Query_time: 0.001234  Lock_time: 0.000100 Rows_sent: 1  Rows_examined: 10\n"
+
+
+@settings(max_examples=300)
+@given(st.lists(ENTRIES, max_size=12), st.sampled_from([1, 7, 64, 1 << 20]))
+@example([PLAIN_QUERY_TIME + b"  SELECT 2\n"], 1)
+@example([PLAIN_QUERY_TIME + b";\n", PLAIN_QUERY_TIME + b"use shop;\n;\n"], 1)
+@example([PLAIN_QUERY_TIME + b"use shop;\nSET timestamp=1704164645;\nSELECT 1;\n"], 1)
+def test_block_reader_agrees_on_entries(entries: list[bytes], block_size: int) -> None:
+    by_line, by_block = both_ways(b"".join(entries), block_size)
+    assert by_block == by_line
+
+
+@given(st.binary(max_size=400), st.sampled_from([1, 5, 1 << 20]))
+def test_block_reader_agrees_on_random_bytes(data: bytes, block_size: int) -> None:
+    by_line, by_block = both_ways(data, block_size)
+    assert by_block == by_line
+
+
+def test_a_time_carried_over_skips_an_impossible_one() -> None:
+    log = (
+        b"# Time: 2024-01-02T03:04:05.5Z\n"
+        b"# Query_time: 1.000000  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 1\n"
+        b"SET timestamp=1704164645;\n"
+        b"SELECT 1;\n"
+        b"# Time: 2024-13-02T03:04:05.7Z\n"
+        b"# Query_time: 1.000000  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 1\n"
+        b"SELECT 2;\n"
+    )
+    events = list(read_slow_log(io.BytesIO(log)))
+    assert [e.ts for e in events] == [
+        datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC),  # SET timestamp is exact to the second
+        datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=UTC),  # the last valid '# Time:'
+    ]
+
+
+def test_block_reader_starts_with_the_database_it_is_given() -> None:
+    log = (
+        b"# Query_time: 1.000000  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 1\n"
+        b"SELECT 1;\n"
+        b"# Query_time: 1.000000  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 1\n"
+        b"use crm;\n"
+        b"SELECT 2;\n"
+    )
+    stats = ParseStats()
+    events = list(read_slow_log(io.BytesIO(log), stats, database="shop"))
+    assert [(e.query, e.db) for e in events] == [("SELECT 1", "shop"), ("SELECT 2", "crm")]
+    assert stats.database == "crm"
 
 
 def write_expected(log: Path) -> None:

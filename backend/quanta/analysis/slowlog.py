@@ -28,6 +28,11 @@ entry, holding only the current entry in memory. It understands every variant us
 
 A malformed entry (no ``# Query_time``, or a header and no statement) is not yielded; its
 first line number and the reason go to ``ParseStats.skipped``. Nothing raises on bad input.
+
+:func:`read_slow_log` gives the same events from a file read in large blocks, several times
+faster: an entry of the usual shape is read by one regular expression instead of line by
+line, and anything unusual goes through the same line-by-line state machine. Tests check
+that both functions agree on every sample and on random input.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
+from typing import BinaryIO
 
 __all__ = [
     "BAD_QUERY_TIME",
@@ -48,6 +54,7 @@ __all__ = [
     "ParseStats",
     "SlowLogEvent",
     "parse_slow_log",
+    "read_slow_log",
 ]
 
 AttributeValue = str | int | float | bool
@@ -97,10 +104,13 @@ class ParseStats:
     Attributes:
         events: Events yielded so far.
         skipped: ``(line number, reason)`` for each malformed entry that was left out.
+        database: The database in effect after the last line, once the whole log is read
+            (what the next part of the log starts with).
     """
 
     events: int = 0
     skipped: list[tuple[int, str]] = field(default_factory=list)
+    database: str | None = None
 
 
 # Reasons recorded in ParseStats.skipped.
@@ -155,6 +165,45 @@ _FIELD_KEYS = frozenset(
     ("Query_time", "Lock_time", "Rows_sent", "Rows_examined", "Rows_affected", "Schema")
 )
 
+# The usual entry, whole: optional Time and User@Host lines, other header lines around the
+# Query_time line, use/SET timestamp lines, then a statement none of whose lines starts with
+# '#' or looks like a server banner, ending where the next entry's header begins. Possessive
+# quantifiers: a line is never given back to a later part, so the match means exactly what
+# the line-by-line parser would read (anything else fails and takes that path).
+_PLAIN_HEADER_LINE = r"# (?!Time:|User@Host:|Query_time:|explain:|administrator command:)[^\n]*\n"
+_META_LINE = r"(?:use [^\n]*;|SET (?:last_insert_id|insert_id|timestamp)=\S*;)[^\S\n]*\n|[^\S\n]*\n"
+_BODY_LINE = r"(?!\#|Tcp|TCP|Time|[^\n]*, Version: )[^\n]*\n"
+# The common MySQL header lines have their values captured here (ASCII digits only), so that
+# they need no further parsing; any other form goes through the generic groups.
+_ISO_TIME_LINE = (
+    r"\# Time:[ \t]+(?P<iso>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+    r"(?:\.[0-9]{1,6})?)Z[^\S\n]*\n"
+)
+_PLAIN_QUERY_TIME_LINE = (
+    r"\# Query_time:[ \t]+(?P<qt>[0-9]+\.[0-9]+)[ \t]+Lock_time:[ \t]+(?P<lt>[0-9]+\.[0-9]+)"
+    r"[ \t]+Rows_sent:[ \t]+(?P<rs>[0-9]+)[ \t]+Rows_examined:[ \t]+(?P<rx>[0-9]+)[ \t]*\n"
+    rf"(?!{_PLAIN_HEADER_LINE})"
+)
+_ENTRY_PATTERN = (
+    rf"(?:{_ISO_TIME_LINE}|(?P<time>\# Time:[^\n\#]*\n))?+"
+    r"(?P<user_host>\# User@Host:[^\n]*\n)?+"
+    rf"(?:{_PLAIN_QUERY_TIME_LINE}"
+    rf"|(?P<pairs>(?:{_PLAIN_HEADER_LINE})*+\# Query_time:[^\n]*\n(?:{_PLAIN_HEADER_LINE})*+))"
+    rf"(?P<meta>(?:{_META_LINE})*+)"
+    rf"(?P<body>(?![^\S\n]*\n){_BODY_LINE}(?:{_BODY_LINE})*+)"
+)
+_NEXT_ENTRY = r"(?=\# (?:Time|User@Host|Query_time):"
+_ENTRY_RE = re.compile(_ENTRY_PATTERN + _NEXT_ENTRY + ")")
+_LAST_ENTRY_RE = re.compile(_ENTRY_PATTERN + _NEXT_ENTRY + r"|\Z)")
+# Distinct User@Host lines remembered by one parser.
+_CACHE_SIZE = 4096
+_PLAIN_QUERY_TIME_KEYS = ("Query_time", "Lock_time", "Rows_sent", "Rows_examined")
+_TRAILING_CR_RE = re.compile(r"\r+(?=\n|\Z)")
+BLOCK_SIZE = 1 << 20
+# The fast path looks at an entry only when this much text (or the end of the file) follows,
+# so that a match never stops at the end of a block; longer entries are read line by line.
+_FAST_PATH_LOOKAHEAD = 1 << 16
+
 
 def parse_slow_log(
     lines: Iterable[bytes], stats: ParseStats | None = None
@@ -183,6 +232,69 @@ def parse_slow_log(
     event = parser.finish()
     if event is not None:
         yield event
+
+
+def read_slow_log(
+    handle: BinaryIO,
+    stats: ParseStats | None = None,
+    block_size: int = BLOCK_SIZE,
+    database: str | None = None,
+) -> Iterator[SlowLogEvent]:
+    """Parse a slow log read from a binary file in blocks; the events of :func:`parse_slow_log`.
+
+    Args:
+        handle: The log, opened in binary mode, read from its current position to its end.
+        stats: Filled in as the log is read: events yielded, malformed entries skipped.
+        block_size: Bytes read at a time; memory use is a few times this.
+        database: The database in effect where reading starts, for a part of a log; events
+            get it until the log names another.
+
+    Yields:
+        One event per well-formed entry, in file order.
+
+    Example:
+        >>> import io
+        >>> log = io.BytesIO(b"# Query_time: 1.5  Lock_time: 0\\nuse shop;\\nSELECT 1;\\n")
+        >>> [(e.query, e.db) for e in read_slow_log(log)]
+        [('SELECT 1', 'shop')]
+    """
+    parser = _Parser(stats if stats is not None else ParseStats())
+    parser.database = database
+    yield from parser.read_blocks(_text_blocks(handle, block_size))
+
+
+def _text_blocks(handle: BinaryIO, block_size: int) -> Iterator[tuple[str, bool]]:
+    """Yield ``(text, is_last)``: the file decoded in blocks of whole lines, CRs dropped."""
+    rest = b""
+    while True:
+        raw = handle.read(block_size)
+        if not raw:
+            yield _decode_block(rest), True
+            return
+        data = rest + raw
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if cut:
+            yield _decode_block(data[:cut]), False
+
+
+def _decode_block(data: bytes) -> str:
+    """Decode whole lines as :func:`_decode` decodes each one, line ends kept as ``\\n``."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Lines split at b"\\n" never cut a UTF-8 sequence, so line by line gives the same.
+        text = "\n".join(_decode_keeping_cr(line) for line in data.split(b"\n"))
+    if "\r" in text:
+        text = _TRAILING_CR_RE.sub("", text)
+    return text
+
+
+def _decode_keeping_cr(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 def _decode(raw: bytes) -> str:
@@ -215,13 +327,14 @@ class _Entry:
 class _Parser:
     """Line-by-line state machine; holds the current entry and what carries over."""
 
-    __slots__ = ("_db", "_entry", "_stats", "_time")
+    __slots__ = ("_clock", "_entry", "_stats", "_user_hosts", "database")
 
     def __init__(self, stats: ParseStats) -> None:
         self._stats = stats
+        self._clock = _Clock()
+        self._user_hosts: dict[str, tuple[str | None, str | None, str, str | None]] = {}
         self._entry: _Entry | None = None
-        self._time: datetime | None = None  # last '# Time:', carried over
-        self._db: str | None = None  # last event's database, carried over
+        self.database: str | None = None  # last event's database, carried over
 
     def feed(self, number: int, line: str) -> SlowLogEvent | None:
         """Take one line; return the event it completes, if any."""
@@ -229,14 +342,120 @@ class _Parser:
             return self._header_line(number, line)
         if _is_banner(line):
             event = self._end_entry(restart=True)
-            self._db = None  # a restarted server writes 'use db;' again
+            self.database = None  # a restarted server writes 'use db;' again
             return event
         self._body_line(number, line)
         return None
 
+    def read_blocks(self, blocks: Iterable[tuple[str, bool]]) -> Iterator[SlowLogEvent]:
+        """Parse decoded blocks of whole lines (see :func:`_text_blocks`)."""
+        text, pos, number = "", 0, 1
+        for block, is_last in blocks:
+            text = text[pos:] + block
+            pos = 0
+            limit = len(text) if is_last else len(text) - _FAST_PATH_LOOKAHEAD
+            entry_re = _LAST_ENTRY_RE if is_last else _ENTRY_RE
+            while pos < limit:
+                if self._entry is None:
+                    match = entry_re.match(text, pos)
+                    if match is not None:
+                        event = self._read_whole_entry(text, match, number)
+                        if event is not None:
+                            yield event
+                        number += text.count("\n", pos, match.end())
+                        pos = match.end()
+                        continue
+                end = text.find("\n", pos)
+                end = len(text) if end < 0 else end
+                event = self.feed(number, text[pos:end])
+                if event is not None:
+                    yield event
+                    if self._entry is not None and self._entry.line == number:
+                        # This line began the next entry: read it again on the fast path.
+                        self._entry = None
+                        continue
+                pos, number = end + 1, number + 1
+        event = self.finish()
+        if event is not None:
+            yield event
+
+    def _read_whole_entry(
+        self, text: str, match: re.Match[str], number: int
+    ) -> SlowLogEvent | None:
+        """Turn an entry matched by ``_ENTRY_RE`` into the event :meth:`feed` would give."""
+        iso, time_line, user_host, query_time, meta, body = match.group(
+            "iso", "time", "user_host", "qt", "meta", "body"
+        )
+        if iso is not None:
+            self._clock.set_iso(iso)
+        elif time_line is not None:
+            self._clock.set(_parse_time(time_line))
+        query = body.strip()
+        if query.endswith(";"):
+            query = query[:-1].rstrip()
+        if query_time is None or not query or not _is_plain_meta(meta):
+            return self._read_unusual_entry(match, number)
+        set_ts = None
+        if meta:
+            use_line, _, set_line = meta.rpartition("\n")[0].rpartition("\n")
+            if use_line:
+                self.database = _use_database(use_line)
+            set_ts = self._clock.epoch_time(set_line[len("SET timestamp=") : -1])
+        user = host = None
+        attributes: dict[str, AttributeValue] = {}
+        if user_host is not None:
+            user, host, ip, thread_id = self._user_hosts.get(user_host) or self._user_host(
+                user_host
+            )
+            if ip:
+                attributes["ip"] = _typed("ip", ip)
+            if thread_id:
+                attributes["Thread_id"] = int(thread_id)
+        lock_time, rows_sent, rows_examined = match.group("lt", "rs", "rx")
+        self._stats.events += 1
+        return SlowLogEvent(
+            query=query,
+            ts=set_ts or self._clock.time,
+            query_time=float(query_time),
+            lock_time=float(lock_time),
+            rows_sent=int(rows_sent),
+            rows_examined=int(rows_examined),
+            rows_affected=None,
+            db=self.database,
+            user=user,
+            host=host,
+            line=number,
+            attributes=attributes,
+        )
+
+    def _user_host(self, line: str) -> tuple[str | None, str | None, str, str | None]:
+        """:func:`_user_host`, remembered: a log repeats its few connections' lines."""
+        if len(self._user_hosts) >= _CACHE_SIZE:
+            self._user_hosts.clear()
+        parsed = self._user_hosts[line] = _user_host(line)
+        return parsed
+
+    def _read_unusual_entry(self, match: re.Match[str], number: int) -> SlowLogEvent | None:
+        """Read a matched entry whose header or meta lines need the general rules."""
+        entry = self._entry = _Entry(number, header=True)
+        if match["user_host"] is not None:
+            self._read_user_host(entry, match["user_host"])
+        if match["qt"] is not None:
+            plain = match.group("qt", "lt", "rs", "rx")
+            entry.values.update(zip(_PLAIN_QUERY_TIME_KEYS, plain, strict=True))
+            entry.query_time = match["qt"]
+        else:
+            self._read_pairs(entry, match["pairs"])
+        for line in match["meta"].split("\n"):
+            _read_meta(entry, line)
+        entry.body.append(match["body"].rstrip("\n"))
+        return self._end_entry()
+
     def finish(self) -> SlowLogEvent | None:
         """Close the last entry at the end of the input."""
-        return self._end_entry()
+        event = self._end_entry()
+        self._stats.database = self.database
+        return event
 
     def _header_line(self, number: int, line: str) -> SlowLogEvent | None:
         kind = _header_kind(line)
@@ -296,7 +515,7 @@ class _Parser:
     def _read_time(self, entry: _Entry, line: str) -> None:
         parsed = _parse_time(line)
         if parsed is not None:
-            self._time = parsed
+            self._clock.set(parsed)
         at = line.find("# User@Host:", 2)
         if at > 0:
             self._read_user_host(entry, line[at:])
@@ -304,17 +523,11 @@ class _Parser:
     @staticmethod
     def _read_user_host(entry: _Entry, line: str) -> None:
         entry.user_host = True
-        match = _USER_HOST_RE.match(line)
-        if match is None:
-            return
-        user = (match["user"] or "").strip() or match["priv"].strip()
-        entry.user = user or None
-        ip = (match["ip"] or "").strip()
-        entry.host = match["host"] or ip or None
+        entry.user, entry.host, ip, thread_id = _user_host(line)
         if ip:
             entry.values["ip"] = ip
-        if match["id"]:
-            entry.values["Thread_id"] = match["id"]
+        if thread_id:
+            entry.values["Thread_id"] = thread_id
 
     @staticmethod
     def _read_pairs(entry: _Entry, line: str) -> None:
@@ -329,12 +542,7 @@ class _Parser:
         self._entry = None
         if entry is None:
             return None
-        # The server writes 'use db;' only when the database changes, so even an entry that
-        # is skipped tells the database of the ones after it.
-        if entry.use_db is not None:
-            self._db = entry.use_db
-        elif "Schema" in entry.values:
-            self._db = entry.values["Schema"] or None
+        self._carry_database(entry)
         if not entry.header:
             if entry.body:
                 self._stats.skipped.append((entry.line, NO_HEADER))
@@ -353,6 +561,14 @@ class _Parser:
             return None
         return self._event(entry, query, query_time)
 
+    def _carry_database(self, entry: _Entry) -> None:
+        # The server writes 'use db;' only when the database changes, so even an entry that
+        # is skipped tells the database of the ones after it.
+        if entry.use_db is not None:
+            self.database = entry.use_db
+        elif "Schema" in entry.values:
+            self.database = entry.values["Schema"] or None
+
     def _event(self, entry: _Entry, query: str, query_time: float) -> SlowLogEvent:
         values = entry.values
         attributes = {k: _typed(k, v) for k, v in values.items() if k not in _FIELD_KEYS}
@@ -361,18 +577,67 @@ class _Parser:
         self._stats.events += 1
         return SlowLogEvent(
             query=query,
-            ts=entry.set_ts or self._time,
+            ts=entry.set_ts or self._clock.time,
             query_time=query_time,
             lock_time=_parse_seconds(values.get("Lock_time")) or 0.0,
             rows_sent=_parse_count(values.get("Rows_sent")),
             rows_examined=_parse_count(values.get("Rows_examined")),
             rows_affected=_parse_count(values.get("Rows_affected")),
-            db=self._db,
+            db=self.database,
             user=entry.user,
             host=entry.host,
             line=entry.line,
             attributes=attributes,
         )
+
+
+class _Clock:
+    """The last '# Time:' (carried over to entries without one) and 'SET timestamp' values.
+
+    Building a datetime costs more than the rest of an entry, and MySQL writes both lines for
+    every entry, so the time of a '# Time:' line is built only when an entry without 'SET
+    timestamp' needs it, and the datetime of the last second seen is reused.
+    """
+
+    __slots__ = ("_epoch", "_epoch_time", "_fraction", "_second", "_second_time", "_time")
+
+    def __init__(self) -> None:
+        self._time: datetime | None = None
+        self._second = self._fraction = self._epoch = ""
+        self._second_time: datetime | None = None
+        self._epoch_time: datetime | None = None
+
+    @property
+    def time(self) -> datetime | None:
+        """The time carried over: the last '# Time:' that held a valid time."""
+        if self._fraction and self._time is not None:  # _time is the fraction's second
+            fraction, self._fraction = self._fraction, ""
+            self._time = self._time.replace(microsecond=int(fraction.ljust(6, "0")))
+        return self._time
+
+    def set(self, time: datetime | None) -> None:
+        """Take a '# Time:' line's time; None (unreadable) keeps the previous one."""
+        if time is not None:
+            self._time, self._fraction = time, ""
+
+    def set_iso(self, iso: str) -> None:
+        """Take 'YYYY-MM-DDTHH:MM:SS[.f]' (1 to 6 fraction digits, UTC) from a '# Time:'."""
+        second, _, fraction = iso.partition(".")
+        if second != self._second:
+            self._second = second
+            try:
+                self._second_time = datetime.fromisoformat(second).replace(tzinfo=UTC)
+            except ValueError:
+                self._second_time = None
+        if self._second_time is not None:  # the fraction cannot make the time invalid
+            self._time, self._fraction = self._second_time, fraction
+
+    def epoch_time(self, stamp: str) -> datetime | None:
+        """:func:`_from_epoch` of a 'SET timestamp=N' value, remembering the last one."""
+        if stamp != self._epoch:
+            self._epoch = stamp
+            self._epoch_time = _from_epoch(stamp)
+        return self._epoch_time
 
 
 def _header_kind(line: str) -> int:
@@ -381,6 +646,39 @@ def _header_kind(line: str) -> int:
     if prefix is not None and line.startswith(prefix[0]):
         return prefix[1]
     return _PAIRS
+
+
+def _user_host(line: str) -> tuple[str | None, str | None, str, str | None]:
+    """Read a '# User@Host:' line: user, host (its IP when it has no name), IP, thread id."""
+    match = _USER_HOST_RE.match(line)
+    if match is None:
+        return None, None, "", None
+    priv, user, host, ip, thread_id = match.group("priv", "user", "host", "ip", "id")
+    user = (user or "").strip() or priv.strip()
+    ip = (ip or "").strip()
+    return user or None, host or ip or None, ip, thread_id
+
+
+def _is_plain_meta(meta: str) -> bool:
+    """Tell whether meta lines are the usual '[use db;] SET timestamp=N;' (or nothing)."""
+    if not meta or (
+        meta.startswith("SET timestamp=") and meta.endswith(";\n") and meta[14:-2].isdecimal()
+    ):
+        return True
+    lines = meta.split("\n")
+    if len(lines) > 3 or not lines[-2].startswith("SET timestamp="):
+        return False
+    stamp = lines[-2][len("SET timestamp=") : -1]
+    return (
+        lines[-2].endswith(";")
+        and stamp.isdecimal()
+        and (len(lines) == 2 or (lines[0].startswith("use ") and lines[0].endswith(";")))
+    )
+
+
+def _use_database(line: str) -> str | None:
+    """The database of a 'use db;' line the server writes."""
+    return line[4:].rstrip().rstrip(";").strip().strip("`") or None
 
 
 def _is_banner(line: str) -> bool:
@@ -397,7 +695,7 @@ def _read_meta(entry: _Entry, line: str) -> bool:
     stay statements.
     """
     if line.startswith("use ") and line.rstrip().endswith(";"):
-        entry.use_db = line[4:].rstrip().rstrip(";").strip().strip("`") or None
+        entry.use_db = _use_database(line)
         entry.meta = True
         return True
     if _SET_META_RE.match(line):
