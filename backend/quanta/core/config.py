@@ -4,8 +4,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from quanta.analysis.grouping import parse_rules
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MIN_PRODUCTION_TOKEN_LENGTH = 24
@@ -42,9 +44,18 @@ class Settings(BaseSettings):
 
     default_range_hours: int = 24
     sparkline_points: int = 60
+    # PATTERN=REPLACEMENT rules that merge names into one query class, e.g. sharded tables:
+    # QUANTA_GROUPING_RULES='["orders_[0-9]+=orders_N"]' (see quanta.analysis.grouping).
+    grouping_rules: list[str] = []
 
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000
+
+    @field_validator("grouping_rules")
+    @classmethod
+    def _valid_grouping_rules(cls, rules: list[str]) -> list[str]:
+        parse_rules(rules)  # a ValueError names the bad rule
+        return rules
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> "Settings":

@@ -1,0 +1,93 @@
+"""Fingerprint a stream of statements fast by remembering the shapes already seen.
+
+A log holds the same few hundred statement shapes over and over with different literals.
+:class:`Fingerprinter` masks the literals with one regular expression (much cheaper than
+:func:`~quanta.analysis.fingerprint.fingerprint`'s full pass) and looks the masked text up;
+only a shape it has not seen yet is fingerprinted in full.
+
+This is only correct if two statements with the same masked text always have the same
+fingerprint. The masking therefore replaces a span only where the fingerprint's tokenizer
+reads exactly that span as one literal whatever its value: a quoted string (one marker per
+quote character, since ``x'..'`` and ``x".."`` tokenize differently), or a number standing
+alone after a separator, matched with the tokenizer's own possessive rules. Everything else,
+comments and quoted names included, stays verbatim in the key, which can only make the cache
+miss more often, never answer wrongly. Tests check the property on every fingerprint case
+and on random statements.
+
+Example:
+    >>> fingerprinter = Fingerprinter()
+    >>> fingerprinter("SELECT * FROM t WHERE id = 7")
+    ('select * from t where id=?', 'B8E7A3EAFD5D7B47')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.grouping import GroupingRule, apply_rules
+
+__all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "literal_mask"]
+
+# Distinct masked shapes remembered; past this the cache starts over (bounded memory).
+DEFAULT_CACHE_SIZE = 20_000
+
+# The leading lookahead lets most positions fail at once: twice as fast as without it.
+_MASK_RE = re.compile(
+    r"""(?=[`/\#\-'"0-9.])(?:
+      (?P<keep>`[^`]*+`|/\*.*?\*/|\#[^\n]*+|--[^\n]*+)             # verbatim in the key
+    | (?P<single>'[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+')
+    | (?P<double>"[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+")
+    | (?<=[\s(,=<>!+\-*/%|&^~:;])(?P<number>
+          (?:0x[0-9a-f]++|0b[01]++|\d++(?:\.\d*+)?+(?:[eE][+-]?\d++)?+|\.\d++(?:[eE][+-]?\d++)?+)
+      )(?![\w$.])
+    )""",
+    re.VERBOSE | re.DOTALL,
+)
+_MARKERS = {"single": "\x00", "double": "\x01", "number": "\x02"}
+
+
+def _mask(match: re.Match[str]) -> str:
+    group = match.lastgroup
+    return match.group() if group == "keep" or group is None else _MARKERS[group]
+
+
+def literal_mask(sql: str) -> str:
+    """Return the statement with its literals replaced by markers: the cache key.
+
+    Example:
+        >>> literal_mask("SELECT 'a' FROM t1 WHERE id = 42")
+        'SELECT \\x00 FROM t1 WHERE id = \\x02'
+    """
+    return _MASK_RE.sub(_mask, sql)
+
+
+class Fingerprinter:
+    """Callable giving ``(fingerprint, query_id)`` of a statement, with grouping rules applied.
+
+    Args:
+        rules: Grouping rules applied to every fingerprint (see :mod:`quanta.analysis.grouping`).
+        cache_size: How many distinct shapes to remember.
+    """
+
+    __slots__ = ("_cache", "_cache_size", "_rules")
+
+    def __init__(
+        self, rules: Sequence[GroupingRule] = (), cache_size: int = DEFAULT_CACHE_SIZE
+    ) -> None:
+        self._rules = tuple(rules)
+        self._cache_size = cache_size
+        self._cache: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, sql: str) -> tuple[str, str]:
+        """Return the fingerprint of ``sql`` and its query_id."""
+        key = _MASK_RE.sub(_mask, sql)
+        known = self._cache.get(key)
+        if known is not None:
+            return known
+        text = apply_rules(fingerprint(sql), self._rules)
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()
+        known = self._cache[key] = (text, query_id(text))
+        return known

@@ -1,0 +1,86 @@
+"""The caching fingerprinter must answer exactly what fingerprint() answers."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprinter import Fingerprinter, literal_mask
+from quanta.analysis.grouping import parse_rules
+from tests.analysis.test_fingerprint import CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: f"line{case.line}")
+def test_same_answer_as_fingerprint(case: object) -> None:
+    sql = case.sql  # type: ignore[attr-defined]
+    fingerprinter = Fingerprinter()
+    expected = (fingerprint(sql), query_id(fingerprint(sql)))
+    assert fingerprinter(sql) == expected
+    assert fingerprinter(sql) == expected  # from the cache this time
+
+
+def test_statements_sharing_a_key_share_a_fingerprint() -> None:
+    by_key: dict[str, set[str]] = defaultdict(set)
+    for case in CASES:
+        by_key[literal_mask(case.sql)].add(fingerprint(case.sql))
+    assert {key: fps for key, fps in by_key.items() if len(fps) > 1} == {}
+
+
+def test_literals_are_masked_and_names_are_not() -> None:
+    sql = "SELECT 'a', \"b\", 1.5e3, .5, 0x1f FROM t1 WHERE `c2` = -3 /* 4 */ AND x=1 -- 5"
+    assert literal_mask(sql) == (
+        "SELECT \x00, \x01, \x02, \x02, \x02 FROM t1 WHERE `c2` = -\x02 /* 4 */ AND x=\x02 -- 5"
+    )
+
+
+# Statement templates whose slots take literals in every form the tokenizer knows; whatever
+# fills them, statements with one key must have one fingerprint.
+TEMPLATES = [
+    "SELECT * FROM t WHERE a = {} AND b IN ({}, {}) LIMIT {}",
+    "select x{} from `t{}`.c where y={}",
+    "INSERT INTO t (a, b) VALUES ({}, {}), ({},{})",
+    "UPDATE t SET a={} WHERE b{}c AND d = -{}",
+    "SELECT {}{} FROM t /* {} */ WHERE a = {} # {}",
+    "SELECT t.{} FROM t WHERE a LIKE {} ESCAPE {}",
+    "call p({}, {})",
+]
+LITERALS = st.sampled_from(
+    [
+        "1", "42", "1.5", "1.", ".5", "1e5", "1E-3", "0x1F", "0x1f", "0b101", "-1", "+2",
+        "'a'", "'it''s'", "'a\\'b'", "''", '"x"', "x'AB'", "b'01'", "N'z'", "_utf8mb4'q'",
+        "NULL", "TRUE", "?", "@v", "a", "`q`", "1abc", "1.2.3", "1..3", "'unterminated",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(TEMPLATES), st.lists(LITERALS, min_size=5, max_size=5), st.data())
+@example(TEMPLATES[1], ["1", "1", "1", "1", "1"], None)
+def test_cache_never_merges_different_fingerprints(
+    template: str, first: list[str], data: st.DataObject | None
+) -> None:
+    second = first if data is None else data.draw(st.lists(LITERALS, min_size=5, max_size=5))
+    a, b = template.format(*first), template.format(*second)
+    fingerprinter = Fingerprinter()
+    assert fingerprinter(a) == (fingerprint(a), query_id(fingerprint(a)))
+    if literal_mask(a) == literal_mask(b):
+        assert fingerprint(a) == fingerprint(b), (a, b)
+    assert fingerprinter(b) == (fingerprint(b), query_id(fingerprint(b)))
+
+
+def test_grouping_rules_apply_to_the_fingerprint_and_the_query_id() -> None:
+    fingerprinter = Fingerprinter(parse_rules(["orders_[0-9]+=orders_N"]))
+    a = fingerprinter("SELECT * FROM shop.orders_17 WHERE id = 1")
+    b = fingerprinter("SELECT * FROM shop.orders_18 WHERE id = 2")
+    assert a == b == ("select * from shop.orders_N where id=?", query_id(a[0]))
+
+
+def test_cache_is_bounded() -> None:
+    fingerprinter = Fingerprinter(cache_size=3)
+    for n in range(10):
+        assert fingerprinter(f"SELECT c{n} FROM t")[0] == f"select c{n} from t"
+    assert len(fingerprinter._cache) <= 3
