@@ -1,10 +1,14 @@
-"""`quanta`: run the server, migrate, export the OpenAPI schema."""
+"""`quanta`: run the server, migrate, digest slow logs offline, export the OpenAPI schema."""
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +24,8 @@ app = typer.Typer(help="Quanta query analytics server.", no_args_is_help=True)
 HEALTH_WAIT_SECONDS = 60.0
 CHILD_STOP_SECONDS = 15.0
 ADMIN_TOKEN_FILE = "admin-token"
+DEFAULT_DIGEST_LIMIT = 20
+MAX_SKIPPED_SHOWN = 20
 
 Children = dict[str, subprocess.Popen[bytes]]
 
@@ -80,6 +86,102 @@ def openapi(
         output.write_text(schema)
     else:
         sys.stdout.write(schema)
+
+
+class ReportFormat(StrEnum):
+    """Output of `quanta digest`."""
+
+    text = "text"
+    json = "json"
+
+
+@app.command()
+def digest(
+    files: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, readable=True)],
+    output: Annotated[ReportFormat, typer.Option("--format", help="Report format.")] = (
+        ReportFormat.text
+    ),
+    limit: Annotated[
+        int, typer.Option(min=0, help="Classes to report, worst first; 0 for all.")
+    ] = DEFAULT_DIGEST_LIMIT,
+    since: Annotated[
+        str | None, typer.Option(help="Only events from this time (2024-01-02T03:00, 12h, 7d).")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Only events before this time.")] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(help="Grouping rule PATTERN=REPLACEMENT for names (repeatable)."),
+    ] = None,
+    jobs: Annotated[
+        int, typer.Option(min=1, help="Processes reading large files in parallel.")
+    ] = os.cpu_count() or 1,
+) -> None:
+    """Report the query classes of slow-log FILES, as pt-query-digest does, only faster."""
+    from quanta.digest.report import render_text, to_json
+    from quanta.digest.runner import DigestOptions, digest_files
+    from quanta.digest.timebound import parse_time_bound
+
+    try:
+        options = DigestOptions(
+            rules=(*get_settings().grouping_rules, *(group or ())),
+            since=parse_time_bound(since) if since else None,
+            until=parse_time_bound(until) if until else None,
+            jobs=jobs,
+        )
+        with _progress_bar(sum(f.stat().st_size for f in files)) as advance:
+            run = digest_files(files, options, on_bytes=advance)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    for path, line, reason in run.skipped[:MAX_SKIPPED_SHOWN]:
+        typer.echo(f"skipped {path}:{line}: {reason}", err=True)
+    if output is ReportFormat.json:
+        typer.echo(json.dumps(to_json(run, limit), ensure_ascii=False))
+    else:
+        typer.echo(render_text(run, [str(f) for f in files], limit), nl=False)
+
+
+@contextlib.contextmanager
+def _progress_bar(total_bytes: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr (shown only on a terminal); yields the function to advance it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    progress = Progress(
+        BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True,
+    )  # fmt: skip
+    with progress:
+        task = progress.add_task("reading", total=total_bytes)
+        yield lambda n: progress.advance(task, n)
+
+
+@app.command()
+def fingerprint(
+    statements: Annotated[
+        list[str] | None, typer.Argument(help="SQL statements; default: one per line of stdin.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(help="Grouping rule PATTERN=REPLACEMENT for names (repeatable)."),
+    ] = None,
+) -> None:
+    """Print QUERY_ID<TAB>FINGERPRINT for each statement."""
+    from quanta.analysis.fingerprinter import Fingerprinter
+    from quanta.analysis.grouping import parse_rules
+
+    try:
+        rules = parse_rules((*get_settings().grouping_rules, *(group or ())))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    fingerprinter = Fingerprinter(rules)
+    lines = statements if statements else (line.rstrip("\r\n") for line in sys.stdin)
+    for sql in lines:
+        text, query_id = fingerprinter(sql)
+        if as_json:
+            typer.echo(json.dumps({"query_id": query_id, "fingerprint": text}, ensure_ascii=False))
+        else:
+            typer.echo(f"{query_id}\t{text}")
 
 
 def _bootstrap_admin_token(settings: Settings) -> str:

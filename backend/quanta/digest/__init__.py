@@ -1,0 +1,1 @@
+"""`quanta digest`: the pt-query-digest report of slow-log files, read in parallel."""

@@ -1,0 +1,127 @@
+"""Per-class digest statistics: exact values on a known log, and merging parts."""
+
+from __future__ import annotations
+
+import io
+import math
+import random
+from datetime import UTC, datetime, timedelta
+
+from quanta.analysis.digest import Digest
+from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.slowlog import SlowLogEvent, read_slow_log
+
+START = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def entry(sql: str, seconds: float, at: datetime, *, db: str | None = None, extra: str = "") -> str:
+    """One MySQL 8 slow-log entry; `use` only when ``db`` is given, as the server writes it."""
+    use = f"use {db};\n" if db else ""
+    return (
+        f"# Time: {at.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}\n"
+        f"# User@Host: app[app] @ web{int(seconds * 1000) % 2} [10.0.0.1]  Id: 7\n"
+        f"# Query_time: {seconds:.6f}  Lock_time: 0.000010 Rows_sent: 2  Rows_examined: 5\n"
+        f"{extra}{use}SET timestamp={int(at.timestamp())};\n{sql};\n"
+    )
+
+
+def digest_of(events: list[SlowLogEvent]) -> Digest:
+    fingerprinter = Fingerprinter()
+    digest = Digest()
+    for event in events:
+        digest.add(event, *fingerprinter(event.query))
+    return digest
+
+
+def parse(text: str) -> list[SlowLogEvent]:
+    return list(read_slow_log(io.BytesIO(text.encode())))
+
+
+def exact_quantile(values: list[float], q: float) -> float:
+    return sorted(values)[math.floor(q * (len(values) - 1))]
+
+
+def test_statistics_of_one_class() -> None:
+    times = [0.001 * (n + 1) for n in range(100)]
+    log = entry("SELECT * FROM orders WHERE id = 0", times[0], START, db="shop")
+    for n, seconds in enumerate(times[1:], 1):
+        log += entry(f"SELECT * FROM orders WHERE id = {n}", seconds, START + timedelta(seconds=n))
+    log += entry("UPDATE orders SET a = 1", 0.5, START + timedelta(hours=1), db="crm")
+    log += entry("UPDATE orders SET a = 2", 0.5, START, extra="# Bytes_sent: 10  Full_scan: Yes\n")
+    digest = digest_of(parse(log))
+
+    select, update = digest.ranked()  # 5.05 s of response time, then 1 s
+    assert (select.fingerprint, select.count) == ("select * from orders where id=?", 100)
+    assert math.isclose(select.query_time.sum, sum(times))
+    assert (select.query_time.min, select.query_time.max) == (0.001, 0.1)
+    for q in (0.5, 0.95, 0.99):
+        estimate = select.query_time_histogram.quantile(q)
+        exact = exact_quantile(times, q)
+        assert estimate is not None
+        assert abs(estimate - exact) <= exact * LatencyHistogram.RELATIVE_ACCURACY + 1e-12
+    assert select.rows_sent.sum == 200
+    assert select.rows_examined.sum == 500
+    assert select.rows_affected.count == 0  # not in this log: unknown, not 0
+    assert dict(select.databases) == {"shop": 100}  # 'use shop' carries over
+    assert dict(select.hosts) == {"web0": 50, "web1": 50}
+    assert (select.first_seen, select.last_seen) == (START, START + timedelta(seconds=99))
+    assert select.example is not None
+    assert (select.example.query, select.example.query_time) == (
+        "SELECT * FROM orders WHERE id = 99",
+        0.1,
+    )
+
+    assert update.count == 2
+    assert dict(update.databases) == {"crm": 2}
+    assert update.example is not None
+    assert update.example.query == "UPDATE orders SET a = 1"
+    assert update.attributes["Bytes_sent"].sum == 10
+    assert update.attributes["Full_scan"].sum == 1  # Yes counts as 1
+    assert "Thread_id" not in update.attributes  # an identifier, not a measurement
+
+    assert digest.events == 102
+    assert math.isclose(digest.query_time.sum, sum(times) + 1.0)
+    assert (digest.ts_min, digest.ts_max) == (START, START + timedelta(hours=1))
+
+
+def test_merged_parts_equal_the_whole() -> None:
+    rng = random.Random(7)
+    shapes = ["SELECT a FROM t WHERE id = {}", "DELETE FROM q WHERE x < {}", "SELECT {}"]
+    log = "".join(
+        entry(
+            rng.choice(shapes).format(rng.randint(1, 99)),
+            rng.expovariate(50),
+            START + timedelta(seconds=n),
+            db=rng.choice(["a", "b"]),
+        )
+        for n in range(600)
+    )
+    events = parse(log)
+    whole = digest_of(events)
+    merged = Digest()
+    for start in range(0, 600, 200):
+        merged.merge(digest_of(events[start : start + 200]))
+
+    assert merged.events == whole.events == 600
+    for a, b in zip(merged.ranked(), whole.ranked(), strict=True):
+        assert (a.query_id, a.count, a.databases, a.users, a.hosts) == (
+            b.query_id, b.count, b.databases, b.users, b.hosts,
+        )  # fmt: skip
+        assert a.query_time_histogram == b.query_time_histogram
+        assert math.isclose(a.query_time.sum, b.query_time.sum)
+        assert (a.query_time.min, a.query_time.max) == (b.query_time.min, b.query_time.max)
+        assert (a.first_seen, a.last_seen, a.example) == (b.first_seen, b.last_seen, b.example)
+
+
+def test_a_part_learns_its_database_from_the_part_before() -> None:
+    events = parse(entry("SELECT 1", 0.1, START) + entry("SELECT 2", 0.2, START))
+    digest = Digest()
+    for event in events:
+        event.db = "\x00inherited"
+        digest.add(event, "select ?", "X")
+    digest.rename_database("\x00inherited", "shop")
+    query_class = digest.classes["X"]
+    assert dict(query_class.databases) == {"shop": 2}
+    assert query_class.example is not None
+    assert query_class.example.database == "shop"
