@@ -12,12 +12,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import httpx
 import typer
 
 from quanta.core.config import Settings, get_settings
 from quanta.core.security import generate_token
-from quanta.core.tasks import QUEUES
 
 app = typer.Typer(help="Quanta query analytics server.", no_args_is_help=True)
 
@@ -209,6 +207,8 @@ def _register_admin_token(settings: Settings, token: str) -> None:
 
 
 def _child_commands(settings: Settings) -> dict[str, list[str]]:
+    from quanta.core.tasks import QUEUES
+
     python = sys.executable
     celery = [python, "-m", "celery", "-A", "quanta_worker.celery_app"]
     return {
@@ -222,6 +222,8 @@ def _child_commands(settings: Settings) -> dict[str, list[str]]:
 
 
 def _wait_healthy(url: str, children: Children) -> None:
+    import httpx  # here, not at the top: `quanta digest` starts faster without it
+
     deadline = time.monotonic() + HEALTH_WAIT_SECONDS
     while time.monotonic() < deadline:
         if any(child.poll() is not None for child in children.values()):
