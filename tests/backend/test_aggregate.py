@@ -7,6 +7,8 @@ import pytest
 
 from quanta.analysis.aggregate import BucketKey, digest_events
 from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.grouping import parse_rules
 
 T0 = datetime(2026, 11, 1, 12, 0, 5, tzinfo=UTC)
 
@@ -54,3 +56,15 @@ def test_events_fold_into_buckets_per_query_dimensions_and_minute() -> None:
 def test_undated_event_is_refused() -> None:
     with pytest.raises(ValueError, match="timestamp"):
         digest_events([Ev("SELECT 1", 0.1, ts=None)])
+
+
+def test_grouping_rules_merge_sharded_tables_into_one_query() -> None:
+    fingerprinter = Fingerprinter(parse_rules(["orders_[0-9]+=orders_N"]))
+    digest = digest_events(
+        [Ev("SELECT * FROM orders_1 WHERE id = 1", 0.5), Ev("SELECT * FROM orders_2", 1.5)],
+        fingerprinter,
+    )
+    assert [seen.fingerprint for seen in digest.queries.values()] == [
+        "select * from orders_N where id=?",
+        "select * from orders_N",
+    ]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, TypeVar
 
-from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprinter import Fingerprinter
 
 
 class Event(Protocol):
@@ -86,31 +86,35 @@ class BatchDigest:
     queries: dict[str, QuerySeen] = field(default_factory=dict)
 
 
-def digest_events(events: Iterable[Event]) -> BatchDigest:
+def digest_events(
+    events: Iterable[Event], fingerprinter: Fingerprinter | None = None
+) -> BatchDigest:
     """Fingerprint each event and aggregate per query, dimensions and minute.
 
     Events without a timestamp cannot be placed in time and must be dated by the caller.
+
+    Args:
+        events: The batch's events.
+        fingerprinter: Gives each statement's fingerprint and query_id, with the grouping
+            rules in force; a plain one by default.
 
     Example:
         >>> digest = digest_events(events)
         >>> sum(m.count for m in digest.buckets.values()) == len(events)
         True
     """
+    classify = fingerprinter or Fingerprinter()
     digest = BatchDigest()
-    # Batches repeat the same statement texts; fingerprint each distinct text once.
-    ids_by_text: dict[str, str] = {}
     for event in events:
         if event.ts is None:
             raise ValueError("event without a timestamp")
-        qid = ids_by_text.get(event.query)
-        if qid is None:
-            fp = fingerprint(event.query)
-            qid = ids_by_text[event.query] = query_id(fp)
-            if qid not in digest.queries:
-                digest.queries[qid] = QuerySeen(fp, event.ts, event.ts)
-        seen = digest.queries[qid]
-        seen.first_seen = min(seen.first_seen, event.ts)
-        seen.last_seen = max(seen.last_seen, event.ts)
+        fp, qid = classify(event.query)
+        seen = digest.queries.get(qid)
+        if seen is None:
+            digest.queries[qid] = QuerySeen(fp, event.ts, event.ts)
+        else:
+            seen.first_seen = min(seen.first_seen, event.ts)
+            seen.last_seen = max(seen.last_seen, event.ts)
         key = BucketKey(
             query_id=qid,
             schema=event.db or "",
