@@ -379,7 +379,15 @@ ENTRIES = st.builds(
     optional(TIME_LINES),
     optional(USER_HOST_LINES),
     optional([*QUERY_TIME_LINES, b"# Query_time: 2"]),
-    optional([b"# Bytes_sent: 123  Tmp_tables: 0\n", b"# explain: x\n", b"#\n"]),
+    st.lists(
+        st.sampled_from(
+            [
+                *(b"# Bytes_sent: 123  Tmp_tables: 0\n", b"# explain: x\n", b"#\n"),
+                *(b"# Warnings\n", b"# Warning 1292 Incorrect value: '1a'\n", b"# Note 1 a: b\n"),
+            ]
+        ),
+        max_size=3,
+    ),
     st.lists(st.sampled_from(META_LINES), max_size=2),
     st.lists(st.sampled_from(BODY_LINES), min_size=1, max_size=3),
     optional(list(LOG_LINES)),

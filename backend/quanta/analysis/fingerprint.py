@@ -10,19 +10,24 @@ Normalisation, one token at a time (a single ``re.findall`` pass, then one loop)
   ``-- ...``. Executable comments ``/*!50100 ... */`` and ``/*M! ... */`` keep their content,
   as the server runs it.
 * Literals become ``?``: numbers (with a unary sign, decimals, exponents), strings (doubled
-  quotes, backslash escapes, ``x'..'``, ``b'..'``, ``N'..'``, ``_utf8mb4'..'``), ``0x..``,
-  ``0b..``, ``TRUE``, ``FALSE``, ``NULL`` (but ``IS [NOT] NULL`` stays), ``?`` placeholders.
-  Adjacent strings (``'a' 'b'``) are one literal. A user variable's name is one too
-  (``@x`` is ``@?``), because MariaDB's DIGEST_TEXT abstracts it.
+  quotes, backslash escapes, ``x'..'``, ``b'..'``, ``N'..'``, ``_utf8mb4'..'`` and
+  ``_utf8mb4 '..'``), ``0x..``, ``0b..``, ``TRUE``, ``FALSE``, ``NULL`` (but ``IS [NOT] NULL``,
+  ``IS [NOT] TRUE`` and ``IS [NOT] FALSE`` stay: they are tests, not values), ``?``
+  placeholders. Adjacent strings (``'a' 'b'``) are one literal. A user variable's name is one
+  too (``@x`` is ``@?``), because MariaDB's DIGEST_TEXT abstracts it.
 * A comma-separated run of two or more literals becomes ``?, ...``, as DIGEST_TEXT writes it
-  (``select ?, ...``, ``substring(b, ?, ...)``). ``IN (...)`` becomes ``in(?+)`` and
-  ``VALUES (...), (...)`` becomes ``values(?+)`` when the lists hold only literals; later rows
-  of a multi-row VALUES are dropped whatever they hold, as pt-query-digest does.
+  (``select ?, ...``, ``substring(b, ?, ...)``); a user variable may start the run, as in
+  MariaDB's digest (``@a, 1`` is ``@?, ...``, but ``1, @a`` is ``?, @?``). ``IN (...)``
+  becomes ``in(?+)`` and ``VALUES (...), (...)`` becomes ``values(?+)`` when the lists hold
+  only literals; later rows of a multi-row VALUES are dropped whatever they hold, as
+  pt-query-digest does.
 * ``LIMIT n``, ``LIMIT a, b`` and ``LIMIT b OFFSET a`` become ``limit ?``.
 * Lower case; backticks removed; identifiers keep their digits (``t1.id``, ``users_2009``).
 * ``ASC`` is dropped (it is the default); ``!=`` becomes ``<>``; keyword synonyms the server
   prints differently in DIGEST_TEXT are unified (``DISTINCTROW`` -> ``distinct``,
-  ``SQL_TSI_DAY`` -> ``day``, ``CHARACTER`` -> ``char``, ``SCHEMA`` -> ``database``, ...).
+  ``SQL_TSI_DAY`` -> ``day``, ``CHARACTER`` -> ``char``, ``SCHEMA`` -> ``database``,
+  ``REPLICA`` -> ``slave``, ...), also where such a keyword names a column, as the digest
+  prints the keyword then too.
 * Whole-statement forms, as pt-query-digest: ``call db.proc(...)`` -> ``call db.proc``,
   ``use db`` -> ``use ?``, ``administrator command: Quit`` is kept verbatim, a mysqldump
   ``SELECT /*!40001 SQL_NO_CACHE */ * FROM `t``` is ``mysqldump``, a percona-toolkit
@@ -42,6 +47,22 @@ Output spacing (the only spacing there is, so ``id=1`` and ``id = 1`` are one qu
   ``values(?+)``, ``char(?)``) but not to clause keywords (``in (select``, ``exists (``,
   ``from (``, ``and (``) nor to a table name after ``into``/``table``/``references``/
   ``exists`` (``insert into t (a, b) values(?+)``).
+
+A DIGEST_TEXT cut short: the server keeps ``performance_schema_max_digest_length`` bytes of
+tokens (``max_digest_length`` for the digest itself; both 1024 by default). MariaDB and MySQL
+5.7+ end the text after the last token that fitted, with no mark; MySQL 5.6 appends ``...``.
+Either way the fingerprint is that of the prefix, and a trailing ``...`` that does not continue
+a list of values stays as the mark `` ...`` (``where c=? and ...``), never a value; an open
+``(`` stays open. So every statement the server merged under that digest (it hashes only the
+tokens it kept) gets one query_id, stable from poll to poll, which is deliberately not the
+query_id of any complete statement: a prefix cannot tell which statement it was. Raise both
+variables when DIGEST_TEXTs end mid-statement.
+
+Known differences between the two sources that no fingerprint can bridge: the slow log writes
+what ``EXECUTE stmt USING ...`` ran, with its values, where the digest is of the EXECUTE; a
+statement with a syntax error has no DIGEST_TEXT; a bare column named ``system_user`` reads
+as the keyword ``USER`` here (the digest prints ``USER`` as ``SYSTEM_USER``); ``0XFF`` (an
+upper-case ``X``) is read as a hex literal although the server takes it for a name.
 
 A fingerprint is its own fingerprint. Where pt-query-digest (3.x) groups differently: it keeps
 whatever spacing, backticks, ``!=`` and keyword spelling the client sent, reads ``'a''b'`` as
@@ -110,6 +131,7 @@ _UNARY = 10  # unary operator: sticks to its operand
 _AT = 11
 _SEMI = 12
 _FUSED = 13  # 'in(?+)', 'values(?+)'
+_MARK = 14  # the '...' that ends a DIGEST_TEXT cut short: always after a space
 
 # What a parenthesised list may hold to collapse into IN (?+) / VALUES (?+): literals, and
 # rows of literals for "(a, b) IN ((1, 2), (3, 4))".
@@ -168,8 +190,13 @@ _KEYWORD_ALIASES = {
     "varcharacter": "varchar",
     "geomcollection": "geometrycollection",
     "ndb": "ndbcluster",
+    # USER is printed SYSTEM_USER: sql_functions[] comes after symbols[] in lex.h.
     "system_user": "user",
-    "session_user": "user",
+    # MariaDB 10.5+ reads REPLICA as SLAVE (MySQL 8 has both words: the same command).
+    "replica": "slave",
+    "replicas": "slaves",
+    "replica_pos": "slave_pos",
+    "master_demote_to_replica": "master_demote_to_slave",
 }
 # Function-name synonyms: only keywords when a '(' follows, so only mapped then.
 _FUNCTION_ALIASES = {
@@ -178,9 +205,25 @@ _FUNCTION_ALIASES = {
     "std": "stddev_pop",
     "stddev": "stddev_pop",
     "variance": "var_pop",
+    "session_user": "user",
 }
+# Character set introducers: `_utf8mb4 'x'` (with a blank) is one literal, as `_utf8mb4'x'` is.
+_INTRODUCERS = frozenset(
+    "_" + name
+    for name in (
+        "armscii8", "ascii", "big5", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
+        "cp852", "cp866", "cp932", "dec8", "eucjpms", "euckr", "filename", "gb18030", "gb2312",
+        "gbk", "geostd8", "greek", "hebrew", "hp8", "keybcs2", "koi8r", "koi8u", "latin1",
+        "latin2", "latin5", "latin7", "macce", "macroman", "sjis", "swe7", "tis620", "ucs2",
+        "ujis", "utf16", "utf16le", "utf32", "utf8", "utf8mb3", "utf8mb4",
+    )
+)  # fmt: skip
+# What an introducer may stand before: a string, or a hex or bit literal.
+_INTRODUCED_STARTS = ("'", '"', "0x", "0b", "x'", "b'")
 # Words handled by the main loop rather than emitted as they are.
-_SPECIAL_WORDS = frozenset(("null", "true", "false", "asc", "offset", *_FUNCTION_ALIASES))
+_SPECIAL_WORDS = frozenset(
+    ("null", "true", "false", "asc", "offset", *_FUNCTION_ALIASES, *_INTRODUCERS)
+)
 # Words after which '+'/'-' is a sign, not a subtraction.
 _EXPRESSION_START_WORDS = frozenset(
     (
@@ -352,7 +395,11 @@ def _normalise(tokens: list[str]) -> tuple[list[str], list[int]]:
         elif first == _C_NAME:
             _push_name(texts, kinds, token.strip("`").replace("``", "`"))
         elif first == _C_DOT and len(token) > 1:
-            _push_literal(texts, kinds, _LIST if token == "..." else _LIT)
+            if token == "..." and i == count and not _continues_list(texts, kinds):
+                add_text(token)  # the mark of a DIGEST_TEXT cut short: kept, never a value
+                add_kind(_MARK)
+            else:
+                _push_literal(texts, kinds, _LIST if token == "..." else _LIT)
         elif not token.startswith(_COMMENT_STARTS):
             _push_operator(texts, kinds, token)
         elif token.startswith("/*repeat "):  # written by fingerprint() itself: keep it
@@ -369,13 +416,17 @@ def _push_word(texts: list[str], kinds: list[int], tokens: list[str], i: int, wo
                 _push_literal(texts, kinds, _LIT)
                 return i
         elif word == "true" or word == "false":
-            _push_literal(texts, kinds, _LIT)
-            return i
+            if not _after_is(texts, kinds):  # IS [NOT] TRUE is a test, not a value
+                _push_literal(texts, kinds, _LIT)
+                return i
         elif word == "asc":
             return i
         elif word == "offset":
             if _after_limit_value(texts, kinds) and i < len(tokens) and _is_number(tokens[i]):
                 return i + 1  # LIMIT b OFFSET a is LIMIT a, b
+        elif word in _INTRODUCERS:
+            if i < len(tokens) and tokens[i].startswith(_INTRODUCED_STARTS):
+                return i  # the literal after it stands for both
         elif i < len(tokens) and tokens[i] == "(":
             word = _FUNCTION_ALIASES[word]
     if kinds and kinds[-1] == _AT:
@@ -387,7 +438,7 @@ def _push_word(texts: list[str], kinds: list[int], tokens: list[str], i: int, wo
 
 
 def _after_is(texts: list[str], kinds: list[int]) -> bool:
-    """Tell whether the output ends with IS or IS NOT (so a NULL there is a keyword)."""
+    """Tell whether the output ends with IS or IS NOT (so a NULL or TRUE there is a keyword)."""
     if not texts or kinds[-1] != _WORD:
         return False
     if texts[-1] == "is":
@@ -417,7 +468,15 @@ def _push_literal(texts: list[str], kinds: list[int], kind: int) -> None:
     last = kinds[-1]
     if last in (_LIT, _LIST):
         return  # 'a' 'b' is one string; MariaDB's DIGEST_TEXT writes it '? ?'
-    if last == _COMMA and len(kinds) >= 2 and (kinds[-2] == _LIT or kinds[-2] == _LIST):
+    if (  # _continues_list(), inlined: this runs for every value of a list
+        last == _COMMA
+        and len(kinds) >= 2
+        and (
+            kinds[-2] == _LIT
+            or kinds[-2] == _LIST
+            or (kinds[-2] == _NAME and _user_variable_before_comma(texts, kinds))
+        )
+    ):
         texts.pop()
         kinds.pop()
         if len(kinds) >= 2 and kinds[-2] == _WORD and texts[-2] == "limit":
@@ -430,6 +489,30 @@ def _push_literal(texts: list[str], kinds: list[int], kind: int) -> None:
         return
     texts.append(_LIST_TEXT if kind == _LIST else "?")
     kinds.append(kind)
+
+
+def _continues_list(texts: list[str], kinds: list[int]) -> bool:
+    """Tell whether the output ends with a value and a comma, so '...' there is more values."""
+    return (
+        len(kinds) >= 2
+        and kinds[-1] == _COMMA
+        and (kinds[-2] == _LIT or kinds[-2] == _LIST or _user_variable_before_comma(texts, kinds))
+    )
+
+
+def _user_variable_before_comma(texts: list[str], kinds: list[int]) -> bool:
+    """Tell whether the output ends with a user variable ``@?`` and a comma.
+
+    MariaDB's digest reads a user variable's name as a value, so ``@a, 1`` is ``@?, ...``
+    there (but ``1, @a`` stays ``?, @?``: the '@' stands between the two values).
+    """
+    return (
+        len(kinds) >= 3
+        and kinds[-2] == _NAME
+        and texts[-2] == "?"
+        and kinds[-3] == _AT
+        and (len(kinds) < 4 or kinds[-4] != _AT)  # not @@?, a system variable
+    )
 
 
 def _push_name(texts: list[str], kinds: list[int], name: str) -> None:
@@ -549,7 +632,7 @@ def _spacing_table() -> tuple[tuple[bool | None, ...], ...]:
 
     None means "depends on the words": a '(' after a name.
     """
-    kinds = range(_FUSED + 1)
+    kinds = range(_MARK + 1)
     no_space_after = (_OPEN, _DOT, _CMP, _UNARY, _AT)
     no_space_before = (_CLOSE, _COMMA, _DOT, _CMP, _SEMI)
     table: list[tuple[bool | None, ...]] = []
@@ -557,7 +640,9 @@ def _spacing_table() -> tuple[tuple[bool | None, ...], ...]:
         row: list[bool | None] = []
         for current in kinds:
             space: bool | None = True
-            if previous in no_space_after or current in no_space_before:
+            if current == _MARK:
+                pass  # 'db. ...' must not read back as 'db....'
+            elif previous in no_space_after or current in no_space_before:
                 space = False
             elif current == _OPEN and previous in (_WORD, _NAME):
                 space = None

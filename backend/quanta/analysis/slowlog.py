@@ -146,7 +146,7 @@ _INT_RE = re.compile(r"-?\d+")
 _FLOAT_RE = re.compile(r"-?\d+\.\d+|-?\d+(?:\.\d+)?e[+-]?\d+", re.IGNORECASE)
 # Kinds of '#' lines. Time, User@Host and Query_time lines begin an entry wherever they
 # appear; other '#' lines after a statement has begun are comments inside it.
-_PAIRS, _TIME, _USER_HOST, _QUERY_TIME, _ADMIN, _EXPLAIN = range(6)
+_PAIRS, _TIME, _USER_HOST, _QUERY_TIME, _ADMIN, _EXPLAIN, _WARNINGS = range(7)
 _HEADER_PREFIXES = {
     prefix[2:6]: (prefix, kind)
     for prefix, kind in (
@@ -155,9 +155,12 @@ _HEADER_PREFIXES = {
         ("# Query_time:", _QUERY_TIME),
         ("# administrator command:", _ADMIN),
         ("# explain:", _EXPLAIN),
+        ("# Warnings", _WARNINGS),
     )
 }
 # Values that look numeric but are identifiers.
+# MariaDB (log_slow_verbosity=warnings) lists each warning after '# Warnings'.
+_WARNING_LINE_RE = re.compile(r"# (?:Note|Warning|Error) \d+ ")
 _STRING_KEYS = frozenset(("InnoDB_trx_id", "Log_slow_rate_type"))
 _TIME_SUFFIXES = ("_time", "_wait")
 _BOOLEANS = {"Yes": True, "No": False, "YES": True, "NO": False, "yes": True, "no": False}
@@ -170,7 +173,9 @@ _FIELD_KEYS = frozenset(
 # '#' or looks like a server banner, ending where the next entry's header begins. Possessive
 # quantifiers: a line is never given back to a later part, so the match means exactly what
 # the line-by-line parser would read (anything else fails and takes that path).
-_PLAIN_HEADER_LINE = r"# (?!Time:|User@Host:|Query_time:|explain:|administrator command:)[^\n]*\n"
+_PLAIN_HEADER_LINE = (
+    r"# (?!Time:|User@Host:|Query_time:|explain:|administrator command:|Warnings\n)[^\n]*\n"
+)
 _META_LINE = r"(?:use [^\n]*;|SET (?:last_insert_id|insert_id|timestamp)=\S*;)[^\S\n]*\n|[^\S\n]*\n"
 _BODY_LINE = r"(?!\#|Tcp|TCP|Time|[^\n]*, Version: )[^\n]*\n"
 # The common MySQL header lines have their values captured here (ASCII digits only), so that
@@ -318,6 +323,7 @@ class _Entry:
     user: str | None = None
     host: str | None = None
     explain: list[str] = field(default_factory=list)
+    warnings: list[str] | None = None  # after MariaDB's '# Warnings' line
     use_db: str | None = None
     set_ts: datetime | None = None
     meta: bool = False  # a use/SET timestamp line seen
@@ -478,6 +484,10 @@ class _Parser:
             self._read_time(entry, line)
         elif kind == _USER_HOST:
             self._read_user_host(entry, line)
+        elif kind == _WARNINGS and line == "# Warnings":
+            entry.warnings = []
+        elif entry.warnings is not None and _WARNING_LINE_RE.match(line):
+            entry.warnings.append(line[2:].rstrip())
         elif kind == _EXPLAIN:
             entry.explain.append(line[len("# explain:") :].strip())
         else:
@@ -575,6 +585,8 @@ class _Parser:
     def _event(self, entry: _Entry, query: str, query_time: float) -> SlowLogEvent:
         values = entry.values
         attributes = {k: _typed(k, v) for k, v in values.items() if k not in _FIELD_KEYS}
+        if entry.warnings:
+            attributes["warnings"] = "\n".join(entry.warnings)
         if entry.explain:
             attributes["explain"] = "\n".join(entry.explain)
         self._stats.events += 1

@@ -1,0 +1,1 @@
+"""Scripts run by hand to (re)create test fixtures; the tests import their definitions."""
