@@ -163,6 +163,8 @@ _HEADER_PREFIXES = {
 _WARNING_LINE_RE = re.compile(r"# (?:Note|Warning|Error) \d+ ")
 _STRING_KEYS = frozenset(("InnoDB_trx_id", "Log_slow_rate_type"))
 _TIME_SUFFIXES = ("_time", "_wait")
+# MariaDB writes these (log_slow_verbosity=innodb/engine) in milliseconds; typed as seconds.
+_MILLISECOND_KEYS = frozenset(("Pages_read_time", "Engine_time"))
 _BOOLEANS = {"Yes": True, "No": False, "YES": True, "NO": False, "yes": True, "no": False}
 _FIELD_KEYS = frozenset(
     ("Query_time", "Lock_time", "Rows_sent", "Rows_examined", "Rows_affected", "Schema")
@@ -796,6 +798,8 @@ def _typed(key: str, value: str | None) -> AttributeValue:
         return value
     if key.endswith(_TIME_SUFFIXES):
         seconds = _parse_seconds(value)
+        if seconds is not None and key in _MILLISECOND_KEYS:
+            seconds /= 1000
         return value if seconds is None else seconds
     flag = _BOOLEANS.get(value)
     if flag is not None:
