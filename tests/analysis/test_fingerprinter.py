@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.fingerprinter import Fingerprinter, literal_mask
 from quanta.analysis.grouping import parse_rules
 from tests.analysis.test_fingerprint import CASES
@@ -33,8 +33,18 @@ def test_statements_sharing_a_key_share_a_fingerprint() -> None:
 def test_literals_are_masked_and_names_are_not() -> None:
     sql = "SELECT 'a', \"b\", 1.5e3, .5, 0x1f FROM t1 WHERE `c2` = -3 /* 4 */ AND x=1 -- 5"
     assert literal_mask(sql) == (
-        "SELECT \x00, \x01, \x02, \x02, \x02 FROM t1 WHERE `c2` = -\x02 /* 4 */ AND x=\x02 -- 5"
+        "SELECT \x00, \x01, \x04 FROM t1 WHERE `c2` = -\x02 \x03 AND x=\x02 -- 5"
     )
+    assert (
+        literal_mask("SELECT /*!40001 SQL_NO_CACHE */ 1") == "SELECT /*!40001 SQL_NO_CACHE */ \x02"
+    )
+
+
+def test_percona_toolkit_checksum_queries_are_recognised_whatever_else_was_seen() -> None:
+    fingerprinter = Fingerprinter()
+    assert fingerprinter("SELECT a FROM t /*x*/")[0] == "select a from t"
+    assert fingerprinter("SELECT a FROM t /*db.t:1/2*/")[0] == "percona-toolkit"
+    assert fingerprinter("SELECT '/*db.t:1/2*/'")[0] == fingerprint("SELECT '/*db.t:1/2*/'")
 
 
 # Statement templates whose slots take literals in every form the tokenizer knows; whatever
@@ -43,6 +53,9 @@ TEMPLATES = [
     "SELECT * FROM t WHERE a = {} AND b IN ({}, {}) LIMIT {}",
     "select x{} from `t{}`.c where y={}",
     "INSERT INTO t (a, b) VALUES ({}, {}), ({},{})",
+    "INSERT INTO t VALUES ({}, 'a'), (-1, {}), ({}) ON DUPLICATE KEY UPDATE a=VALUES(a), b={}",
+    "REPLACE INTO t VALUE ({}),({}),({} ),( {}, {})",
+    "INSERT INTO t VALUES ({}, {}), (NOW(), {}), (/* {} */ 1)",
     "UPDATE t SET a={} WHERE b{}c AND d = -{}",
     "SELECT {}{} FROM t /* {} */ WHERE a = {} # {}",
     "SELECT t.{} FROM t WHERE a LIKE {} ESCAPE {}",
@@ -53,6 +66,8 @@ LITERALS = st.sampled_from(
         "1", "42", "1.5", "1.", ".5", "1e5", "1E-3", "0x1F", "0x1f", "0b101", "-1", "+2",
         "'a'", "'it''s'", "'a\\'b'", "''", '"x"', "x'AB'", "b'01'", "N'z'", "_utf8mb4'q'",
         "NULL", "TRUE", "?", "@v", "a", "`q`", "1abc", "1.2.3", "1..3", "'unterminated",
+        "/* c */", "/*x*/", "/*+ NO_ICP(t) */", "/*!50000 1 */", "/*M! 2 */", "/*db.t:1/2*/",
+        "'/*db.t:1/2*/'", "/* 'q */", "/* unterminated", "-- c\n", "# c\n",
     ]
 )  # fmt: skip
 
@@ -67,9 +82,44 @@ def test_cache_never_merges_different_fingerprints(
     a, b = template.format(*first), template.format(*second)
     fingerprinter = Fingerprinter()
     assert fingerprinter(a) == (fingerprint(a), query_id(fingerprint(a)))
-    if literal_mask(a) == literal_mask(b):
+    checksum_query = any(PT_CHECKSUM_RE.search(sql) for sql in (a, b))  # never cached
+    if literal_mask(a) == literal_mask(b) and not checksum_query:
         assert fingerprint(a) == fingerprint(b), (a, b)
     assert fingerprinter(b) == (fingerprint(b), query_id(fingerprint(b)))
+
+
+# A run of two or more numbers is one key marker, so its fingerprint must not depend on the
+# run's length in any context where a run can stand.
+RUN_CONTEXTS = [
+    "SELECT * FROM t WHERE id IN ({})",
+    "SELECT {} FROM t",
+    "SELECT a FROM t LIMIT {}",
+    "INSERT INTO t VALUES ({}), ({})",
+    "INSERT INTO t VALUES ({}), ({}), ({}) ON DUPLICATE KEY UPDATE a=VALUES(a)",
+    "SELECT f(a, {}) - b FROM t",
+    "SELECT a FROM t WHERE (a, b) IN (({}), (1, 2))",
+    "SELECT @x:={}",
+    "CALL p({})",
+    "SELECT a FROM t ORDER BY {}",
+]
+NUMBERS = st.sampled_from(["1", "22", "3.5", ".5", "1e3", "0x1f", "0b1", "7."])
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(RUN_CONTEXTS),
+    st.lists(NUMBERS, min_size=2, max_size=6),
+    st.lists(NUMBERS, min_size=2, max_size=6),
+    st.sampled_from([",", ", ", " , ", ",\n"]),
+)
+def test_runs_of_numbers_of_any_length_share_a_fingerprint(
+    context: str, first: list[str], second: list[str], comma: str
+) -> None:
+    a = context.format(*[comma.join(first)] * context.count("{}"))
+    b = context.format(*[", ".join(second)] * context.count("{}"))
+    assert literal_mask(a) == literal_mask(b)
+    assert fingerprint(a) == fingerprint(b)
+    assert Fingerprinter()(a) == (fingerprint(a), query_id(fingerprint(a)))
 
 
 def test_grouping_rules_apply_to_the_fingerprint_and_the_query_id() -> None:

@@ -110,7 +110,8 @@ _TOKEN_RE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _NUMBER_RE = re.compile(r"\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?|0x[0-9a-f]+|0b[01]+")
-_PT_CHECKSUM_RE = re.compile(r"/\*\w+\.\w+:[0-9]/[0-9]\*/")
+# A percona-toolkit checksum query carries this comment; its fingerprint is "percona-toolkit".
+PT_CHECKSUM_RE = re.compile(r"/\*\w+\.\w+:[0-9]/[0-9]\*/")
 _UNION_RE = re.compile(r"\b(select\s.*?)(?:(\sunion(?:\sall)?)\s\1)+")
 _MYSQLDUMP_PREFIX = "SELECT /*!40001 SQL_NO_CACHE */ * FROM `"
 _ADMIN_PREFIX = "administrator command: "
@@ -329,7 +330,7 @@ def _whole_statement_form(sql: str) -> str | None:
         return sql
     if sql.startswith(_MYSQLDUMP_PREFIX):
         return "mysqldump"
-    if "/*" in sql and _PT_CHECKSUM_RE.search(sql):
+    if "/*" in sql and PT_CHECKSUM_RE.search(sql):
         return "percona-toolkit"
     return None
 

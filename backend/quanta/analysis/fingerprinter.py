@@ -9,9 +9,12 @@ This is only correct if two statements with the same masked text always have the
 fingerprint. The masking therefore replaces a span only where the fingerprint's tokenizer
 reads exactly that span as one literal whatever its value: a quoted string (one marker per
 quote character, since ``x'..'`` and ``x".."`` tokenize differently), or a number standing
-alone after a separator, matched with the tokenizer's own possessive rules. Everything else,
-comments and quoted names included, stays verbatim in the key, which can only make the cache
-miss more often, never answer wrongly. Tests check the property on every fingerprint case
+alone after a separator, matched with the tokenizer's own possessive rules; and a ``/* */``
+comment, which leaves no trace whatever it says (the comments frameworks append, such as
+``/*controller:cart,action:show*/``, would otherwise defeat the cache). Everything else,
+executable comments and quoted names included, stays verbatim in the key, which can only
+make the cache miss more often, never answer wrongly. A percona-toolkit checksum query,
+recognised by a comment, is never cached. Tests check the property on every fingerprint case
 and on random statements.
 
 Example:
@@ -25,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.grouping import GroupingRule, apply_rules
 
 __all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "literal_mask"]
@@ -33,23 +36,43 @@ __all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "literal_mask"]
 # Distinct masked shapes remembered; past this the cache starts over (bounded memory).
 DEFAULT_CACHE_SIZE = 20_000
 
+# A number standing alone after a separator, read with the tokenizer's own possessive rules.
+_NUMBER = r"""
+    (?<=[\s(,=<>!+\-*/%|&^~:;])
+    (?:0x[0-9a-f]++|0b[01]++|\d++(?:\.\d*+)?+(?:[eE][+-]?\d++)?+|\.\d++(?:[eE][+-]?\d++)?+)
+    (?![\w$.])
+"""
+_STRING = r"'[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+'|\"[^\"\\]*+(?:(?:\\.|\"\")[^\"\\]*+)*+\""
+# One row of a VALUES list with no parentheses, quoted names or comments in it.
+_ROW = rf"""\((?:[^()'"`/\#\-]++|-(?!-)|{_STRING})*+\)"""
 # The leading lookahead lets most positions fail at once: twice as fast as without it.
 _MASK_RE = re.compile(
-    r"""(?=[`/\#\-'"0-9.])(?:
-      (?P<keep>`[^`]*+`|/\*.*?\*/|\#[^\n]*+|--[^\n]*+)             # verbatim in the key
+    rf"""(?=[`/\#\-'"0-9.vV])(?:
+      (?P<values>(?P<first_row>\b[vV][aA][lL][uU][eE][sS]?\s*+{_ROW})(?:\s*+,\s*+{_ROW})++)
+    | (?P<comment>/\*(?!!|[mM]!).*?\*/)    # leaves no trace, unless executable (/*! /*M!)
+    | (?P<keep>`[^`]*+`|/\*.*?\*/|\#[^\n]*+|--[^\n]*+)             # verbatim in the key
     | (?P<single>'[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+')
     | (?P<double>"[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+")
-    | (?<=[\s(,=<>!+\-*/%|&^~:;])(?P<number>
-          (?:0x[0-9a-f]++|0b[01]++|\d++(?:\.\d*+)?+(?:[eE][+-]?\d++)?+|\.\d++(?:[eE][+-]?\d++)?+)
-      )(?![\w$.])
+    | (?P<numbers>{_NUMBER}(?:\s*+,\s*+{_NUMBER})++)    # 2 or more: '?, ...' however many
+    | (?P<number>{_NUMBER})
     )""",
     re.VERBOSE | re.DOTALL,
 )
-_MARKERS = {"single": "\x00", "double": "\x01", "number": "\x02"}
+_MARKERS = {
+    "single": "\x00",
+    "double": "\x01",
+    "number": "\x02",
+    "comment": "\x03",
+    "numbers": "\x04",
+}
 
 
 def _mask(match: re.Match[str]) -> str:
     group = match.lastgroup
+    if group == "values":
+        # A fingerprint drops every row of a VALUES list after the first, whatever it holds:
+        # one marker for them, and a long multi-row INSERT costs no more than one row.
+        return _MASK_RE.sub(_mask, match["first_row"]) + "\x05"
     return match.group() if group == "keep" or group is None else _MARKERS[group]
 
 
@@ -82,6 +105,10 @@ class Fingerprinter:
 
     def __call__(self, sql: str) -> tuple[str, str]:
         """Return the fingerprint of ``sql`` and its query_id."""
+        if "/*" in sql and PT_CHECKSUM_RE.search(sql):
+            # Decided by a comment (or a string) the key does not keep: never cached.
+            text = apply_rules(fingerprint(sql), self._rules)
+            return text, query_id(text)
         key = _MASK_RE.sub(_mask, sql)
         known = self._cache.get(key)
         if known is not None:
