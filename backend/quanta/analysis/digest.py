@@ -141,7 +141,7 @@ class QueryClassDigest:
         self.rows_affected.add_all([e.rows_affected for e in events if e.rows_affected is not None])
         self.query_length.add_all([len(e.query) for e in events])
         for event in events:
-            if event.attributes:
+            if not _NOT_METRICS.issuperset(event.attributes):
                 self._add_attributes(event)
         self.databases.update([e.db or "" for e in events])
         self.users.update([e.user or "" for e in events])

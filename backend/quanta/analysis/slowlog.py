@@ -204,6 +204,8 @@ _ENTRY_RE = re.compile(_ENTRY_PATTERN + _NEXT_ENTRY + ")")
 _LAST_ENTRY_RE = re.compile(_ENTRY_PATTERN + _NEXT_ENTRY + r"|\Z)")
 # Distinct User@Host lines remembered by one parser.
 _CACHE_SIZE = 4096
+# The usual meta lines, '[use db;] SET timestamp=N;': anything else takes the general rules.
+_PLAIN_META_RE = re.compile(r"(?:(use [^\n]*;)\n)?SET timestamp=([0-9]+);\n")
 _PLAIN_QUERY_TIME_KEYS = ("Query_time", "Lock_time", "Rows_sent", "Rows_examined")
 _TRAILING_CR_RE = re.compile(r"\r+(?=\n|\Z)")
 BLOCK_SIZE = 1 << 20
@@ -401,14 +403,15 @@ class _Parser:
         query = body.strip()
         if query.endswith(";"):
             query = query[:-1].rstrip()
-        if query_time is None or not query or not _is_plain_meta(meta):
+        plain_meta = _PLAIN_META_RE.fullmatch(meta) if meta else None
+        if query_time is None or not query or (meta and plain_meta is None):
             return self._read_unusual_entry(match, number)
         set_ts = None
-        if meta:
-            use_line, _, set_line = meta.rpartition("\n")[0].rpartition("\n")
+        if plain_meta is not None:
+            use_line, stamp = plain_meta.groups()
             if use_line:
                 self.database = _use_database(use_line)
-            set_ts = self._clock.epoch_time(set_line[len("SET timestamp=") : -1])
+            set_ts = self._clock.epoch_time(stamp)
         user = host = None
         attributes: dict[str, AttributeValue] = {}
         if user_host is not None:
@@ -674,23 +677,6 @@ def _user_host(line: str) -> tuple[str | None, str | None, str, str | None]:
     user = (user or "").strip() or priv.strip()
     ip = (ip or "").strip()
     return user or None, host or ip or None, ip, thread_id
-
-
-def _is_plain_meta(meta: str) -> bool:
-    """Tell whether meta lines are the usual '[use db;] SET timestamp=N;' (or nothing)."""
-    if not meta or (
-        meta.startswith("SET timestamp=") and meta.endswith(";\n") and meta[14:-2].isdecimal()
-    ):
-        return True
-    lines = meta.split("\n")
-    if len(lines) > 3 or not lines[-2].startswith("SET timestamp="):
-        return False
-    stamp = lines[-2][len("SET timestamp=") : -1]
-    return (
-        lines[-2].endswith(";")
-        and stamp.isdecimal()
-        and (len(lines) == 2 or (lines[0].startswith("use ") and lines[0].endswith(";")))
-    )
 
 
 def _use_database(line: str) -> str | None:
