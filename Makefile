@@ -50,8 +50,10 @@ test-python: install
 
 test: lint test-frontend test-python
 
-bench: install
-	@shopt -s nullglob; scripts=(bench/*.py); \
+# Every bench/*.py is a benchmark, except helper modules named _*.py (shared generators).
+bench: $(PY_STAMP)
+	@shopt -s nullglob; scripts=(); \
+	for script in bench/*.py; do [[ $$(basename "$$script") == _* ]] || scripts+=("$$script"); done; \
 	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks yet"; fi; \
 	for script in "$${scripts[@]}"; do echo "== $$script"; $(BIN)/python "$$script" || exit 1; done
 
