@@ -26,8 +26,10 @@ from quanta.analysis.slowlog import ParseStats, read_slow_log
 
 # A file smaller than this is read in this process: starting workers would cost more.
 PARALLEL_MIN_BYTES = 8 << 20
-# Parts are about this big: small enough to spread the work and move the progress bar.
+# Parts are at most about this big, and there are at least this many per process, so that
+# every process keeps busy to the end and the progress bar moves.
 PART_BYTES = 16 << 20
+PARTS_PER_JOB = 4
 _ENTRY_START = b"\n# Time:"
 _SCAN_BYTES = 1 << 20
 # The database of a part's first events until the part says otherwise (never a real name).
@@ -137,7 +139,7 @@ def _split(path: Path, jobs: int) -> list[_Part]:
     size = path.stat().st_size
     if jobs <= 1 or size < PARALLEL_MIN_BYTES:
         return [_Part(str(path), 0, size)]
-    count = max(jobs, size // PART_BYTES)
+    count = max(jobs * PARTS_PER_JOB, size // PART_BYTES)
     starts = [0]
     with path.open("rb") as handle:
         for n in range(1, count):
