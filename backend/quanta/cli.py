@@ -35,7 +35,21 @@ def migrate() -> None:
 
     settings = get_settings()
     upgrade_to_head(settings)
+    _prepare_partitions(settings)
     typer.echo(f"Migrated {_redact(settings.database_url_resolved)} to the newest revision.")
+
+
+def _prepare_partitions(settings: Settings) -> None:
+    """Create the metric store's time partitions up to now (PostgreSQL; beat keeps them)."""
+    from quanta.core.db import create_db_engine, create_session_factory, session_scope, utcnow
+    from quanta.queries.service import maintain_partitions
+
+    engine = create_db_engine(settings)
+    try:
+        with session_scope(create_session_factory(engine)) as session:
+            maintain_partitions(session=session, settings=settings, now=utcnow())
+    finally:
+        engine.dispose()
 
 
 @app.command()
@@ -57,6 +71,7 @@ def run() -> None:
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade_to_head(settings)
+    _prepare_partitions(settings)
     token = _bootstrap_admin_token(settings)
     if not (settings.ui_dist / "index.html").is_file():
         typer.echo(f"warning: UI not built ({settings.ui_dist}); run `make install`.", err=True)
@@ -180,6 +195,63 @@ def fingerprint(
             typer.echo(json.dumps({"query_id": query_id, "fingerprint": text}, ensure_ascii=False))
         else:
             typer.echo(f"{query_id}\t{text}")
+
+
+@app.command()
+def advise(
+    schema_file: Annotated[
+        Path, typer.Option("--schema", help="Schema snapshot (JSON) of the tables involved.")
+    ],
+    sql: Annotated[str, typer.Option("--sql", help="The statement: an example or fingerprint.")],
+    database: Annotated[
+        str | None, typer.Option("--database", "-d", help="Database of unqualified tables.")
+    ] = None,
+    usage_file: Annotated[
+        Path | None,
+        typer.Option("--usage", help='Index usage JSON: [{"table", "index", "count"}, ...].'),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the advice as JSON.")] = False,
+) -> None:
+    """Suggest the indexes a statement needs, and the existing ones that can go."""
+    from quanta.analysis.advisor import AdviceError, SchemaError, advise, parse_schema
+    from quanta.analysis.advisor import review_indexes as review
+    from quanta.analysis.advisor.render import advice_to_json, render_text
+
+    try:
+        schema = parse_schema(_read_json(schema_file, "schema snapshot"))
+        usage = _index_usage(_read_json(usage_file, "usage")) if usage_file else None
+        advice = advise(sql, schema, database)
+        findings = review(schema, sorted({a.table for a in advice}), usage)
+    except (AdviceError, SchemaError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(advice_to_json(advice, findings), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_text(advice, findings), nl=False)
+
+
+def _read_json(path: Path, what: str) -> object:
+    """Read a JSON file; a missing or invalid file exits with code 2 and says why."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        typer.echo(f"error: cannot read the {what} {path}: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _index_usage(data: object) -> dict[str, dict[str, int]]:
+    """[{"table": "db.t", "index": "i", "count": 3}, ...] as counts by table and index."""
+    from quanta.analysis.advisor import SchemaError
+
+    usage: dict[str, dict[str, int]] = {}
+    rows = data if isinstance(data, list) else [None]
+    for row in rows:
+        if not (isinstance(row, dict) and isinstance(row.get("count"), int)):
+            raise SchemaError('usage must be a list of {"table", "index", "count"} objects')
+        table = str(row.get("table", "")).lower()
+        usage.setdefault(table, {})[str(row.get("index", "")).lower()] = row["count"]
+    return usage
 
 
 def _bootstrap_admin_token(settings: Settings) -> str:

@@ -1,0 +1,127 @@
+"""Index advisor: the composite index a statement needs, from its SQL and a schema snapshot.
+
+Per table the statement reads (joins, subqueries and derived tables included) the advisor
+suggests at most one index, following how the server uses a B-tree:
+
+1. equality columns (``=``, ``<=>``, ``IS NULL``, one-value ``IN``; an inner table's join
+   column), an existing index's leading columns first so it can be replaced, then the most
+   selective first;
+2. then at most one range column (``<``, ``>``, ``BETWEEN``, ``LIKE 'x%'``, a several-value
+   ``IN`` before a sort), the most selective; or instead the ORDER BY / GROUP BY columns,
+   since an index is in order only after equalities: when a range and a sort compete, both
+   candidates are offered;
+3. then the other columns the query reads, when the index stays within 5 columns without
+   TEXT/BLOB (the InnoDB primary key is in every secondary index already).
+
+Nothing is suggested that an existing index serves as a left-most prefix; a table joined on
+its primary key needs nothing; an OR across columns gets one index per branch; UPDATE and
+DELETE are advised as their SELECT, never indexing a SET column. When no index can help the
+reason says why: a function on the column, a leading wildcard, a string compared to a
+number, a column with two values.
+
+Example:
+    >>> schema = parse_schema({"server": {"flavor": "mysql", "version": "8.0.36"},
+    ...     "tables": {"shop.orders": {"rows": 1000000, "primary_key": ["id"],
+    ...         "columns": {"id": {"type": "int"}, "customer_id": {"type": "int"},
+    ...                     "created_at": {"type": "datetime"}}}}})
+    >>> sql = "select id from orders where customer_id = ? order by created_at desc"
+    >>> print(advise(sql, schema, "shop")[0].ddl)
+    ALTER TABLE shop.orders ADD INDEX idx_orders_customer_id_created_at (customer_id, created_at)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from quanta.analysis.advisor.engine import advise_access
+from quanta.analysis.advisor.existing import FindingKind, IndexFinding, review_table
+from quanta.analysis.advisor.model import (
+    Action,
+    AdviceColumn,
+    AdviceError,
+    Rule,
+    TableAdvice,
+)
+from quanta.analysis.advisor.schema import Schema, SchemaError, parse_schema
+from quanta.analysis.advisor.statement import normalise_fingerprint, table_accesses
+
+__all__ = [
+    "Action",
+    "AdviceColumn",
+    "AdviceError",
+    "FindingKind",
+    "IndexFinding",
+    "Rule",
+    "Schema",
+    "SchemaError",
+    "TableAdvice",
+    "advise",
+    "normalise_fingerprint",
+    "parse_schema",
+    "review_indexes",
+]
+
+
+def advise(sql: str, schema: Schema, default_db: str | None = None) -> list[TableAdvice]:
+    """Advise indexes for one statement.
+
+    Args:
+        sql: A SELECT, UPDATE, DELETE or INSERT ... SELECT; a real example or a fingerprint.
+        schema: The snapshot of the tables it reads (see :func:`parse_schema`).
+        default_db: The database of unqualified table names.
+
+    Returns:
+        One advice per table access, in the order the tables are written (an OR across
+        columns gives one per branch); the same advice twice is given once.
+
+    Raises:
+        AdviceError: the statement cannot be parsed or names what the snapshot lacks.
+
+    Example:
+        >>> schema = parse_schema({"server": {"flavor": "mariadb", "version": "10.11.6"},
+        ...     "tables": {"db.t": {"primary_key": ["id"],
+        ...         "columns": {"id": {"type": "int"}, "a": {"type": "int"}}}}})
+        >>> sql = "select * from t where a in(?+)"
+        >>> [(a.action.value, a.ddl) for a in advise(sql, schema, "db")]
+        [('add', 'ALTER TABLE db.t ADD INDEX idx_t_a (a)')]
+    """
+    advice: list[TableAdvice] = []
+    for access in table_accesses(sql, schema, default_db):
+        for item in advise_access(access, schema.tables[access.table], schema.server):
+            if item not in advice:
+                advice.append(item)
+    return advice
+
+
+def review_indexes(
+    schema: Schema,
+    tables: Iterable[str] | None = None,
+    usage: Mapping[str, Mapping[str, int]] | None = None,
+) -> list[IndexFinding]:
+    """Find duplicate, redundant and unused existing indexes.
+
+    Args:
+        schema: The snapshot.
+        tables: The ``db.table`` names to review; default all.
+        usage: Index read counts by table then index name (from INDEX_STATISTICS or
+            performance_schema); tables without counts get no unused findings.
+
+    Returns:
+        The findings, table by table.
+
+    Example:
+        >>> schema = parse_schema({"server": {"flavor": "mysql", "version": "8.0.36"},
+        ...     "tables": {"db.t": {"primary_key": ["id"], "columns": {
+        ...         "id": {"type": "int"}, "a": {"type": "int"}, "b": {"type": "int"}},
+        ...         "indexes": [{"name": "ia", "columns": ["a"]},
+        ...                     {"name": "iab", "columns": ["a", "b"]}]}}})
+        >>> [(f.index, f.kind.value) for f in review_indexes(schema)]
+        [('ia', 'redundant')]
+    """
+    names = list(schema.tables) if tables is None else [t.lower() for t in tables]
+    usage = usage or {}
+    findings: list[IndexFinding] = []
+    for name in names:
+        table = schema.tables[name]
+        findings += review_table(table, usage.get(name))
+    return findings

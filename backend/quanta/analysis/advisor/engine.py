@@ -1,0 +1,554 @@
+"""The index rules: from one table access and the table's snapshot to the advice.
+
+The order of the columns follows how a B-tree is used: equality columns first (reusing an
+existing index's leading columns, then the most selective first), then at most one range
+column, or instead the ORDER BY / GROUP BY columns (a range ends the part of an index that
+can deliver order), then columns that make the index covering. An InnoDB secondary index
+holds the primary key as an implicit suffix, so the key neither needs the primary key's
+columns for covering nor benefits from repeating them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from quanta.analysis.advisor.model import (
+    Action,
+    AdviceColumn,
+    Obstacle,
+    ObstacleKind,
+    Predicate,
+    PredicateKind,
+    Role,
+    Rule,
+    TableAccess,
+    TableAdvice,
+)
+from quanta.analysis.advisor.schema import Index, IndexPart, Server, Table
+
+__all__ = ["MAX_INDEX_COLUMNS", "advise_access", "effective_parts", "index_ddl"]
+
+# An index wider than this costs more on every write than a covering read saves.
+MAX_INDEX_COLUMNS = 5
+# A column with this many distinct values or fewer matches about half the rows per value.
+TWO_VALUES = 2
+MAX_NAME_LENGTH = 64
+BTREE = "btree"
+_PLAIN_NAME_RE = re.compile(r"[a-z_][a-z0-9_$]*")
+# Reserved words likely as column names; others are rare enough to quote by hand.
+_RESERVED = frozenset(
+    ("order", "group", "key", "keys", "index", "desc", "asc", "select", "from", "where",
+     "table", "range", "rank", "row", "rows", "condition", "interval", "match", "option",
+     "read", "release", "usage", "check", "default", "change", "column", "database")
+)  # fmt: skip
+_EQUALITY_KINDS = (PredicateKind.EQUALITY, PredicateKind.JOIN)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """An index to suggest before covering: equality columns then a range or a sort."""
+
+    equalities: tuple[AdviceColumn, ...]
+    tail: tuple[AdviceColumn, ...]
+
+    @property
+    def columns(self) -> tuple[AdviceColumn, ...]:
+        return self.equalities + self.tail
+
+    @property
+    def sorts(self) -> bool:
+        return bool(self.tail) and self.tail[0].rule in (Rule.ORDER_BY, Rule.GROUP_BY)
+
+
+def advise_access(access: TableAccess, table: Table, server: Server) -> list[TableAdvice]:
+    """Advise on one table access: one advice, or one per branch of an OR across columns.
+
+    Args:
+        access: What the statement asks of the table (see :mod:`.statement`).
+        table: The table's snapshot, with its existing indexes.
+        server: The server, for descending and functional index support.
+
+    Returns:
+        The advice; ``action`` is ``none`` with the reason when no new index helps.
+
+    Example:
+        >>> from quanta.analysis.advisor.schema import Column
+        >>> table = Table("shop.t", "innodb", 1000, {"id": Column("id", "int"),
+        ...     "a": Column("a", "int", distinct=500)}, ("id",), ())
+        >>> equal_a = Predicate("a", PredicateKind.EQUALITY, "=")
+        >>> access = TableAccess("shop.t", predicates=(equal_a,))
+        >>> advise_access(access, table, Server("mysql", (8, 0, 36)))[0].ddl
+        'ALTER TABLE shop.t ADD INDEX idx_t_a (a)'
+    """
+    predicates = _usable_predicates(access)
+    if _joined_on_primary_key(predicates, table):
+        reason = "Joined on its primary key: each row is one primary-key lookup already."
+        return [TableAdvice(table.name, Action.NONE, reason=reason)]
+    notes = _obstacle_notes(access, table, server)
+    if access.set_columns:
+        notes.append(_set_columns_note(access))
+    if access.or_branches:
+        if not predicates and not access.sort:
+            return _advise_or(access, table, server, notes)
+        notes.append("The OR is checked on the rows the other conditions find.")
+    return [_advise_single(access, table, server, predicates, notes)]
+
+
+def _joined_on_primary_key(predicates: Sequence[Predicate], table: Table) -> bool:
+    joined = {p.column for p in predicates if p.kind is PredicateKind.JOIN}
+    fixed = joined | {p.column for p in predicates if p.kind is PredicateKind.EQUALITY}
+    return bool(joined) and bool(table.primary_key) and set(table.primary_key) <= fixed
+
+
+def _usable_predicates(access: TableAccess) -> list[Predicate]:
+    """Drop join columns of the driving table (not known yet) and columns the DML sets.
+
+    ``x IN (SELECT ...)`` stays: a semi-join may look x up from the subquery's rows.
+    """
+    return [
+        p
+        for p in access.predicates
+        if not (p.kind is PredicateKind.JOIN and access.role is Role.DRIVING and p.operator != "IN")
+        and p.column not in access.set_columns
+    ]
+
+
+def _advise_single(
+    access: TableAccess,
+    table: Table,
+    server: Server,
+    predicates: Sequence[Predicate],
+    notes: list[str],
+) -> TableAdvice:
+    sort, sort_note = _usable_sort(access, predicates, server)
+    if sort_note:
+        notes.append(sort_note)
+    if access.sort_problem:
+        notes.append(_sentence(access.sort_problem))
+    equalities, ranges = _split(predicates, sort)
+    if not equalities and not ranges and not sort:
+        return _nothing(table, notes, access)
+    two_values = _two_value_columns(table, equalities, ranges)
+    if two_values and not sort:
+        return TableAdvice(
+            table.name, Action.NONE, reason=_two_value_reason(two_values), notes=tuple(notes)
+        )
+    ordered = _order_equalities(equalities, table)
+    range_column = _most_selective(ranges, table)
+    if range_column and sort:
+        by_range = _Candidate(ordered, (range_column,))
+        by_sort = _Candidate(ordered, sort)
+        notes.append(_competing_note(range_column, sort, access.sort_rule))
+        primary = _finish(by_range, access, table, notes)
+        alternative = _finish(by_sort, access, table, [])
+        return replace(primary, alternative=alternative)
+    tail = (range_column,) if range_column else sort
+    return _finish(_Candidate(ordered, tail), access, table, notes)
+
+
+def _advise_or(
+    access: TableAccess, table: Table, server: Server, notes: list[str]
+) -> list[TableAdvice]:
+    """One index per OR branch: the server merges them (index_merge union) or a UNION does."""
+    advice = []
+    count = len(access.or_branches)
+    for number, branch in enumerate(access.or_branches, 1):
+        # index_merge fetches every matching row anyway, so a branch index is never covering:
+        # the access is treated like DML's, which reads the row.
+        branch_access = replace(access, predicates=branch, or_branches=(), dml=True)
+        single = _advise_single(branch_access, table, server, list(branch), list(notes))
+        prefix = (
+            f"OR branch {number} of {count} (one index per branch, merged by the server's "
+            "index_merge union or written as a UNION)"
+        )
+        advice.append(replace(single, reason=f"{prefix}: {_lower_first(single.reason)}"))
+    return advice
+
+
+def _usable_sort(
+    access: TableAccess, predicates: Sequence[Predicate], server: Server
+) -> tuple[tuple[AdviceColumn, ...], str]:
+    """The sort columns an index can deliver, and why not when it cannot."""
+    if not access.sort or access.role is not Role.DRIVING:
+        return (), ""
+    fixed = {p.column for p in predicates if p.kind in _EQUALITY_KINDS}
+    # A column fixed by an equality has one value: it does not change the order.
+    keys = [k for k in access.sort if k.column not in fixed]
+    if not keys:
+        return (), ""
+    directions = {k.desc for k in keys}
+    if len(directions) == 1:
+        # All DESC reads an ascending index backwards: no DESC needed.
+        return tuple(AdviceColumn(k.column, False, access.sort_rule) for k in keys), ""
+    if not server.descending_indexes:
+        return (), (
+            "The ORDER BY mixes ASC and DESC, which an index can only deliver on a server with "
+            "descending indexes (MySQL 8.0+, MariaDB 10.8+), so it still needs a sort."
+        )
+    return tuple(AdviceColumn(k.column, k.desc, access.sort_rule) for k in keys), ""
+
+
+def _split(
+    predicates: Sequence[Predicate], sort: Sequence[AdviceColumn]
+) -> tuple[list[AdviceColumn], list[AdviceColumn]]:
+    """Equality columns and range columns; a multi-value IN is a range only before a sort."""
+    equalities: dict[str, AdviceColumn] = {}
+    ranges: dict[str, AdviceColumn] = {}
+    for p in predicates:
+        if p.kind in _EQUALITY_KINDS or (p.kind is PredicateKind.IN_LIST and not sort):
+            rule = {PredicateKind.JOIN: Rule.JOIN, PredicateKind.IN_LIST: Rule.IN_LIST}.get(
+                p.kind, Rule.EQUALITY
+            )
+            equalities.setdefault(p.column, AdviceColumn(p.column, False, rule))
+        else:
+            ranges.setdefault(p.column, AdviceColumn(p.column, False, Rule.RANGE))
+    return list(equalities.values()), [r for r in ranges.values() if r.name not in equalities]
+
+
+def _distinct(table: Table, column: str) -> int:
+    """The distinct estimate, -1 when unknown (so unknown columns sort last)."""
+    found = table.columns.get(column)
+    return found.distinct if found and found.distinct is not None else -1
+
+
+def _order_equalities(equalities: list[AdviceColumn], table: Table) -> tuple[AdviceColumn, ...]:
+    """An existing index's leading equality columns first, then the most selective first."""
+    by_name = {c.name: c for c in equalities}
+    reused = _reusable_prefix(set(by_name), table)
+    rest = sorted(
+        (c for c in equalities if c.name not in reused),
+        key=lambda c: -_distinct(table, c.name),  # stable: written order breaks ties
+    )
+    return tuple(by_name[name] for name in reused) + tuple(rest)
+
+
+def _reusable_prefix(names: set[str], table: Table) -> tuple[str, ...]:
+    """The columns of the widest secondary index made only of ``names``, in its order.
+
+    Putting them first makes that index a left-most prefix of the new one, so it can go.
+    """
+    best: tuple[str, ...] = ()
+    for index in table.indexes:
+        columns = index.columns
+        whole = all(p.sub_part is None and not p.desc for p in index.parts)
+        if whole and not index.unique and set(columns) <= names and len(columns) > len(best):
+            best = columns
+    return best
+
+
+def _most_selective(ranges: list[AdviceColumn], table: Table) -> AdviceColumn | None:
+    if not ranges:
+        return None
+    return max(ranges, key=lambda c: _distinct(table, c.name))  # max keeps the first on ties
+
+
+def _two_value_columns(
+    table: Table, equalities: list[AdviceColumn], ranges: list[AdviceColumn]
+) -> list[str]:
+    """The filter columns, when every one of them has at most two values."""
+    columns = [c.name for c in (*equalities, *ranges)]
+    if not columns:
+        return []
+    low = [name for name in columns if 0 <= _distinct(table, name) <= TWO_VALUES]
+    return low if len(low) == len(columns) else []
+
+
+def _finish(
+    candidate: _Candidate, access: TableAccess, table: Table, notes: list[str]
+) -> TableAdvice:
+    """Check the candidate against the existing indexes, make it covering, write the DDL."""
+    served = _served_by(candidate, table)
+    if served is not None:
+        return TableAdvice(
+            table.name,
+            Action.NONE,
+            reason=_served_reason(served, candidate, table),
+            notes=tuple(notes),
+        )
+    covering, covers, covering_note = _covering_columns(candidate, access, table)
+    if covering_note:
+        notes = [*notes, covering_note]
+    columns = candidate.columns + covering
+    parts = tuple(IndexPart(c.name, c.desc) for c in columns)
+    replaced = _replaced(parts, table)
+    name = _index_name(table, columns)
+    action = Action.REPLACE if replaced else Action.ADD
+    reason = _reason(candidate, covering, covers, replaced)
+    return TableAdvice(
+        table.name, action, columns, index_ddl(table.name, name, columns, replaced), reason,
+        redundant=replaced, notes=tuple(notes),
+    )  # fmt: skip
+
+
+def effective_parts(index: Index, table: Table) -> tuple[IndexPart, ...]:
+    """The parts an index really holds: an InnoDB secondary index ends with the primary key.
+
+    Example:
+        >>> table = Table("db.t", "innodb", None, {}, ("id",), ())
+        >>> [p.name for p in effective_parts(Index("i", (IndexPart("a"),)), table)]
+        ['a', 'id']
+    """
+    if index.name == "primary" or not table.clustered:
+        return index.parts
+    present = {p.name for p in index.parts if p.sub_part is None}
+    return index.parts + tuple(IndexPart(c) for c in table.primary_key if c not in present)
+
+
+def _served_by(candidate: _Candidate, table: Table) -> Index | None:
+    """The existing index that already serves the candidate as a left-most prefix."""
+    equal = {c.name for c in candidate.equalities}
+    for index in table.all_indexes:
+        if index.kind != BTREE:
+            continue
+        if index.unique and set(index.columns) <= equal:
+            return index  # at most one row: nothing to gain
+        parts = effective_parts(index, table)
+        if _serves(parts, equal, candidate):
+            return index
+    return None
+
+
+def _serves(parts: tuple[IndexPart, ...], equal: set[str], candidate: _Candidate) -> bool:
+    count = len(equal)
+    if len(parts) < count + len(candidate.tail):
+        return False
+    if {p.name for p in parts[:count]} != equal:
+        return False
+    tail = parts[count : count + len(candidate.tail)]
+    if [p.name for p in tail] != [c.name for c in candidate.tail]:
+        return False
+    if not candidate.sorts:
+        return True
+    if any(p.sub_part is not None for p in tail):
+        return False  # a prefix index does not hold the whole value, so not its order
+    same = all(p.desc == c.desc for p, c in zip(tail, candidate.tail, strict=True))
+    flipped = all(p.desc != c.desc for p, c in zip(tail, candidate.tail, strict=True))
+    return same or flipped
+
+
+def _covering_columns(
+    candidate: _Candidate, access: TableAccess, table: Table
+) -> tuple[tuple[AdviceColumn, ...], bool, str]:
+    """Columns to append so the index holds every column read; whether it then covers; why not.
+
+    The primary key columns are never appended: InnoDB keeps them in every secondary index.
+    """
+    if access.dml:
+        return (), False, ""  # an UPDATE or DELETE reads the row anyway
+    implicit = set(table.primary_key) if table.clustered else set()
+    keyed = {c.name for c in candidate.columns} | implicit
+    read = list(table.columns) if access.read_all else list(access.read_columns)
+    missing = [name for name in read if name not in keyed]
+    if not missing:
+        return (), True, ""
+    lobs = [name for name in missing if name in table.columns and table.columns[name].is_lob]
+    if lobs:
+        note = f"Not covering: {_names_text(lobs)} is TEXT/BLOB, which an index cannot hold whole."
+        return (), False, note
+    if len(candidate.columns) + len(missing) > MAX_INDEX_COLUMNS:
+        return (
+            (),
+            False,
+            (
+                f"Not covering: the query reads {len(missing)} more columns, which would make the "
+                f"index wider than {MAX_INDEX_COLUMNS} columns."
+            ),
+        )
+    return tuple(AdviceColumn(name, False, Rule.COVERING) for name in missing), True, ""
+
+
+def _replaced(parts: tuple[IndexPart, ...], table: Table) -> tuple[str, ...]:
+    """Existing non-unique indexes that are a left-most prefix of the new one."""
+    found = []
+    for index in table.indexes:
+        if index.unique or index.kind != BTREE or len(index.parts) > len(parts):
+            continue
+        if all(old == new for old, new in zip(index.parts, parts, strict=False)):
+            found.append(index.name)
+    return tuple(found)
+
+
+def _index_name(table: Table, columns: Sequence[AdviceColumn]) -> str:
+    short = table.name.split(".", 1)[1]
+    base = "_".join(["idx", short, *(c.name for c in columns)])[:MAX_NAME_LENGTH]
+    taken = {index.name for index in table.indexes}
+    name, number = base, 2
+    while name in taken:
+        suffix = f"_{number}"
+        name = base[: MAX_NAME_LENGTH - len(suffix)] + suffix
+        number += 1
+    return name
+
+
+def quote_name(name: str) -> str:
+    """Backtick a name only when it needs it, so the DDL reads like a DBA writes it."""
+    if _PLAIN_NAME_RE.fullmatch(name) and name not in _RESERVED:
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+def index_ddl(
+    table: str, name: str, columns: Sequence[AdviceColumn], drop: Sequence[str] = ()
+) -> str:
+    """The ALTER TABLE that adds the index (dropping the ones it replaces, in one statement).
+
+    Example:
+        >>> index_ddl("shop.orders", "idx_orders_a_b", [AdviceColumn("a", False, Rule.EQUALITY),
+        ...     AdviceColumn("b", True, Rule.ORDER_BY)], ["idx_a"])
+        'ALTER TABLE shop.orders DROP INDEX idx_a, ADD INDEX idx_orders_a_b (a, b DESC)'
+    """
+    qualified = ".".join(quote_name(part) for part in table.split(".", 1))
+    listed = ", ".join(quote_name(c.name) + (" DESC" if c.desc else "") for c in columns)
+    clauses = [f"DROP INDEX {quote_name(old)}" for old in drop]
+    clauses.append(f"ADD INDEX {quote_name(name)} ({listed})")
+    return f"ALTER TABLE {qualified} " + ", ".join(clauses)
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+def _reason(
+    candidate: _Candidate,
+    covering: Sequence[AdviceColumn],
+    covers: bool,
+    replaced: Sequence[str],
+) -> str:
+    equalities = _names(candidate.equalities)
+    range_column = candidate.tail[0].name if candidate.tail and not candidate.sorts else ""
+    if equalities and range_column:
+        clauses = [f"finds the rows by {equalities}, then the range on {range_column}"]
+    elif equalities or range_column:
+        clauses = [f"finds the rows by {equalities or 'the range on ' + range_column}"]
+    else:
+        clauses = []
+    if candidate.sorts:
+        clause = "GROUP BY" if candidate.tail[0].rule is Rule.GROUP_BY else "ORDER BY"
+        order = f"{clause} order ({_names(candidate.tail, directions=True)}), with no sort"
+        clauses.append(f"returns them in {order}" if clauses else f"returns the rows in {order}")
+    sentence = "The index " + " and ".join(clauses)
+    if covering:
+        sentence += f"; it holds {_names(covering)} too, so the rows are never read (covering)"
+    elif covers:
+        sentence += "; it holds every column the query reads (covering)"
+    if replaced:
+        sentence += f"; it extends {_names_text(replaced)}, which it replaces"
+    return sentence + "."
+
+
+def _served_reason(index: Index, candidate: _Candidate, table: Table) -> str:
+    described = f"index {index.name} ({', '.join(p.name for p in effective_parts(index, table))})"
+    if index.name == "primary":
+        described = f"primary key ({', '.join(table.primary_key)})"
+    if index.unique and set(index.columns) <= {c.name for c in candidate.equalities}:
+        return f"The conditions fix every column of the {described}, so at most one row is read."
+    what = "sort" if candidate.sorts else "filter"
+    return f"The existing {described} already serves this {what} as a left-most prefix."
+
+
+def _nothing(table: Table, notes: list[str], access: TableAccess) -> TableAdvice:
+    if notes and (access.obstacles or access.set_columns):
+        return TableAdvice(table.name, Action.NONE, reason=notes[0], notes=tuple(notes[1:]))
+    reason = "Nothing here can use an index: no filter, join or sort on this table."
+    if access.role is Role.DRIVING and any(p.kind is PredicateKind.JOIN for p in access.predicates):
+        reason = (
+            "This table is read first, so its join columns are not known yet and there is "
+            "no filter or sort for an index to serve."
+        )
+    return TableAdvice(table.name, Action.NONE, reason=reason, notes=tuple(notes))
+
+
+def _two_value_reason(columns: Sequence[str]) -> str:
+    verb = "has" if len(columns) == 1 else "have"
+    return (
+        f"{_names_text(columns)} {verb} at most {TWO_VALUES} distinct values, so an index would "
+        "still read about half the table and a full scan is as fast (unless one value is rare)."
+    )
+
+
+def _competing_note(range_column: AdviceColumn, sort: Sequence[AdviceColumn], rule: Rule) -> str:
+    clause = "GROUP BY" if rule is Rule.GROUP_BY else "ORDER BY"
+    return (
+        f"The range on {range_column.name} and the {clause} on {_names(sort)} compete: after a "
+        f"range an index is not in {clause} order, so this index still sorts; the alternative "
+        "index avoids the sort but reads the whole range (better with a small LIMIT)."
+    )
+
+
+def _obstacle_notes(access: TableAccess, table: Table, server: Server) -> list[str]:
+    return [_obstacle_sentence(o, table, server) for o in access.obstacles]
+
+
+def _obstacle_sentence(obstacle: Obstacle, table: Table, server: Server) -> str:
+    if obstacle.kind is ObstacleKind.FUNCTION:
+        return _function_sentence(obstacle, table, server)
+    if obstacle.kind is ObstacleKind.LEADING_WILDCARD:
+        return (
+            f"{obstacle.expression} starts with a wildcard, so no index on {obstacle.column} "
+            "can narrow it; a FULLTEXT index or a search engine can."
+        )
+    if obstacle.kind is ObstacleKind.CONVERSION:
+        return (
+            f"{obstacle.expression} compares the string column {obstacle.column} to a number, "
+            "so every row is converted and no index is used; compare it to a quoted string."
+        )
+    return (
+        f"A branch of {obstacle.expression} has no condition an index can serve, so the whole "
+        "OR reads every row; give each branch an indexable condition or split it into a UNION."
+    )
+
+
+def _function_sentence(obstacle: Obstacle, table: Table, server: Server) -> str:
+    start = f"{obstacle.expression} hides {obstacle.column} from any index"
+    if obstacle.rewrite:
+        return f"{start}; rewrite it as {obstacle.rewrite}."
+    if server.functional_indexes:
+        ddl = f"ALTER TABLE {table.name} ADD INDEX (({obstacle.expression}))"
+        return f"{start}; index the expression: {ddl}."
+    return (
+        f"{start}; add a generated column AS ({obstacle.expression}) VIRTUAL and index it, "
+        "then query that column."
+    )
+
+
+def _set_columns_note(access: TableAccess) -> str:
+    many = len(access.set_columns) > 1
+    return (
+        f"{_names_text(access.set_columns)} {'are' if many else 'is'} changed by the statement, "
+        f"so {'they stay' if many else 'it stays'} out of the index (every update would move "
+        "the index entry)."
+    )
+
+
+def _names(columns: Sequence[AdviceColumn], *, directions: bool = False) -> str:
+    def label(column: AdviceColumn) -> str:
+        if column.rule is Rule.JOIN:
+            return f"{column.name} (the join column)"
+        return column.name + (" DESC" if directions and column.desc else "")
+
+    return _names_text([label(c) for c in columns])
+
+
+def _names_text(names: Sequence[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _join_clauses(parts: Sequence[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _sentence(text: str) -> str:
+    return _upper_first(text.rstrip(".")) + "."
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]

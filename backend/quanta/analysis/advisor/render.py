@@ -1,0 +1,96 @@
+"""Advice as JSON-ready data and as text a DBA can paste into a client."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from quanta.analysis.advisor.existing import IndexFinding
+from quanta.analysis.advisor.model import Action, TableAdvice
+
+__all__ = ["advice_to_json", "render_text"]
+
+
+def advice_to_json(
+    advice: Sequence[TableAdvice], findings: Sequence[IndexFinding] = ()
+) -> list[dict[str, Any]]:
+    """The advice as a list of JSON objects, one per table access.
+
+    Each object has ``table``, ``action``, ``columns`` (``name``, ``desc``, ``rule``),
+    ``ddl``, ``reason``, ``redundant``, ``notes`` and ``alternative`` (an object of the same
+    shape or null); the first object of a table also lists the ``existing`` indexes that
+    can go.
+
+    Example:
+        >>> advice_to_json([TableAdvice("db.t", Action.NONE, reason="Nothing.")])[0]["action"]
+        'none'
+    """
+    listed: set[str] = set()
+    result = []
+    for item in advice:
+        entry = _entry(item)
+        if item.table not in listed:
+            listed.add(item.table)
+            entry["existing"] = [_finding(f) for f in findings if f.table == item.table]
+        result.append(entry)
+    return result
+
+
+def _entry(item: TableAdvice) -> dict[str, Any]:
+    return {
+        "table": item.table,
+        "action": item.action.value,
+        "columns": [{"name": c.name, "desc": c.desc, "rule": c.rule.value} for c in item.columns],
+        "ddl": item.ddl,
+        "reason": item.reason,
+        "redundant": list(item.redundant),
+        "notes": list(item.notes),
+        "alternative": _entry(item.alternative) if item.alternative else None,
+    }
+
+
+def _finding(finding: IndexFinding) -> dict[str, Any]:
+    return {
+        "index": finding.index,
+        "kind": finding.kind.value,
+        "covered_by": finding.covered_by,
+        "ddl": finding.ddl,
+        "reason": finding.reason,
+    }
+
+
+def render_text(advice: Sequence[TableAdvice], findings: Sequence[IndexFinding] = ()) -> str:
+    """The advice as SQL comments and statements, ready to paste.
+
+    Example:
+        >>> print(render_text([TableAdvice("db.t", Action.NONE, reason="Nothing to do.")]), end="")
+        -- db.t: no new index. Nothing to do.
+    """
+    lines: list[str] = [] if advice else ["-- The statement reads no table rows: nothing to index."]
+    for item in advice:
+        lines += _advice_lines(item)
+        if item.alternative is not None and item.alternative.action is not Action.NONE:
+            lines.append("-- Alternative, to avoid the sort instead:")
+            lines += ["-- " + line for line in _advice_lines(item.alternative)]
+    if findings:
+        lines.append("-- Existing indexes that can go:")
+        for finding in findings:
+            lines.append(
+                f"-- {finding.table}.{finding.index} ({finding.kind.value}): {finding.reason}"
+            )
+            lines.append(f"{finding.ddl};")
+    return "".join(line + "\n" for line in lines)
+
+
+def _advice_lines(item: TableAdvice) -> list[str]:
+    if item.action is Action.NONE:
+        lines = [f"-- {item.table}: no new index. {item.reason}"]
+    else:
+        columns = ", ".join(
+            f"{c.name}{' DESC' if c.desc else ''} ({c.rule.value})" for c in item.columns
+        )
+        lines = [f"-- {item.table}: {item.action.value} index on {columns}.", f"-- {item.reason}"]
+    lines += [f"--   {note}" for note in item.notes]
+    if item.ddl:
+        lines.append(f"{item.ddl};")
+    return lines

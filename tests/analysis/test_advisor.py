@@ -1,0 +1,247 @@
+"""Index advisor tests: the cases in data/advisor/*.yaml, plus the CLI and bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from quanta.analysis.advisor import (
+    AdviceError,
+    Schema,
+    SchemaError,
+    TableAdvice,
+    advise,
+    normalise_fingerprint,
+    parse_schema,
+)
+from quanta.cli import app
+
+DATA = Path(__file__).parent / "data" / "advisor"
+SCHEMAS: dict[str, Any] = yaml.safe_load((DATA / "schemas.yaml").read_text(encoding="utf-8"))
+MIN_CASES = 60
+
+
+class Case(NamedTuple):
+    id: str
+    spec: dict[str, Any]
+
+
+def load_cases() -> list[Case]:
+    """Every case of every fixture file but schemas.yaml, named file:case."""
+    cases = []
+    for path in sorted(DATA.glob("*.yaml")):
+        if path.name == "schemas.yaml":
+            continue
+        for spec in yaml.safe_load(path.read_text(encoding="utf-8")):
+            cases.append(Case(f"{path.stem}:{spec['case']}", spec))
+    return cases
+
+
+CASES = load_cases()
+
+
+def case_schema(spec: dict[str, Any]) -> Schema:
+    """The case's schema, with its server and indexes swapped as the case says."""
+    data = dict(SCHEMAS[spec.get("schema", "shop")])
+    if "server" in spec:
+        flavor, version = spec["server"].split()
+        data["server"] = {"flavor": flavor, "version": version}
+    if "indexes" in spec:
+        data["tables"] = {name: dict(table) for name, table in data["tables"].items()}
+        for name, indexes in spec["indexes"].items():
+            data["tables"][name]["indexes"] = indexes
+    return parse_schema(data)
+
+
+def as_fixture(advice: TableAdvice, *, nested: bool = False) -> dict[str, Any]:
+    """An advice in the fixture's compact shape (columns as 'name [desc ]rule, ...')."""
+    entry: dict[str, Any] = {"table": advice.table, "action": advice.action.value}
+    if advice.columns:
+        entry["columns"] = ", ".join(
+            f"{c.name}{' desc' if c.desc else ''} {c.rule.value}" for c in advice.columns
+        )
+    if advice.ddl:
+        entry["ddl"] = advice.ddl
+    if advice.redundant:
+        entry["redundant"] = list(advice.redundant)
+    entry["reason"] = advice.reason
+    if advice.notes:
+        entry["notes"] = list(advice.notes)
+    if advice.alternative is not None and not nested:
+        entry["alternative"] = as_fixture(advice.alternative, nested=True)
+    return entry
+
+
+def test_fixtures_have_enough_cases() -> None:
+    assert len(CASES) >= MIN_CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_advice(case: Case) -> None:
+    spec = case.spec
+    advice = advise(spec["sql"], case_schema(spec), spec.get("database", "shop"))
+    assert [as_fixture(a) for a in advice] == spec["expect"]
+
+
+@pytest.mark.parametrize(
+    ("fingerprint", "sql"),
+    [
+        ("select * from t where a in(?+)", "select * from t where a IN (?, ?)"),
+        ("insert into t (a, b) values(?+)", "insert into t (a, b) VALUES (?)"),
+        ("select ?, ... from t", "select ?, ? from t"),
+        ("SELECT `a` FROM `t` WHERE `a` IN (...)", "SELECT `a` FROM `t` WHERE `a` IN (?, ?)"),
+    ],
+)
+def test_normalise_fingerprint(fingerprint: str, sql: str) -> None:
+    assert normalise_fingerprint(fingerprint) == sql
+
+
+SHOP = case_schema({})
+
+
+@pytest.mark.parametrize(
+    ("sql", "database", "message"),
+    [
+        ("select from where", "shop", "cannot parse the statement"),
+        ("select * from nope", "shop", "table nope is not in the schema snapshot"),
+        ("select * from nope", None, "table nope is not in the schema snapshot (pass the default"),
+        ("select * from orders where bogus = 1", "shop", "column bogus is not in any table"),
+        ("select 1; select 2", "shop", "expected one statement, got 2"),
+        ("select * from orders where id = ? and ...", "shop", "cut short"),
+        ("show tables", "shop", "reads no rows to index"),
+    ],
+)
+def test_bad_statements(sql: str, database: str | None, message: str) -> None:
+    with pytest.raises(AdviceError, match=re.escape(message)):
+        advise(sql, SHOP, database)
+
+
+def test_unqualified_table_unique_in_snapshot_needs_no_database() -> None:
+    assert [a.table for a in advise("select id from events where kind = ?", SHOP)] == [
+        "shop.events"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "snapshot must be an object"),
+        ({"server": {"flavor": "oracle", "version": "1"}, "tables": {}}, "server.flavor"),
+        ({"server": {"flavor": "mysql", "version": "x"}, "tables": {}}, "server.version"),
+        ({"server": {"flavor": "mysql", "version": "8.0"}, "tables": {"t": {}}}, "database.table"),
+        (
+            {"server": {"flavor": "mysql", "version": "8.0"},
+             "tables": {"d.t": {"columns": {"a": {"type": "int"}}, "primary_key": ["b"]}}},
+            "index column 'b' is not among its columns",
+        ),
+        (
+            {"server": {"flavor": "mysql", "version": "8.0"},
+             "tables": {"d.t": {"columns": {"a": {}}}}},
+            "needs a string 'type'",
+        ),
+    ],
+)  # fmt: skip
+def test_bad_snapshots(data: Any, message: str) -> None:
+    with pytest.raises(SchemaError, match=message):
+        parse_schema(data)
+
+
+@pytest.mark.parametrize(
+    ("flavor", "version", "descending"),
+    [("mysql", "5.7.44", False), ("mysql", "8.0.36", True), ("mariadb", "10.6.12", False),
+     ("mariadb", "10.8.1", True), ("mariadb", "11.4.2-MariaDB-log", True)],
+)  # fmt: skip
+def test_descending_index_support(flavor: str, version: str, descending: bool) -> None:
+    schema = parse_schema({"server": {"flavor": flavor, "version": version}, "tables": {}})
+    assert schema.server.descending_indexes is descending
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def schema_file(tmp_path: Path) -> Path:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(SCHEMAS["shop"]))
+    return path
+
+
+def test_cli_json(schema_file: Path) -> None:
+    sql = "select id, amount from orders where customer_id = ? and phone = ?"
+    result = CliRunner().invoke(
+        app, ["advise", "--schema", str(schema_file), "--sql", sql, "-d", "shop", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    [entry] = json.loads(result.stdout)
+    assert entry["table"] == "shop.orders"
+    assert entry["action"] == "replace"
+    assert entry["columns"] == [
+        {"name": "customer_id", "desc": False, "rule": "equality"},
+        {"name": "phone", "desc": False, "rule": "equality"},
+        {"name": "amount", "desc": False, "rule": "covering"},
+    ]
+    assert entry["ddl"] == (
+        "ALTER TABLE shop.orders DROP INDEX idx_customer, "
+        "ADD INDEX idx_orders_customer_id_phone_amount (customer_id, phone, amount)"
+    )
+    assert entry["redundant"] == ["idx_customer"]
+    assert entry["alternative"] is None
+    assert entry["existing"] == []
+
+
+def test_cli_text_with_usage(schema_file: Path, tmp_path: Path) -> None:
+    usage = tmp_path / "usage.json"
+    usage.write_text(json.dumps([{"table": "shop.orders", "index": "idx_customer", "count": 7}]))
+    result = CliRunner().invoke(
+        app,
+        ["advise", "--schema", str(schema_file), "--usage", str(usage), "-d", "shop",
+         "--sql", "select id from orders where phone = ? and amount > ? order by shipped_at"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "-- shop.orders: add index on phone (equality), amount (range), shipped_at (covering).",
+        "-- The index finds the rows by phone, then the range on amount; it holds shipped_at too,"
+        " so the rows are never read (covering).",
+        "--   The range on amount and the ORDER BY on shipped_at compete: after a range an index is"
+        " not in ORDER BY order, so this index still sorts; the alternative index avoids the sort"
+        " but reads the whole range (better with a small LIMIT).",
+        "ALTER TABLE shop.orders ADD INDEX idx_orders_phone_amount_shipped_at"
+        " (phone, amount, shipped_at);",
+        "-- Alternative, to avoid the sort instead:",
+        "-- -- shop.orders: add index on phone (equality), shipped_at (order_by),"
+        " amount (covering).",
+        "-- -- The index finds the rows by phone and returns them in ORDER BY order (shipped_at),"
+        " with no sort; it holds amount too, so the rows are never read (covering).",
+        "-- ALTER TABLE shop.orders ADD INDEX idx_orders_phone_shipped_at_amount"
+        " (phone, shipped_at, amount);",
+        "-- Existing indexes that can go:",
+        "-- shop.orders.idx_status_created (unused): idx_status_created has not been read since"
+        " the statistics began; check replicas and monthly jobs before dropping it.",
+        "ALTER TABLE shop.orders DROP INDEX idx_status_created;",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("schema_text", "sql", "message"),
+    [
+        ("{", "select 1", "cannot read the schema snapshot"),
+        ('{"server": {}, "tables": {}}', "select 1", "server.flavor must be one of"),
+        (None, "select * from nope", "table nope is not in the schema snapshot"),
+        (None, "select from where", "cannot parse the statement"),
+    ],
+)
+def test_cli_bad_input_exits_2(
+    schema_file: Path, schema_text: str | None, sql: str, message: str
+) -> None:
+    if schema_text is not None:
+        schema_file.write_text(schema_text)
+    result = CliRunner().invoke(app, ["advise", "--schema", str(schema_file), "--sql", sql])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.output
