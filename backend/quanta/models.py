@@ -3,6 +3,23 @@
 from quanta.auth.models import ApiToken
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
-from quanta.queries.models import QueryBucket, QueryClass
+from quanta.queries.models import (
+    QueryBucketDay,
+    QueryBucketHour,
+    QueryBucketMinute,
+    QueryClass,
+    QueryExample,
+    QueryInstance,
+)
 
-__all__ = ["ApiToken", "IngestBatch", "Instance", "QueryBucket", "QueryClass"]
+__all__ = [
+    "ApiToken",
+    "IngestBatch",
+    "Instance",
+    "QueryBucketDay",
+    "QueryBucketHour",
+    "QueryBucketMinute",
+    "QueryClass",
+    "QueryExample",
+    "QueryInstance",
+]

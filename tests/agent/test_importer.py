@@ -39,3 +39,43 @@ def test_wrapped_counters_become_unknown() -> None:
     wire = importer.event_to_wire(event(rows_examined=18446744073709551508), FILE_TIME)
     assert wire["rows_examined"] is None
     assert schemas.SlowLogEventIn.model_validate(wire).rows_examined is None
+
+
+def test_extended_attributes_of_every_flavour_reach_the_wire() -> None:
+    percona = event(
+        rows_affected=0,
+        attributes={
+            "Bytes_sent": 5841, "Tmp_tables": 1, "Tmp_disk_tables": 1, "Full_scan": True,
+            "Full_join": False, "Filesort": True, "Filesort_on_disk": False, "Merge_passes": 0,
+            "InnoDB_IO_r_ops": 1204, "InnoDB_IO_r_bytes": 19726336, "InnoDB_IO_r_wait": 0.417004,
+            "InnoDB_rec_lock_wait": 0.0, "InnoDB_queue_wait": 0.0, "Last_errno": 0,
+        },
+    )  # fmt: skip
+    wire = importer.event_to_wire(percona, FILE_TIME)
+    parsed = schemas.SlowLogEventIn.model_validate(wire)
+    assert (parsed.bytes_sent, parsed.tmp_tables, parsed.tmp_disk_tables) == (5841, 1, 1)
+    assert (parsed.full_scan, parsed.full_join, parsed.filesort) == (True, False, True)
+    assert (parsed.innodb_io_r_ops, parsed.innodb_io_r_bytes) == (1204, 19726336)
+    assert (parsed.innodb_io_r_wait, parsed.errors, parsed.rows_affected) == (0.417004, 0, 0)
+
+    mysql8 = event(
+        attributes={
+            "Errno": 1213, "Bytes_sent": 99, "Sort_merge_passes": 1, "Sort_scan_count": 0,
+            "Sort_range_count": 0, "Created_tmp_disk_tables": 0, "Created_tmp_tables": 2,
+        },
+    )  # fmt: skip
+    parsed = schemas.SlowLogEventIn.model_validate(importer.event_to_wire(mysql8, FILE_TIME))
+    assert (parsed.errors, parsed.merge_passes, parsed.filesort) == (1, 1, False)
+    assert (parsed.tmp_tables, parsed.tmp_disk_tables) == (2, 0)
+    assert parsed.full_scan is None  # MySQL 8 does not log it: unknown, not "No"
+
+    mariadb = event(
+        attributes={"Tmp_table": True, "Tmp_table_on_disk": False, "Pages_read": 3,
+                    "Pages_read_time": 0.002, "warnings": "Warning 1292 a\nWarning 1292 b"},
+    )  # fmt: skip
+    parsed = schemas.SlowLogEventIn.model_validate(importer.event_to_wire(mariadb, FILE_TIME))
+    assert (parsed.tmp_tables, parsed.tmp_disk_tables) == (1, 0)
+    assert (parsed.innodb_io_r_ops, parsed.innodb_io_r_wait, parsed.warnings) == (3, 0.002, 2)
+
+    plain = schemas.SlowLogEventIn.model_validate(importer.event_to_wire(event(), FILE_TIME))
+    assert (plain.bytes_sent, plain.tmp_tables, plain.errors) == (None, None, None)

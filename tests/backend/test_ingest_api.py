@@ -10,11 +10,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service
 from quanta.ingest.models import IngestBatch
-from quanta.queries.models import QueryBucket
+from quanta.queries.models import QueryBucketMinute
 
+SETTINGS = Settings(env="test")
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 
 
@@ -46,7 +48,7 @@ def process_all(factory: sessionmaker[Session]) -> int:
     counted = 0
     for batch_pk in ids:
         with session_scope(factory) as session:
-            counted += service.process_batch(session=session, batch_pk=batch_pk)
+            counted += service.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
     return counted
 
 
@@ -84,7 +86,7 @@ def test_batch_is_stored_then_counted_once(
     assert client.get("/api/v1/ingest/b1").json()["status"] == "done"
 
     with session_scope(session_factory) as session:
-        buckets = session.scalar(select(func.count()).select_from(QueryBucket))
+        buckets = session.scalar(select(func.count()).select_from(QueryBucketMinute))
     assert buckets == 3  # two minutes for the SELECT, one for the UPDATE
 
 

@@ -12,7 +12,17 @@ from quanta.core.db import create_db_engine
 from quanta.core.migrate import alembic_config, upgrade_to_head
 from tests.fixtures.servers import PostgresServer
 
-TABLES = {"api_tokens", "instances", "ingest_batches", "query_classes", "query_buckets"}
+TABLES = {
+    "api_tokens",
+    "instances",
+    "ingest_batches",
+    "query_classes",
+    "query_instances",
+    "query_buckets_minute",
+    "query_buckets_hour",
+    "query_buckets_day",
+    "query_examples",
+}
 
 
 def check_store(settings: Settings) -> None:

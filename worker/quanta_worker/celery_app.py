@@ -2,15 +2,22 @@
 schedule. Start with `celery -A quanta_worker.celery_app worker` (see `quanta run`)."""
 
 from quanta.core.config import get_settings
-from quanta.core.tasks import REQUEUE_STALE_BATCHES_TASK, create_celery
+from quanta.core.tasks import MAINTAIN_STORE_TASK, REQUEUE_STALE_BATCHES_TASK, create_celery
 
-app = create_celery(get_settings())
-app.conf.include = ["quanta_worker.tasks.ingest"]
+settings = get_settings()
+app = create_celery(settings)
+app.conf.include = ["quanta_worker.tasks.ingest", "quanta_worker.tasks.store"]
 
 # Every periodic job lives here.
 app.conf.beat_schedule = {
     "requeue-stale-batches": {
         "task": REQUEUE_STALE_BATCHES_TASK,
         "schedule": 60.0,
+    },
+    # Retention per resolution and PostgreSQL time partitions (rollups need no job: every
+    # resolution is written at ingest, see docs/architecture.md).
+    "maintain-store": {
+        "task": MAINTAIN_STORE_TASK,
+        "schedule": float(settings.store_maintenance_seconds),
     },
 }

@@ -48,6 +48,17 @@ class Settings(BaseSettings):
     # QUANTA_GROUPING_RULES='["orders_[0-9]+=orders_N"]' (see quanta.analysis.grouping).
     grouping_rules: list[str] = []
 
+    # Metric store: how long each bucket resolution is kept (beat deletes older buckets).
+    retention_minute_days: int = Field(default=2, ge=1)
+    retention_hour_days: int = Field(default=30, ge=1)
+    retention_day_days: int = Field(default=365, ge=1)
+    store_maintenance_seconds: int = Field(
+        default=3600, ge=60, description="How often beat applies retention and adds partitions."
+    )
+    example_max_chars: int = Field(
+        default=10_000, ge=100, description="Examples longer than this are cut (and flagged)."
+    )
+
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000
 

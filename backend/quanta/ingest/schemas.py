@@ -1,9 +1,16 @@
 """The ingest wire format: what agents POST to /api/v1/ingest."""
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 from quanta.ingest.models import BatchStatus
 
@@ -11,8 +18,14 @@ MAX_QUERY_CHARS = 1_000_000
 # Counters above 2**53 are wrapped server counters (MariaDB logs some as 2**64 - n), not data.
 MAX_COUNTER = 2**53
 
+# One poll of a digest table (performance_schema_digests_size tops out around 1M rows) or of
+# the statistics tables fits in a batch; the body size limits still apply.
+MAX_ROWS_PER_KIND = 100_000
+
 Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 Dimension = Annotated[str, StringConstraints(max_length=255)]
+Counter = Annotated[int, Field(ge=0, le=MAX_COUNTER)]
+Seconds = Annotated[float, Field(ge=0)]
 
 
 class SlowLogEventIn(BaseModel):
@@ -29,10 +42,198 @@ class SlowLogEventIn(BaseModel):
     db: Dimension | None = None
     user: Dimension | None = None
     host: Dimension | None = None
+    # Extended attributes (Percona/MariaDB verbosity, MySQL 8 log_slow_extra): null when the
+    # log does not give them, never 0.
+    rows_affected: Counter | None = None
+    bytes_sent: Counter | None = None
+    tmp_tables: Counter | None = Field(default=None, description="Temporary tables created.")
+    tmp_disk_tables: Counter | None = Field(
+        default=None, description="Temporary tables created on disk."
+    )
+    filesort: bool | None = None
+    filesort_on_disk: bool | None = None
+    full_scan: bool | None = None
+    full_join: bool | None = None
+    merge_passes: Counter | None = None
+    innodb_io_r_ops: Counter | None = Field(default=None, description="Pages read from disk.")
+    innodb_io_r_bytes: Counter | None = None
+    innodb_io_r_wait: Seconds | None = None
+    innodb_rec_lock_wait: Seconds | None = None
+    innodb_queue_wait: Seconds | None = None
+    errors: Counter | None = Field(default=None, description="1 if the statement failed.")
+    warnings: Counter | None = None
+
+
+_BYTES_AS_IS = "Bytes, passed through."
+
+
+class HistogramBucketIn(BaseModel):
+    """One latency bucket of MySQL 8's events_statements_histogram_by_digest: its delta."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    low: Seconds = Field(description="Lower bound of the bucket, seconds (BUCKET_TIMER_LOW).")
+    high: Seconds = Field(description="Upper bound of the bucket, seconds (BUCKET_TIMER_HIGH).")
+    count: Counter = Field(description="Statements that fell in this bucket in the interval.")
+
+
+class PerfSchemaDigestIn(BaseModel):
+    """One (schema, digest) of events_statements_summary_by_digest over one poll interval.
+
+    Every ``count_*``/``sum_*`` field is the increase since the previous poll (after a counter
+    reset: the value since the reset), never a lifetime total; names follow the
+    performance_schema columns, and timer columns are converted from picoseconds to seconds.
+    ``min_timer_wait``/``max_timer_wait`` are passed through as the server keeps them (since
+    the digest was first seen or last reset). A field the server does not have is null.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_name: Dimension | None = Field(description="SCHEMA_NAME; null: no default database.")
+    digest: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    digest_text: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)] | None = None
+    interval_start: AwareDatetime
+    interval_end: AwareDatetime
+    first_seen: AwareDatetime | None = None
+    last_seen: AwareDatetime | None = None
+    reset: bool = Field(
+        default=False, description="Counters were reset in the interval (restart, TRUNCATE)."
+    )
+    count_star: Counter
+    sum_timer_wait: Seconds = Field(description="Total statement time, seconds.")
+    min_timer_wait: Seconds | None = Field(default=None, description="Seconds, passed through.")
+    max_timer_wait: Seconds | None = Field(default=None, description="Seconds, passed through.")
+    sum_lock_time: Seconds | None = Field(default=None, description="Seconds.")
+    sum_cpu_time: Seconds | None = Field(default=None, description="Seconds (MySQL 8.0.28+).")
+    sum_errors: Counter | None = None
+    sum_warnings: Counter | None = None
+    sum_rows_affected: Counter | None = None
+    sum_rows_sent: Counter | None = None
+    sum_rows_examined: Counter | None = None
+    sum_created_tmp_disk_tables: Counter | None = None
+    sum_created_tmp_tables: Counter | None = None
+    sum_select_full_join: Counter | None = None
+    sum_select_full_range_join: Counter | None = None
+    sum_select_range: Counter | None = None
+    sum_select_range_check: Counter | None = None
+    sum_select_scan: Counter | None = None
+    sum_sort_merge_passes: Counter | None = None
+    sum_sort_range: Counter | None = None
+    sum_sort_rows: Counter | None = None
+    sum_sort_scan: Counter | None = None
+    sum_no_index_used: Counter | None = None
+    sum_no_good_index_used: Counter | None = None
+    count_secondary: Counter | None = None
+    max_controlled_memory: Counter | None = Field(default=None, description=_BYTES_AS_IS)
+    max_total_memory: Counter | None = Field(default=None, description=_BYTES_AS_IS)
+    example: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)] | None = (
+        None
+    )
+    example_literals: Literal["full", "masked"] | None = Field(
+        default=None,
+        description="How the example was taken: with its literals, or with them masked as ?.",
+    )
+    histogram: list[HistogramBucketIn] | None = Field(
+        default=None, description="Latency buckets (MySQL 8.0 only): their deltas."
+    )
+
+    @model_validator(mode="after")
+    def _example_has_policy(self) -> Self:
+        if (self.example is None) != (self.example_literals is None):
+            raise ValueError("example and example_literals go together")
+        return self
+
+
+StatsOrigin = Literal["userstat", "perfschema"]
+
+
+class TableStatIn(BaseModel):
+    """Per-table I/O over one interval (deltas): userstat TABLE_STATISTICS or P_S I/O waits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    origin: StatsOrigin
+    schema_name: Dimension
+    table_name: Dimension
+    interval_start: AwareDatetime
+    interval_end: AwareDatetime
+    reset: bool = False
+    rows_read: Counter | None = None
+    rows_changed: Counter | None = None
+    rows_changed_x_indexes: Counter | None = None
+    count_star: Counter | None = None
+    count_read: Counter | None = None
+    count_write: Counter | None = None
+    count_fetch: Counter | None = None
+    count_insert: Counter | None = None
+    count_update: Counter | None = None
+    count_delete: Counter | None = None
+    sum_timer_wait: Seconds | None = None
+    sum_timer_read: Seconds | None = None
+    sum_timer_write: Seconds | None = None
+    sum_timer_fetch: Seconds | None = None
+    sum_timer_insert: Seconds | None = None
+    sum_timer_update: Seconds | None = None
+    sum_timer_delete: Seconds | None = None
+
+
+class IndexStatIn(TableStatIn):
+    """Per-index use over one interval (deltas); ``index_name`` null: reads using no index."""
+
+    index_name: Dimension | None
+
+
+class UserStatIn(BaseModel):
+    """Per-account activity over one interval (deltas) from userstat USER_STATISTICS."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: Dimension
+    interval_start: AwareDatetime
+    interval_end: AwareDatetime
+    reset: bool = False
+    concurrent_connections: Counter | None = Field(default=None, description="Passed through.")
+    total_connections: Counter | None = None
+    total_ssl_connections: Counter | None = None
+    connected_time: Seconds | None = None
+    busy_time: Seconds | None = None
+    cpu_time: Seconds | None = None
+    bytes_received: Counter | None = None
+    bytes_sent: Counter | None = None
+    binlog_bytes_written: Counter | None = None
+    rows_read: Counter | None = None
+    rows_sent: Counter | None = None
+    rows_fetched: Counter | None = None
+    table_rows_read: Counter | None = None
+    rows_deleted: Counter | None = None
+    rows_inserted: Counter | None = None
+    rows_updated: Counter | None = None
+    select_commands: Counter | None = None
+    update_commands: Counter | None = None
+    other_commands: Counter | None = None
+    commit_transactions: Counter | None = None
+    rollback_transactions: Counter | None = None
+    denied_connections: Counter | None = None
+    lost_connections: Counter | None = None
+    access_denied: Counter | None = None
+    empty_queries: Counter | None = None
+    max_statement_time_exceeded: Counter | None = None
+
+
+# Which body fields belong to which source; a batch holds only its own source's kind.
+_FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
+    "slowlog": ("events",),
+    "perfschema": ("digests", "digest_lost"),
+    "stats": ("tables", "indexes", "users"),
+}
 
 
 class IngestBatchIn(BaseModel):
-    """A batch of events from one agent for one instance and one source."""
+    """A batch from one agent for one instance and one source.
+
+    A ``slowlog`` batch holds ``events``; a ``perfschema`` batch ``digests`` and
+    ``digest_lost``; a ``stats`` batch ``tables``, ``indexes`` and ``users``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -40,8 +241,33 @@ class IngestBatchIn(BaseModel):
         str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
     ]
     instance: Name
-    source: Literal["slowlog"] = "slowlog"
-    events: list[SlowLogEventIn]
+    source: Literal["slowlog", "perfschema", "stats"] = "slowlog"
+    events: list[SlowLogEventIn] = []
+    digests: list[PerfSchemaDigestIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    digest_lost: Counter | None = Field(
+        default=None,
+        description="Statements performance_schema could not file under a digest in the "
+        "interval (increase of Performance_schema_digest_lost): the digest table is full.",
+    )
+    tables: list[TableStatIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    indexes: list[IndexStatIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    users: list[UserStatIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+
+    @model_validator(mode="after")
+    def _one_kind_per_source(self) -> Self:
+        own = _FIELDS_BY_SOURCE[self.source]
+        foreign = [
+            name
+            for fields in _FIELDS_BY_SOURCE.values()
+            for name in fields
+            if name not in own and getattr(self, name) not in (None, [])
+        ]
+        if foreign:
+            raise ValueError(
+                f"a '{self.source}' batch carries only {', '.join(own)}; "
+                f"it also has {', '.join(foreign)}: send those in a batch of their own source"
+            )
+        return self
 
 
 class IngestBatchOut(BaseModel):

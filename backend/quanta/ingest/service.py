@@ -11,7 +11,8 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import digest_events
+from quanta.analysis.aggregate import digest_events, digest_perfschema
+from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
@@ -19,7 +20,7 @@ from quanta.core.tasks import PROCESS_BATCH_TASK, celery_client
 from quanta.ingest import repository
 from quanta.ingest.models import BatchStatus, IngestBatch
 from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
-from quanta.instances.service import get_or_create_instance
+from quanta.instances.service import adopt_primary_source, get_instance, get_or_create_instance
 from quanta.queries.service import record_digest
 
 log = logging.getLogger(__name__)
@@ -128,12 +129,19 @@ def enqueue_batch(*, settings: Settings, batch_pk: int) -> None:
         )
 
 
-def process_batch(*, session: Session, batch_pk: int) -> int:
+def process_batch(
+    *,
+    session: Session,
+    settings: Settings,
+    batch_pk: int,
+    fingerprinter: Fingerprinter | None = None,
+) -> int:
     """Fold a stored batch into the metric store, exactly once; returns the events counted.
 
     Claiming the batch (queued -> done) is the first write of the transaction, so a second
     worker given the same batch waits on the row and then finds nothing to claim; if anything
-    fails, the rollback leaves the batch queued for a retry.
+    fails (or the worker dies), the rollback leaves the batch queued for a retry. Everything
+    the batch adds (catalog, buckets of every resolution, examples) is in that transaction.
     """
     claimed = session.execute(
         update(IngestBatch)
@@ -144,9 +152,26 @@ def process_batch(*, session: Session, batch_pk: int) -> int:
         return 0
     row = session.get_one(IngestBatch, batch_pk)
     batch = IngestBatchIn.model_validate_json(gzip.decompress(row.payload_gzip))
-    digest = digest_events(batch.events)
-    record_digest(session=session, instance_id=row.instance_id, source=row.source, digest=digest)
-    return len(batch.events)
+    if batch.source == "slowlog":
+        digest = digest_events(batch.events, fingerprinter)
+        counted = len(batch.events)
+    elif batch.source == "perfschema":
+        digest = digest_perfschema(batch.digests, fingerprinter)
+        counted = sum(d.count_star for d in batch.digests)
+    else:
+        # Table/index/user statistics feed other findings; they are not query load.
+        return 0
+    instance = get_instance(session=session, instance_id=row.instance_id)
+    adopt_primary_source(session=session, instance=instance, source=batch.source)
+    record_digest(
+        session=session,
+        instance_id=row.instance_id,
+        source=batch.source,
+        digest=digest,
+        example_policy=instance.example_policy,
+        example_max_chars=settings.example_max_chars,
+    )
+    return counted
 
 
 def requeue_stale_batches(*, session: Session, settings: Settings) -> list[int]:

@@ -22,3 +22,18 @@ def get_or_create_instance(*, session: Session, name: str) -> Instance:
         found = repository.find_by_name(session, name)
         assert found is not None
         return found
+
+
+# Sources whose buckets can be an instance's totals (statistics batches are not query load).
+QUERY_SOURCES = ("slowlog", "perfschema")
+
+
+def get_instance(*, session: Session, instance_id: int) -> Instance:
+    """The instance with this id."""
+    return session.get_one(Instance, instance_id)
+
+
+def adopt_primary_source(*, session: Session, instance: Instance, source: str) -> None:
+    """The first query source an instance delivers becomes its primary one (for totals)."""
+    if instance.primary_source is None and source in QUERY_SOURCES:
+        repository.set_primary_source_if_unset(session, instance.id, source)

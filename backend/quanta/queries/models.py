@@ -1,22 +1,39 @@
-"""The query catalog and per-minute metric buckets."""
+"""The query catalog, the metric buckets at three resolutions, and examples."""
 
+import re
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    String,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
+from quanta.analysis.resolution import Resolution
 from quanta.core.db import Base, UTCDateTime
 
-# What identifies a bucket; upserts conflict on exactly these columns.
+# What identifies a bucket (its primary key, in index order): instance and time first, the
+# order of the usual read (one server, a time range).
 BUCKET_KEY = (
-    "bucket_start",
     "instance_id",
+    "bucket_start",
     "query_id",
     "schema_name",
     "user_name",
     "client_host",
     "source",
 )
+# Bucket tables are partitioned by time on PostgreSQL (see quanta.queries.partitions).
+PARTITION_BY = "RANGE (bucket_start)"
+# Names of those partitions: <table>_default and <table>_pYYYYMMDD (their first day).
+PARTITION_NAME_RE = re.compile(r"query_buckets_(?:minute|hour|day)_(?:default|p\d{8})")
 
 
 class QueryClass(Base):
@@ -28,35 +45,130 @@ class QueryClass(Base):
     fingerprint: Mapped[str] = mapped_column(Text)
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    statement_type: Mapped[str | None] = mapped_column(String(20))
+    tables: Mapped[list[str] | None] = mapped_column(JSON)
 
 
-class QueryBucket(Base):
-    """Metrics of one query for one minute and one set of dimensions.
+class QueryInstance(Base):
+    """Where a query class runs: first and last seen per instance."""
 
-    Dimensions a source does not give are stored as '' so the unique key works on every
-    database (NULLs never conflict); metrics a source does not give are NULL.
+    __tablename__ = "query_instances"
+
+    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class _BucketColumns:
+    """Metrics of one query for one bucket of time and one set of dimensions.
+
+    Dimensions a source does not give are stored as '' so the key works on every database
+    (NULLs never conflict); metrics a source does not give are NULL, never 0.
     """
 
-    __tablename__ = "query_buckets"
-    __table_args__ = (
-        # The default name would pass PostgreSQL's 63-character limit.
-        UniqueConstraint(*BUCKET_KEY, name="uq_query_buckets_dimensions"),
-        Index("ix_query_buckets_query_id_bucket_start", "query_id", "bucket_start"),
-    )
-
-    # SQLite only autoincrements INTEGER primary keys.
-    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
-    bucket_start: Mapped[datetime] = mapped_column(UTCDateTime)
-    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"))
-    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"))
-    schema_name: Mapped[str] = mapped_column(String(64))
-    user_name: Mapped[str] = mapped_column(String(128))
-    client_host: Mapped[str] = mapped_column(String(255))
-    source: Mapped[str] = mapped_column(String(20))
+    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    schema_name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    client_host: Mapped[str] = mapped_column(String(255), primary_key=True)
+    source: Mapped[str] = mapped_column(String(20), primary_key=True)
     count: Mapped[int] = mapped_column(BigInteger)
     query_time_sum: Mapped[float] = mapped_column(Float)
-    query_time_min: Mapped[float] = mapped_column(Float)
-    query_time_max: Mapped[float] = mapped_column(Float)
+    query_time_min: Mapped[float | None] = mapped_column(Float)
+    query_time_max: Mapped[float | None] = mapped_column(Float)
+    # quanta.analysis.histogram.LatencyHistogram.to_bytes(); NULL: no distribution given.
+    histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
     lock_time_sum: Mapped[float | None] = mapped_column(Float)
+    lock_time_max: Mapped[float | None] = mapped_column(Float)
     rows_sent_sum: Mapped[int | None] = mapped_column(BigInteger)
     rows_examined_sum: Mapped[int | None] = mapped_column(BigInteger)
+    rows_affected_sum: Mapped[int | None] = mapped_column(BigInteger)
+    bytes_sent_sum: Mapped[int | None] = mapped_column(BigInteger)
+    tmp_tables_sum: Mapped[int | None] = mapped_column(BigInteger)
+    tmp_disk_tables_sum: Mapped[int | None] = mapped_column(BigInteger)
+    filesort_sum: Mapped[int | None] = mapped_column(BigInteger)
+    filesort_on_disk_sum: Mapped[int | None] = mapped_column(BigInteger)
+    full_scan_sum: Mapped[int | None] = mapped_column(BigInteger)
+    full_join_sum: Mapped[int | None] = mapped_column(BigInteger)
+    merge_passes_sum: Mapped[int | None] = mapped_column(BigInteger)
+    innodb_io_r_ops_sum: Mapped[int | None] = mapped_column(BigInteger)
+    innodb_io_r_bytes_sum: Mapped[int | None] = mapped_column(BigInteger)
+    innodb_io_r_wait_sum: Mapped[float | None] = mapped_column(Float)
+    innodb_rec_lock_wait_sum: Mapped[float | None] = mapped_column(Float)
+    innodb_queue_wait_sum: Mapped[float | None] = mapped_column(Float)
+    errors_sum: Mapped[int | None] = mapped_column(BigInteger)
+    warnings_sum: Mapped[int | None] = mapped_column(BigInteger)
+    no_index_used_sum: Mapped[int | None] = mapped_column(BigInteger)
+    no_good_index_used_sum: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class QueryBucketMinute(_BucketColumns, Base):
+    """Minute buckets (kept QUANTA_RETENTION_MINUTE_DAYS)."""
+
+    __tablename__ = "query_buckets_minute"
+    __table_args__ = (
+        Index("ix_query_buckets_minute_query_id_bucket_start", "query_id", "bucket_start"),
+        {"postgresql_partition_by": PARTITION_BY},
+    )
+
+
+class QueryBucketHour(_BucketColumns, Base):
+    """Hour buckets (kept QUANTA_RETENTION_HOUR_DAYS)."""
+
+    __tablename__ = "query_buckets_hour"
+    __table_args__ = (
+        Index("ix_query_buckets_hour_query_id_bucket_start", "query_id", "bucket_start"),
+        {"postgresql_partition_by": PARTITION_BY},
+    )
+
+
+class QueryBucketDay(_BucketColumns, Base):
+    """Day buckets (kept QUANTA_RETENTION_DAY_DAYS)."""
+
+    __tablename__ = "query_buckets_day"
+    __table_args__ = (
+        Index("ix_query_buckets_day_query_id_bucket_start", "query_id", "bucket_start"),
+        {"postgresql_partition_by": PARTITION_BY},
+    )
+
+
+BucketModel = type[QueryBucketMinute] | type[QueryBucketHour] | type[QueryBucketDay]
+
+BUCKET_MODELS: dict[Resolution, BucketModel] = {
+    Resolution.MINUTE: QueryBucketMinute,
+    Resolution.HOUR: QueryBucketHour,
+    Resolution.DAY: QueryBucketDay,
+}
+
+
+class QueryExample(Base):
+    """The slowest statement of a query in a bucket, and one drawn at random from it.
+
+    Literals follow the instance's example policy (``literals``: full or masked);
+    ``*_truncated`` says the text was cut at QUANTA_EXAMPLE_MAX_CHARS.
+    """
+
+    __tablename__ = "query_examples"
+    __table_args__ = (
+        Index("ix_query_examples_resolution_bucket_start", "resolution", "bucket_start"),
+    )
+
+    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    resolution: Mapped[str] = mapped_column(String(10), primary_key=True)
+    bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    seen: Mapped[int] = mapped_column(BigInteger)
+    slowest_text: Mapped[str] = mapped_column(Text)
+    slowest_query_time: Mapped[float] = mapped_column(Float)
+    slowest_ts: Mapped[datetime] = mapped_column(UTCDateTime)
+    slowest_schema: Mapped[str] = mapped_column(String(64))
+    slowest_literals: Mapped[str] = mapped_column(String(10))
+    slowest_truncated: Mapped[bool] = mapped_column(Boolean)
+    sampled_text: Mapped[str] = mapped_column(Text)
+    sampled_query_time: Mapped[float] = mapped_column(Float)
+    sampled_ts: Mapped[datetime] = mapped_column(UTCDateTime)
+    sampled_schema: Mapped[str] = mapped_column(String(64))
+    sampled_literals: Mapped[str] = mapped_column(String(10))
+    sampled_truncated: Mapped[bool] = mapped_column(Boolean)

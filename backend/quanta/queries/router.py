@@ -36,6 +36,7 @@ def list_queries(
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
     return service.top_queries(
         session=session,
+        settings=settings,
         window=window,
         limit=limit,
         offset=offset,

@@ -287,22 +287,210 @@ export interface operations {
                 "application/json": {
                     /** Batch Id */
                     batch_id: string;
-                    /** Events */
-                    events: {
+                    /**
+                     * Digest Lost
+                     * @description Statements performance_schema could not file under a digest in the interval (increase of Performance_schema_digest_lost): the digest table is full.
+                     */
+                    digest_lost?: number | null;
+                    /**
+                     * Digests
+                     * @default []
+                     */
+                    digests?: {
+                        /** Count Secondary */
+                        count_secondary?: number | null;
+                        /** Count Star */
+                        count_star: number;
+                        /** Digest */
+                        digest: string;
+                        /** Digest Text */
+                        digest_text?: string | null;
+                        /** Example */
+                        example?: string | null;
+                        /**
+                         * Example Literals
+                         * @description How the example was taken: with its literals, or with them masked as ?.
+                         */
+                        example_literals?: ("full" | "masked") | null;
+                        /** First Seen */
+                        first_seen?: string | null;
+                        /**
+                         * Histogram
+                         * @description Latency buckets (MySQL 8.0 only): their deltas.
+                         */
+                        histogram?: {
+                            /**
+                             * Count
+                             * @description Statements that fell in this bucket in the interval.
+                             */
+                            count: number;
+                            /**
+                             * High
+                             * @description Upper bound of the bucket, seconds (BUCKET_TIMER_HIGH).
+                             */
+                            high: number;
+                            /**
+                             * Low
+                             * @description Lower bound of the bucket, seconds (BUCKET_TIMER_LOW).
+                             */
+                            low: number;
+                        }[] | null;
+                        /**
+                         * Interval End
+                         * Format: date-time
+                         */
+                        interval_end: string;
+                        /**
+                         * Interval Start
+                         * Format: date-time
+                         */
+                        interval_start: string;
+                        /** Last Seen */
+                        last_seen?: string | null;
+                        /**
+                         * Max Controlled Memory
+                         * @description Bytes, passed through.
+                         */
+                        max_controlled_memory?: number | null;
+                        /**
+                         * Max Timer Wait
+                         * @description Seconds, passed through.
+                         */
+                        max_timer_wait?: number | null;
+                        /**
+                         * Max Total Memory
+                         * @description Bytes, passed through.
+                         */
+                        max_total_memory?: number | null;
+                        /**
+                         * Min Timer Wait
+                         * @description Seconds, passed through.
+                         */
+                        min_timer_wait?: number | null;
+                        /**
+                         * Reset
+                         * @description Counters were reset in the interval (restart, TRUNCATE).
+                         * @default false
+                         */
+                        reset?: boolean;
+                        /**
+                         * Schema Name
+                         * @description SCHEMA_NAME; null: no default database.
+                         */
+                        schema_name: string | null;
+                        /**
+                         * Sum Cpu Time
+                         * @description Seconds (MySQL 8.0.28+).
+                         */
+                        sum_cpu_time?: number | null;
+                        /** Sum Created Tmp Disk Tables */
+                        sum_created_tmp_disk_tables?: number | null;
+                        /** Sum Created Tmp Tables */
+                        sum_created_tmp_tables?: number | null;
+                        /** Sum Errors */
+                        sum_errors?: number | null;
+                        /**
+                         * Sum Lock Time
+                         * @description Seconds.
+                         */
+                        sum_lock_time?: number | null;
+                        /** Sum No Good Index Used */
+                        sum_no_good_index_used?: number | null;
+                        /** Sum No Index Used */
+                        sum_no_index_used?: number | null;
+                        /** Sum Rows Affected */
+                        sum_rows_affected?: number | null;
+                        /** Sum Rows Examined */
+                        sum_rows_examined?: number | null;
+                        /** Sum Rows Sent */
+                        sum_rows_sent?: number | null;
+                        /** Sum Select Full Join */
+                        sum_select_full_join?: number | null;
+                        /** Sum Select Full Range Join */
+                        sum_select_full_range_join?: number | null;
+                        /** Sum Select Range */
+                        sum_select_range?: number | null;
+                        /** Sum Select Range Check */
+                        sum_select_range_check?: number | null;
+                        /** Sum Select Scan */
+                        sum_select_scan?: number | null;
+                        /** Sum Sort Merge Passes */
+                        sum_sort_merge_passes?: number | null;
+                        /** Sum Sort Range */
+                        sum_sort_range?: number | null;
+                        /** Sum Sort Rows */
+                        sum_sort_rows?: number | null;
+                        /** Sum Sort Scan */
+                        sum_sort_scan?: number | null;
+                        /**
+                         * Sum Timer Wait
+                         * @description Total statement time, seconds.
+                         */
+                        sum_timer_wait: number;
+                        /** Sum Warnings */
+                        sum_warnings?: number | null;
+                    }[];
+                    /**
+                     * Events
+                     * @default []
+                     */
+                    events?: {
+                        /** Bytes Sent */
+                        bytes_sent?: number | null;
                         /** Db */
                         db?: string | null;
+                        /**
+                         * Errors
+                         * @description 1 if the statement failed.
+                         */
+                        errors?: number | null;
+                        /** Filesort */
+                        filesort?: boolean | null;
+                        /** Filesort On Disk */
+                        filesort_on_disk?: boolean | null;
+                        /** Full Join */
+                        full_join?: boolean | null;
+                        /** Full Scan */
+                        full_scan?: boolean | null;
                         /** Host */
                         host?: string | null;
+                        /** Innodb Io R Bytes */
+                        innodb_io_r_bytes?: number | null;
+                        /**
+                         * Innodb Io R Ops
+                         * @description Pages read from disk.
+                         */
+                        innodb_io_r_ops?: number | null;
+                        /** Innodb Io R Wait */
+                        innodb_io_r_wait?: number | null;
+                        /** Innodb Queue Wait */
+                        innodb_queue_wait?: number | null;
+                        /** Innodb Rec Lock Wait */
+                        innodb_rec_lock_wait?: number | null;
                         /** Lock Time */
                         lock_time?: number | null;
+                        /** Merge Passes */
+                        merge_passes?: number | null;
                         /** Query */
                         query: string;
                         /** Query Time */
                         query_time: number;
+                        /** Rows Affected */
+                        rows_affected?: number | null;
                         /** Rows Examined */
                         rows_examined?: number | null;
                         /** Rows Sent */
                         rows_sent?: number | null;
+                        /**
+                         * Tmp Disk Tables
+                         * @description Temporary tables created on disk.
+                         */
+                        tmp_disk_tables?: number | null;
+                        /**
+                         * Tmp Tables
+                         * @description Temporary tables created.
+                         */
+                        tmp_tables?: number | null;
                         /**
                          * Ts
                          * Format: date-time
@@ -310,15 +498,225 @@ export interface operations {
                         ts: string;
                         /** User */
                         user?: string | null;
+                        /** Warnings */
+                        warnings?: number | null;
+                    }[];
+                    /**
+                     * Indexes
+                     * @default []
+                     */
+                    indexes?: {
+                        /** Count Delete */
+                        count_delete?: number | null;
+                        /** Count Fetch */
+                        count_fetch?: number | null;
+                        /** Count Insert */
+                        count_insert?: number | null;
+                        /** Count Read */
+                        count_read?: number | null;
+                        /** Count Star */
+                        count_star?: number | null;
+                        /** Count Update */
+                        count_update?: number | null;
+                        /** Count Write */
+                        count_write?: number | null;
+                        /** Index Name */
+                        index_name: string | null;
+                        /**
+                         * Interval End
+                         * Format: date-time
+                         */
+                        interval_end: string;
+                        /**
+                         * Interval Start
+                         * Format: date-time
+                         */
+                        interval_start: string;
+                        /**
+                         * Origin
+                         * @enum {string}
+                         */
+                        origin: "userstat" | "perfschema";
+                        /**
+                         * Reset
+                         * @default false
+                         */
+                        reset?: boolean;
+                        /** Rows Changed */
+                        rows_changed?: number | null;
+                        /** Rows Changed X Indexes */
+                        rows_changed_x_indexes?: number | null;
+                        /** Rows Read */
+                        rows_read?: number | null;
+                        /** Schema Name */
+                        schema_name: string;
+                        /** Sum Timer Delete */
+                        sum_timer_delete?: number | null;
+                        /** Sum Timer Fetch */
+                        sum_timer_fetch?: number | null;
+                        /** Sum Timer Insert */
+                        sum_timer_insert?: number | null;
+                        /** Sum Timer Read */
+                        sum_timer_read?: number | null;
+                        /** Sum Timer Update */
+                        sum_timer_update?: number | null;
+                        /** Sum Timer Wait */
+                        sum_timer_wait?: number | null;
+                        /** Sum Timer Write */
+                        sum_timer_write?: number | null;
+                        /** Table Name */
+                        table_name: string;
                     }[];
                     /** Instance */
                     instance: string;
                     /**
                      * Source
                      * @default slowlog
-                     * @constant
+                     * @enum {string}
                      */
-                    source?: "slowlog";
+                    source?: "slowlog" | "perfschema" | "stats";
+                    /**
+                     * Tables
+                     * @default []
+                     */
+                    tables?: {
+                        /** Count Delete */
+                        count_delete?: number | null;
+                        /** Count Fetch */
+                        count_fetch?: number | null;
+                        /** Count Insert */
+                        count_insert?: number | null;
+                        /** Count Read */
+                        count_read?: number | null;
+                        /** Count Star */
+                        count_star?: number | null;
+                        /** Count Update */
+                        count_update?: number | null;
+                        /** Count Write */
+                        count_write?: number | null;
+                        /**
+                         * Interval End
+                         * Format: date-time
+                         */
+                        interval_end: string;
+                        /**
+                         * Interval Start
+                         * Format: date-time
+                         */
+                        interval_start: string;
+                        /**
+                         * Origin
+                         * @enum {string}
+                         */
+                        origin: "userstat" | "perfschema";
+                        /**
+                         * Reset
+                         * @default false
+                         */
+                        reset?: boolean;
+                        /** Rows Changed */
+                        rows_changed?: number | null;
+                        /** Rows Changed X Indexes */
+                        rows_changed_x_indexes?: number | null;
+                        /** Rows Read */
+                        rows_read?: number | null;
+                        /** Schema Name */
+                        schema_name: string;
+                        /** Sum Timer Delete */
+                        sum_timer_delete?: number | null;
+                        /** Sum Timer Fetch */
+                        sum_timer_fetch?: number | null;
+                        /** Sum Timer Insert */
+                        sum_timer_insert?: number | null;
+                        /** Sum Timer Read */
+                        sum_timer_read?: number | null;
+                        /** Sum Timer Update */
+                        sum_timer_update?: number | null;
+                        /** Sum Timer Wait */
+                        sum_timer_wait?: number | null;
+                        /** Sum Timer Write */
+                        sum_timer_write?: number | null;
+                        /** Table Name */
+                        table_name: string;
+                    }[];
+                    /**
+                     * Users
+                     * @default []
+                     */
+                    users?: {
+                        /** Access Denied */
+                        access_denied?: number | null;
+                        /** Binlog Bytes Written */
+                        binlog_bytes_written?: number | null;
+                        /** Busy Time */
+                        busy_time?: number | null;
+                        /** Bytes Received */
+                        bytes_received?: number | null;
+                        /** Bytes Sent */
+                        bytes_sent?: number | null;
+                        /** Commit Transactions */
+                        commit_transactions?: number | null;
+                        /**
+                         * Concurrent Connections
+                         * @description Passed through.
+                         */
+                        concurrent_connections?: number | null;
+                        /** Connected Time */
+                        connected_time?: number | null;
+                        /** Cpu Time */
+                        cpu_time?: number | null;
+                        /** Denied Connections */
+                        denied_connections?: number | null;
+                        /** Empty Queries */
+                        empty_queries?: number | null;
+                        /**
+                         * Interval End
+                         * Format: date-time
+                         */
+                        interval_end: string;
+                        /**
+                         * Interval Start
+                         * Format: date-time
+                         */
+                        interval_start: string;
+                        /** Lost Connections */
+                        lost_connections?: number | null;
+                        /** Max Statement Time Exceeded */
+                        max_statement_time_exceeded?: number | null;
+                        /** Other Commands */
+                        other_commands?: number | null;
+                        /**
+                         * Reset
+                         * @default false
+                         */
+                        reset?: boolean;
+                        /** Rollback Transactions */
+                        rollback_transactions?: number | null;
+                        /** Rows Deleted */
+                        rows_deleted?: number | null;
+                        /** Rows Fetched */
+                        rows_fetched?: number | null;
+                        /** Rows Inserted */
+                        rows_inserted?: number | null;
+                        /** Rows Read */
+                        rows_read?: number | null;
+                        /** Rows Sent */
+                        rows_sent?: number | null;
+                        /** Rows Updated */
+                        rows_updated?: number | null;
+                        /** Select Commands */
+                        select_commands?: number | null;
+                        /** Table Rows Read */
+                        table_rows_read?: number | null;
+                        /** Total Connections */
+                        total_connections?: number | null;
+                        /** Total Ssl Connections */
+                        total_ssl_connections?: number | null;
+                        /** Update Commands */
+                        update_commands?: number | null;
+                        /** User */
+                        user: string;
+                    }[];
                 };
             };
         };

@@ -4,6 +4,8 @@ from functools import cache
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.grouping import parse_rules
 from quanta.core.config import get_settings
 from quanta.core.db import create_db_engine, create_session_factory
 
@@ -12,3 +14,9 @@ from quanta.core.db import create_db_engine, create_session_factory
 def session_factory() -> sessionmaker[Session]:
     """This worker process's sessions; created lazily so each forked child has its own pool."""
     return create_session_factory(create_db_engine(get_settings()))
+
+
+@cache
+def fingerprinter() -> Fingerprinter:
+    """This worker process's fingerprinter: its cache of statement shapes lasts across batches."""
+    return Fingerprinter(parse_rules(get_settings().grouping_rules))

@@ -9,7 +9,7 @@ from quanta.core.db import session_scope
 from quanta.core.tasks import PROCESS_BATCH_TASK, REQUEUE_STALE_BATCHES_TASK
 from quanta.ingest import service
 from quanta_worker.celery_app import app
-from quanta_worker.tasks import session_factory
+from quanta_worker.tasks import fingerprinter, session_factory
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,12 @@ log = logging.getLogger(__name__)
 def process_batch(batch_pk: int) -> int:
     """Fold stored batch `batch_pk` into the metric store; returns the events counted."""
     with session_scope(session_factory()) as session:
-        counted = service.process_batch(session=session, batch_pk=batch_pk)
+        counted = service.process_batch(
+            session=session,
+            settings=get_settings(),
+            batch_pk=batch_pk,
+            fingerprinter=fingerprinter(),
+        )
     log.info("batch %s: %s events counted", batch_pk, counted)
     return counted
 

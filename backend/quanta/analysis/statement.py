@@ -1,0 +1,83 @@
+"""What a statement is and which tables it reads or writes, for the query catalog.
+
+Parsing is far slower than fingerprinting, so this runs once per new query class, never per
+event. A real statement (an example) parses best; a fingerprint (``in(?+)``) often does not,
+so the example is tried first and the fingerprint after.
+
+Example:
+    >>> describe_statement("select * from shop.orders o join customers c on c.id=o.cid")
+    StatementInfo(statement_type='select', tables=('customers', 'shop.orders'))
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+__all__ = ["MAX_PARSE_CHARS", "StatementInfo", "describe_statement"]
+
+MAX_PARSE_CHARS = 100_000
+"""Longer statements are not parsed (huge multi-row INSERTs): their type is still known."""
+
+_ADMIN_PREFIX = "administrator command:"
+_STATEMENT_TYPE_CHARS = 20
+
+# sqlglot logs every statement it cannot fully understand; that is expected here.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+
+@dataclass(frozen=True, slots=True)
+class StatementInfo:
+    """The statement's first keyword (lower case) and its tables as ``db.table`` or ``table``."""
+
+    statement_type: str
+    tables: tuple[str, ...]
+
+
+def describe_statement(fingerprint: str, *examples: str) -> StatementInfo:
+    """Describe a query class from its fingerprint and, better, real examples of it.
+
+    Args:
+        fingerprint: The class's fingerprint (comments gone): gives the statement type.
+        examples: Real statements of the class, tried first for the tables.
+
+    Returns:
+        The statement type (the fingerprint's first keyword), and the tables of the first
+        text sqlglot parses, examples first (none if none does).
+
+    Example:
+        >>> describe_statement("administrator command: quit")
+        StatementInfo(statement_type='admin', tables=())
+    """
+    if fingerprint.lstrip().lower().startswith(_ADMIN_PREFIX):
+        return StatementInfo("admin", ())
+    words = fingerprint.split(None, 1)
+    word = words[0].lower() if words else ""
+    statement_type = "".join(c for c in word if c.isalpha())[:_STATEMENT_TYPE_CHARS] or "other"
+    for text in (*examples, fingerprint):
+        tables = _tables(text)
+        if tables is not None:
+            return StatementInfo(statement_type, tables)
+    return StatementInfo(statement_type, ())
+
+
+def _tables(text: str) -> tuple[str, ...] | None:
+    if len(text) > MAX_PARSE_CHARS:
+        return None
+    try:
+        tree = sqlglot.parse_one(text, read="mysql")
+    except (SqlglotError, RecursionError, ValueError):
+        return None
+    if tree is None:
+        return None
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    names = {
+        f"{t.db}.{t.name}" if t.db else t.name
+        for t in tree.find_all(exp.Table)
+        if t.name and not (not t.db and t.name in ctes)
+    }
+    return tuple(sorted(names))

@@ -1,0 +1,268 @@
+"""End-to-end ingest: `quanta-agent import` -> API -> Celery workers -> committed buckets.
+
+Starts a throw-away PostgreSQL and Redis, runs `quanta run` on them (API, a worker with
+``--workers`` pool processes, beat), imports a realistic slow log of ``--events`` events
+(bench/_slowlog_corpus.py) with `quanta-agent import`, and measures the wall-clock time from
+the start of the import until the last batch is processed and its buckets committed (every
+batch 'done' and the minute buckets holding every event). In the same run, times
+`pt-query-digest` on the same file. The target is >= 3x pt-query-digest with 2 workers.
+
+Usage: .venv/bin/python bench/ingest_pipeline.py [--events N] [--workers W] [--batch-size B]
+Last line: ``RESULT events_per_s=X speedup_vs_pt=Y``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx
+import psycopg
+
+from bench._slowlog_corpus import cached_slow_log
+from tests.fixtures.servers import (
+    HOST,
+    PostgresServer,
+    ServerProcess,
+    _initdb_argv,
+    _postgres_account,
+    _postgres_argv,
+    _postgres_binaries,
+    _postgres_probe,
+    _redis_argv,
+    _redis_probe,
+    free_port,
+    require_binary,
+    run_setup_command,
+    running,
+    server_temp_dir,
+)
+
+EVENTS = 200_000
+SEED = 42
+WORKERS = 2
+BATCH_SIZE = 5000
+START_TIMEOUT = 120.0
+FINISH_TIMEOUT = 1800.0
+POLL_SECONDS = 0.2
+ADMIN_TOKEN_PREFIX = "Admin token: "
+VENV_BIN = Path(sys.executable).parent
+
+
+@contextlib.contextmanager
+def started_postgres() -> Iterator[PostgresServer]:
+    """A throw-away PostgreSQL as tests.fixtures.servers starts it for the tests."""
+    postgres, initdb = _postgres_binaries()
+    account = _postgres_account()
+    with server_temp_dir("postgres", owner=account) as base:
+        server = PostgresServer(
+            host=HOST,
+            port=free_port(),
+            user="postgres",
+            datadir=base / "data",
+            socket_dir=base,
+            log_path=base / "postgres.log",
+        )
+        run_setup_command(
+            "initdb",
+            _initdb_argv(initdb, server),
+            log_path=base / "initdb.log",
+            cwd=base,
+            run_as=account,
+        )
+        process = ServerProcess(
+            "postgres",
+            _postgres_argv(postgres, server),
+            log_path=server.log_path,
+            probe=lambda: _postgres_probe(server),
+            cwd=base,
+            run_as=account,
+            stop_signal=signal.SIGINT,
+        )
+        with running(process):
+            yield server
+
+
+@contextlib.contextmanager
+def started_redis() -> Iterator[str]:
+    """A throw-away Redis; yields its URL."""
+    binary = require_binary(
+        "redis-server",
+        env_var="QUANTA_REDIS_SERVER",
+        install_hint="apt-get install redis-server",
+        search_dirs=["/usr/bin", "/usr/local/bin"],
+    )
+    with server_temp_dir("redis") as base:
+        port = free_port()
+        process = ServerProcess(
+            "redis-server",
+            _redis_argv(binary, port, base),
+            log_path=base / "redis.log",
+            probe=lambda: _redis_probe(port),
+            cwd=base,
+        )
+        with running(process):
+            yield f"redis://{HOST}:{port}/0"
+
+
+@contextlib.contextmanager
+def quanta_run(
+    data_dir: Path, database_url: str, redis_url: str, workers: int
+) -> Iterator[tuple[str, str]]:
+    """`quanta run` on PostgreSQL + Redis; yields (URL, admin token); Ctrl-C after."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "QUANTA_DATA_DIR": str(data_dir),
+        "QUANTA_PORT": str(port),
+        "QUANTA_ENV": "test",
+        "QUANTA_DATABASE_URL": database_url,
+        "QUANTA_REDIS_URL": redis_url,
+        "QUANTA_WORKER_CONCURRENCY": str(workers),
+        # The corpus is dated 2024: keep every resolution for the length of the run.
+        "QUANTA_RETENTION_MINUTE_DAYS": "36500",
+        "QUANTA_RETENTION_HOUR_DAYS": "36500",
+        "QUANTA_RETENTION_DAY_DAYS": "36500",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("QUANTA_ADMIN_TOKEN", None)
+    log_path = data_dir.parent / "quanta-run.log"
+    with log_path.open("w") as log_file:
+        process = subprocess.Popen(
+            [str(VENV_BIN / "quanta"), "run"],
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            token = None
+            while token is None:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("quanta run did not start:\n" + log_path.read_text()[-4000:])
+                time.sleep(0.25)
+                for line in log_path.read_text().splitlines():
+                    if line.startswith(ADMIN_TOKEN_PREFIX):
+                        token = line.removeprefix(ADMIN_TOKEN_PREFIX).strip()
+            yield f"http://127.0.0.1:{port}", token
+        finally:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def committed(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, int]:
+    """(events in committed minute buckets, batches not yet done)."""
+    row = conn.execute(
+        "SELECT (SELECT coalesce(sum(count), 0) FROM query_buckets_minute),"
+        " (SELECT count(*) FROM ingest_batches WHERE status <> 'done')"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])  # type: ignore[call-overload]
+
+
+def time_pt(log: Path) -> float:
+    """Wall-clock seconds of pt-query-digest on the log (its report discarded)."""
+    pt = shutil.which("pt-query-digest")
+    if pt is None:
+        raise SystemExit("pt-query-digest not found: apt-get install percona-toolkit")
+    started = time.monotonic()
+    subprocess.run(
+        [pt, "--output", "json", "--limit", "100%", str(log)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    return time.monotonic() - started
+
+
+def time_pipeline(
+    log: Path, events: int, workers: int, batch_size: int, work: Path
+) -> tuple[float, float]:
+    """Seconds from the start of the import to the last committed bucket; and the import's."""
+    with started_postgres() as pg, started_redis() as redis_url:
+        database_url = pg.create_database("bench")
+        with quanta_run(work / "data", database_url, redis_url, workers) as (url, token):
+            httpx.get(url + "/healthz", timeout=10).raise_for_status()
+            with pg.connect("bench") as conn:
+                progress: list[str] = []
+                started = time.monotonic()
+                agent = subprocess.Popen(
+                    [str(VENV_BIN / "quanta-agent"), "import", str(log), "--server", url,
+                     "--token", token, "--instance", "bench", "--batch-size", str(batch_size)],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                )  # fmt: skip
+                assert agent.stdout is not None
+                stdout = agent.stdout
+                reader = threading.Thread(target=lambda: progress.extend(stdout.readlines()))
+                reader.start()
+                import_seconds = None
+                deadline = started + FINISH_TIMEOUT
+                while True:
+                    if import_seconds is None and agent.poll() is not None:
+                        import_seconds = time.monotonic() - started
+                        if agent.returncode != 0:
+                            raise RuntimeError(f"agent import failed: {''.join(progress)}")
+                    counted, pending = committed(conn)
+                    if import_seconds is not None and counted >= events and pending == 0:
+                        break
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"only {counted} of {events} events committed")
+                    time.sleep(POLL_SECONDS)
+                elapsed = time.monotonic() - started
+                reader.join()
+                print("agent:", "".join(progress).strip())
+                if counted != events:
+                    raise RuntimeError(f"{counted} events committed, {events} imported")
+    return elapsed, import_seconds
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=EVENTS)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--workers", type=int, default=WORKERS)
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    log = cached_slow_log(args.events, args.seed)
+    log.read_bytes()  # page cache: neither side pays for the first read
+    print(f"log: {log} ({log.stat().st_size / 1e6:.0f} MB, {args.events:,} events)")
+    pt_seconds = time_pt(log)
+    print(f"pt-query-digest: {pt_seconds:.1f}s  {args.events / pt_seconds:,.0f} events/s")
+    with tempfile.TemporaryDirectory(prefix="quanta-bench-") as work:
+        seconds, import_seconds = time_pipeline(
+            log, args.events, args.workers, args.batch_size, Path(work)
+        )
+    rate = args.events / seconds
+    print(
+        f"quanta pipeline ({args.workers} workers): {seconds:.1f}s to the last committed bucket "
+        f"(import {import_seconds:.1f}s)  {rate:,.0f} events/s"
+    )
+    speedup = pt_seconds / seconds
+    print(f"speedup: {speedup:.2f}x pt-query-digest (target >= 3)")
+    print(f"RESULT events_per_s={rate:.0f} speedup_vs_pt={speedup:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

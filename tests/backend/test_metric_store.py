@@ -1,0 +1,182 @@
+"""The metric store on SQLite: every resolution, extended metrics, examples, catalog,
+primary source and retention, through the ingest API and the batch service."""
+
+import gzip
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from quanta.analysis.histogram import LatencyHistogram
+from quanta.core.config import Settings
+from quanta.core.db import session_scope
+from quanta.ingest import service
+from quanta.ingest.models import IngestBatch
+from quanta.instances.models import Instance
+from quanta.queries import service as queries
+from quanta.queries.models import (
+    QueryBucketDay,
+    QueryBucketHour,
+    QueryBucketMinute,
+    QueryClass,
+    QueryExample,
+    QueryInstance,
+)
+
+SETTINGS = Settings(env="test", example_max_chars=100)
+# Two hours ago, on a whole hour: events spread over two hours and one day.
+BASE = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
+
+
+def post(client: TestClient, batch_id: str, **body: Any) -> None:
+    payload = json.dumps({"batch_id": batch_id, "instance": "db1", **body}).encode()
+    response = client.post(
+        "/api/v1/ingest", content=gzip.compress(payload), headers={"Content-Encoding": "gzip"}
+    )
+    assert response.status_code == 202, response.text
+
+
+def process_all(factory: sessionmaker[Session]) -> int:
+    with session_scope(factory) as session:
+        ids = list(session.scalars(select(IngestBatch.id).order_by(IngestBatch.id)))
+    counted = 0
+    for batch_pk in ids:
+        with session_scope(factory) as session:
+            counted += service.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
+    return counted
+
+
+def event(minutes: int, query_time: float, sql: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "ts": (BASE + timedelta(minutes=minutes, seconds=7)).isoformat(),
+        "query": sql,
+        "query_time": query_time,
+        "lock_time": 0.001,
+        "rows_sent": 1,
+        "rows_examined": 10,
+        "db": "shop",
+        "user": "app",
+        "host": "web1",
+        **extra,
+    }
+
+
+SELECT = "SELECT o.id FROM shop.orders o JOIN customers c ON c.id = o.cid WHERE o.id = {}"
+
+
+def test_every_resolution_gets_the_same_totals_and_histograms(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    times = [0.001 * (i + 1) for i in range(150)]
+    events = [
+        event(i, t, SELECT.format(i), tmp_tables=1, full_scan=i % 2 == 0)
+        for i, t in enumerate(times)
+    ]
+    # Three batches, the last two on the same minutes as the first: merges, not inserts.
+    post(client, "a", events=events[:100])
+    post(client, "b", events=events[100:])
+    post(client, "c", events=[event(0, 5.0, SELECT.format("'" + "x" * 200 + "'"))])
+    assert process_all(session_factory) == 151
+    assert process_all(session_factory) == 0  # already claimed: nothing counted twice
+
+    with session_scope(session_factory) as session:
+        expected: list[tuple[Any, int]] = [(QueryBucketMinute, 150), (QueryBucketHour, 3)]
+        for model, expected_rows in expected:
+            rows = session.scalars(select(model)).all()
+            assert len(rows) == expected_rows
+        day_rows = session.scalars(select(QueryBucketDay)).all()
+        models: tuple[Any, ...] = (QueryBucketMinute, QueryBucketHour, QueryBucketDay)
+        for model in models:
+            rows = session.scalars(select(model)).all()
+            assert sum(r.count for r in rows) == 151
+            assert abs(sum(r.query_time_sum for r in rows) - (sum(times) + 5.0)) < 1e-9
+            assert sum(r.tmp_tables_sum or 0 for r in rows) == 150
+            assert sum(r.full_scan_sum or 0 for r in rows) == 75
+            assert {r.rows_affected_sum for r in rows} == {None}  # never given: NULL, not 0
+            merged = LatencyHistogram()
+            for r in rows:
+                assert r.histogram is not None
+                merged.merge(LatencyHistogram.from_bytes(r.histogram))
+            assert merged.count == 151
+            assert merged.quantile(1.0) == 5.0
+        assert len({r.bucket_start.date() for r in day_rows}) == len(day_rows)
+
+        first_minute = session.scalars(
+            select(QueryBucketMinute).where(QueryBucketMinute.bucket_start == BASE)
+        ).one()
+        assert (first_minute.count, first_minute.query_time_min) == (2, 0.001)
+        assert first_minute.query_time_max == 5.0
+
+        (query,) = session.scalars(select(QueryClass)).all()
+        assert query.statement_type == "select"
+        assert query.tables == ["customers", "shop.orders"]
+        assert session.scalars(select(QueryInstance.query_id)).all() == [query.query_id]
+
+        example = session.scalars(
+            select(QueryExample).where(
+                QueryExample.resolution == "minute", QueryExample.bucket_start == BASE
+            )
+        ).one()
+        assert example.seen == 2
+        assert example.slowest_query_time == 5.0
+        assert example.slowest_truncated
+        assert len(example.slowest_text) == 100
+        assert example.slowest_literals == "full"
+        day_example = session.scalars(
+            select(QueryExample).where(QueryExample.resolution == "day")
+        ).all()
+        assert sum(e.seen for e in day_example) == 151
+
+
+def test_masked_examples_and_the_primary_source_counts_once(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    post(client, "slow", events=[event(1, 0.5, "SELECT * FROM t WHERE id = 42")])
+    digest = {
+        "schema_name": "shop",
+        "digest": "d1",
+        "digest_text": "SELECT * FROM `t` WHERE `id` = ?",
+        "interval_start": (BASE + timedelta(minutes=1)).isoformat(),
+        "interval_end": (BASE + timedelta(minutes=2)).isoformat(),
+        "count_star": 10,
+        "sum_timer_wait": 3.0,
+    }
+    post(client, "ps", source="perfschema", digests=[digest])
+    with session_scope(session_factory) as session:
+        instance = session.scalars(select(Instance)).one()
+        instance.example_policy = "masked"
+    assert process_all(session_factory) == 11
+
+    window = queries.TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
+    with session_scope(session_factory) as session:
+        assert session.scalars(select(Instance.primary_source)).one() == "slowlog"
+        sources = session.scalars(select(QueryBucketMinute.source)).all()
+        assert sorted(sources) == ["perfschema", "slowlog"]  # one query_id, both stored
+        top = queries.top_queries(
+            session=session, settings=SETTINGS, window=window, limit=10, offset=0,
+            sparkline_points=60,
+        )  # fmt: skip
+        assert top.totals.count == 1  # only the primary source counts
+        assert len(top.rows) == 1
+        example = session.scalars(select(QueryExample)).first()
+        assert example is not None
+        assert example.slowest_text == "select * from t where id=?"
+        assert example.slowest_literals == "masked"
+
+
+def test_retention_deletes_each_resolution_after_its_own_time(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    post(client, "old", events=[event(0, 0.5, "SELECT 1")])
+    process_all(session_factory)
+    later = BASE + timedelta(days=SETTINGS.retention_minute_days + 1)
+    with session_scope(session_factory) as session:
+        deleted = queries.apply_retention(session=session, settings=SETTINGS, now=later)
+    assert deleted == {"day": 0, "hour": 0, "minute": 2}  # one bucket and one example
+    with session_scope(session_factory) as session:
+        assert session.scalars(select(QueryBucketMinute)).all() == []
+        assert len(session.scalars(select(QueryBucketHour)).all()) == 1
+        assert len(session.scalars(select(QueryBucketDay)).all()) == 1
