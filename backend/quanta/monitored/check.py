@@ -1,0 +1,203 @@
+"""``test connection``: can Quanta reach the server, and what may its account do there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from quanta.monitored.connection import GuardedConnection
+from quanta.monitored.errors import MonitoredError
+from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+
+__all__ = ["Capability", "ConnectionReport", "test_connection"]
+
+# Privileges that let an account change data or the schema: Quanta never uses them, and a
+# monitoring account should not have them.
+WRITE_PRIVILEGES = frozenset(
+    (
+        "ALL PRIVILEGES",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "INDEX",
+        "SUPER",
+        "FILE",
+        "CREATE ROUTINE",
+        "ALTER ROUTINE",
+        "EXECUTE",
+        "TRIGGER",
+        "EVENT",
+        "CREATE TABLESPACE",
+    )
+)
+_ENABLED = "YES"
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """One thing checked: whether it works, and a line saying what that means."""
+
+    name: str
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionReport:
+    """The outcome of a connection test; ``error`` set (and nothing else) when it failed."""
+
+    connected: bool
+    error: str | None = None
+    server_version: str = ""
+    flavor: str = ""
+    account: str = ""
+    privileges: tuple[str, ...] = ()
+    capabilities: tuple[Capability, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for the instance page."""
+        return {
+            "connected": self.connected,
+            "error": self.error,
+            "server_version": self.server_version,
+            "flavor": self.flavor,
+            "account": self.account,
+            "privileges": list(self.privileges),
+            "capabilities": [c.to_dict() for c in self.capabilities],
+        }
+
+
+def test_connection(
+    options: ConnectionOptions,
+    *,
+    settings: MonitoredSettings | None = None,  # noqa: PT028
+) -> ConnectionReport:
+    """Connect, and report what the account may and may not do; never raises for the server.
+
+    Checks: the read-only session with its time limit, the account's privileges (write
+    privileges are reported as a risk), reading the default database, EXPLAIN, EXPLAIN of
+    DML (needs the statement's own privileges), profiling (SHOW PROFILE or stage events)
+    and performance_schema digests.
+    """
+    try:
+        with GuardedConnection(options, settings) as conn:
+            return _report(conn)
+    except MonitoredError as exc:
+        return ConnectionReport(connected=False, error=str(exc))
+
+
+# The name is the "test connection" action, not a pytest test: keep pytest from collecting it.
+test_connection.__test__ = False  # type: ignore[attr-defined]
+
+
+def _report(conn: GuardedConnection) -> ConnectionReport:
+    with conn.read_only():
+        account = str(conn.query("SELECT CURRENT_USER() AS u")[0]["u"])
+        privileges = _privileges(conn, account)
+        capabilities = [
+            Capability(
+                "read_only_session",
+                True,
+                "sessions run in read-only transactions with a "
+                f"{conn.settings.statement_timeout:g} s statement time limit",
+            ),
+            _write_access(privileges),
+            _probe(conn, "default_database", _database_probe(conn), "reads the default database"),
+            _probe(conn, "explain", "EXPLAIN SELECT 1", "EXPLAIN works"),
+            _dml_explain(privileges),
+            _profiling(conn),
+            _probe(
+                conn,
+                "performance_schema_digests",
+                "SELECT COUNT(*) AS n FROM performance_schema.events_statements_summary_by_digest",
+                "reads performance_schema statement digests",
+            ),
+        ]
+    return ConnectionReport(
+        connected=True,
+        server_version=conn.version,
+        flavor=conn.flavor,
+        account=account,
+        privileges=tuple(sorted(privileges)),
+        capabilities=tuple(capabilities),
+    )
+
+
+def _privileges(conn: GuardedConnection, account: str) -> set[str]:
+    user, _, host = account.rpartition("@")
+    grantee = f"'{user}'@'{host}'"
+    rows: list[dict[str, Any]] = []
+    for view in ("USER_PRIVILEGES", "SCHEMA_PRIVILEGES", "TABLE_PRIVILEGES"):
+        rows += conn.query(
+            f"SELECT PRIVILEGE_TYPE FROM information_schema.{view} WHERE GRANTEE = %s",
+            (grantee,),
+        )
+    return {str(row["PRIVILEGE_TYPE"]).upper() for row in rows}
+
+
+def _write_access(privileges: set[str]) -> Capability:
+    writes = sorted(privileges & WRITE_PRIVILEGES)
+    if not writes:
+        return Capability("read_only_account", True, "the account cannot change data")
+    return Capability(
+        "read_only_account",
+        False,
+        f"the account may {', '.join(writes)}: Quanta never writes, but a read-only "
+        "account (SELECT, PROCESS, SHOW VIEW) is safer",
+    )
+
+
+def _dml_explain(privileges: set[str]) -> Capability:
+    if privileges & {"ALL PRIVILEGES", "UPDATE", "DELETE", "INSERT"}:
+        return Capability("explain_dml", True, "UPDATE/DELETE/INSERT examples can be explained")
+    return Capability(
+        "explain_dml",
+        False,
+        "EXPLAIN of UPDATE/DELETE/INSERT needs the statement's own privileges: DML examples "
+        "will fail to explain (SELECTs are not affected)",
+    )
+
+
+def _database_probe(conn: GuardedConnection) -> str | None:
+    database = conn.options.database
+    if not database:
+        return None
+    escaped = database.replace("\\", "\\\\").replace("'", "''")
+    return f"SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{escaped}'"
+
+
+def _probe(conn: GuardedConnection, name: str, sql: str | None, works: str) -> Capability:
+    if sql is None:
+        return Capability(name, True, "no default database configured")
+    try:
+        conn.query(sql)
+    except MonitoredError as exc:
+        return Capability(name, False, str(exc))
+    return Capability(name, True, works)
+
+
+def _profiling(conn: GuardedConnection) -> Capability:
+    have = conn.query("SHOW VARIABLES LIKE 'have_profiling'")
+    if have and str(have[0].get("Value", "")).upper() == _ENABLED:
+        return Capability("profiling", True, "profiles use SHOW PROFILE")
+    try:
+        rows = conn.query(
+            "SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = %s",
+            ("events_stages_history_long",),
+        )
+    except MonitoredError as exc:
+        return Capability("profiling", False, f"no SHOW PROFILE, and {exc}")
+    if rows and str(rows[0]["ENABLED"]).upper() == _ENABLED:
+        return Capability("profiling", True, "profiles use performance_schema stage events")
+    return Capability(
+        "profiling",
+        False,
+        "no SHOW PROFILE and the events_stages_history_long consumer is off: no profiles",
+    )

@@ -1,0 +1,308 @@
+"""A guarded session on a monitored server: read-only transactions, time limits, one gate.
+
+Every statement goes through :func:`quanta.monitored.guard.check_statement` after its
+parameters are bound, or is one of the fixed session statements; queries run only inside a
+transaction the connection opened (read-only, or for EXPLAIN of DML a read-write one that
+lets only EXPLAIN through and is always rolled back); and every statement has a time limit
+the server enforces. Statement text is never logged above DEBUG, and never in errors:
+examples may hold personal data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import time
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any, Self
+
+import pymysql
+import pymysql.cursors
+
+from quanta.monitored.errors import ConnectionFailed, ServerError, StatementRefused
+from quanta.monitored.guard import (
+    check_session_statement,
+    check_statement,
+    is_explain,
+    with_time_limit,
+)
+from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+
+log = logging.getLogger(__name__)
+
+NANOSECONDS_PER_MICROSECOND = 1000
+MILLISECONDS_PER_SECOND = 1000
+# Server error codes with a message of their own.
+ER_ACCESS_DENIED = 1045
+ER_DB_ACCESS_DENIED = 1044
+ER_BAD_DB = 1049
+ER_TABLE_ACCESS_DENIED = 1142
+ER_COLUMN_ACCESS_DENIED = 1143
+ER_SPECIFIC_ACCESS_DENIED = 1227
+ER_SYNTAX = 1064
+ER_READ_ONLY_TRANSACTION = 1792
+ER_MYSQL_TIMEOUT = 3024
+ER_MARIADB_TIMEOUT = 1969
+ER_QUERY_INTERRUPTED = 1317
+CR_CONNECTION_ERROR = 2003
+CR_SERVER_GONE = 2006
+CR_SERVER_LOST = 2013
+_PRIVILEGE_ERRORS = frozenset(
+    (
+        ER_DB_ACCESS_DENIED,
+        ER_TABLE_ACCESS_DENIED,
+        ER_COLUMN_ACCESS_DENIED,
+        ER_SPECIFIC_ACCESS_DENIED,
+    )
+)
+_TIMEOUT_ERRORS = frozenset((ER_MYSQL_TIMEOUT, ER_MARIADB_TIMEOUT, ER_QUERY_INTERRUPTED))
+
+
+class _Mode(enum.Enum):
+    IDLE = "idle"
+    READ_ONLY = "read only"
+    EXPLAIN_ONLY = "explain only"
+
+
+class GuardedConnection:
+    """One session on a monitored server; open it with ``with``.
+
+    Example (not run here, it needs a server)::
+
+        with GuardedConnection(options) as conn, conn.read_only():
+            rows = conn.query("EXPLAIN SELECT * FROM orders WHERE id = %s", (7,))
+    """
+
+    def __init__(
+        self, options: ConnectionOptions, settings: MonitoredSettings | None = None
+    ) -> None:
+        """Describe the session; nothing is opened until ``__enter__``."""
+        self.options = options
+        self.settings = settings or MonitoredSettings()
+        self.version = ""
+        self.version_comment = ""
+        self._conn: pymysql.Connection[pymysql.cursors.DictCursor] | None = None
+        self._mode = _Mode.IDLE
+
+    def __enter__(self) -> Self:
+        self._conn = self._connect()
+        try:
+            self._prepare_session()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def is_mariadb(self) -> bool:
+        """MariaDB (SET STATEMENT, ANALYZE FORMAT=JSON) rather than MySQL/Percona Server."""
+        return "mariadb" in self.version.lower()
+
+    @property
+    def flavor(self) -> str:
+        """``mariadb`` or ``mysql`` (Percona Server is MySQL here), as the advisor wants."""
+        return "mariadb" if self.is_mariadb else "mysql"
+
+    def time_limited(self, sql: str) -> str:
+        """``sql`` with the statement time limit written into it (see with_time_limit)."""
+        return with_time_limit(
+            sql, mariadb=self.is_mariadb, seconds=self.settings.statement_timeout
+        )
+
+    @contextlib.contextmanager
+    def read_only(self) -> Iterator[Self]:
+        """A READ ONLY transaction, always rolled back; queries need one (or explain_only)."""
+        with self._transaction("START TRANSACTION READ ONLY", _Mode.READ_ONLY):
+            yield self
+
+    @contextlib.contextmanager
+    def explain_only(self) -> Iterator[Self]:
+        """A transaction for EXPLAIN of DML only, always rolled back.
+
+        Servers refuse ``EXPLAIN UPDATE`` in a read-only transaction, so this one is
+        read-write; while it is open only plain EXPLAIN statements are let through, and the
+        rollback undoes anything even so.
+        """
+        with self._transaction("START TRANSACTION READ WRITE", _Mode.EXPLAIN_ONLY):
+            yield self
+
+    def query(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
+        """Run one guarded statement and return its rows as dicts.
+
+        Raises:
+            StatementRefused: not a statement Quanta may send, or no transaction is open.
+            ServerError: the server refused or stopped it.
+        """
+        conn = self._checked_conn()
+        with conn.cursor() as cursor:
+            text = self._guarded(cursor.mogrify(sql, args))
+            self._execute(cursor, text)
+            return list(cursor.fetchall())
+
+    def stream(self, sql: str) -> tuple[int, int]:
+        """Execute a guarded SELECT, discarding its rows: (rows sent, response time in µs).
+
+        The time is measured from sending the statement to reading its last row, as the
+        application would see it.
+        """
+        conn = self._checked_conn()
+        with conn.cursor(pymysql.cursors.SSCursor) as cursor:
+            text = self._guarded(cursor.mogrify(sql))
+            start = time.perf_counter_ns()
+            self._execute(cursor, text)
+            with self._server_errors():  # a time limit can strike while rows stream in
+                rows = sum(1 for _ in cursor)
+            elapsed = time.perf_counter_ns() - start
+        return rows, elapsed // NANOSECONDS_PER_MICROSECOND
+
+    def set_session(self, sql: str) -> None:
+        """Send one of the fixed session statements (see guard.check_session_statement)."""
+        check_session_statement(sql)
+        conn = self._open_conn()
+        with conn.cursor() as cursor:
+            self._execute(cursor, sql)
+
+    def close(self) -> None:
+        """Close the session (idempotent)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(pymysql.err.Error):
+                conn.close()
+
+    # ------------------------------------------------------------------ internals
+
+    @contextlib.contextmanager
+    def _transaction(self, start: str, mode: _Mode) -> Iterator[None]:
+        if self._mode is not _Mode.IDLE:
+            raise StatementRefused("a transaction is already open on this session")
+        self.set_session(start)
+        self._mode = mode
+        try:
+            yield
+        finally:
+            self._mode = _Mode.IDLE
+            if self._conn is not None:
+                with contextlib.suppress(ServerError):
+                    self.set_session("ROLLBACK")
+
+    def _checked_conn(self) -> pymysql.Connection[pymysql.cursors.DictCursor]:
+        if self._mode is _Mode.IDLE:
+            raise StatementRefused("statements run only inside read_only() or explain_only()")
+        return self._open_conn()
+
+    def _guarded(self, text: str) -> str:
+        check_statement(text)
+        if self._mode is _Mode.EXPLAIN_ONLY and not is_explain(text):
+            raise StatementRefused(
+                "refused to send to a monitored server: only EXPLAIN runs in a read-write "
+                "transaction"
+            )
+        return text
+
+    def _open_conn(self) -> pymysql.Connection[pymysql.cursors.DictCursor]:
+        if self._conn is None:
+            raise StatementRefused("the connection is not open (use it in a with block)")
+        return self._conn
+
+    def _execute(self, cursor: pymysql.cursors.Cursor, text: str) -> None:
+        log.debug("%s: sending a %s statement", self.options.address, text.split(None, 1)[0])
+        with self._server_errors():
+            cursor.execute(text)
+
+    @contextlib.contextmanager
+    def _server_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except pymysql.err.MySQLError as exc:
+            raise ServerError(f"{self.options.address}: {self._describe(exc)}") from exc
+
+    def _connect(self) -> pymysql.Connection[pymysql.cursors.DictCursor]:
+        o, s = self.options, self.settings
+        try:
+            return pymysql.connect(
+                host=o.host,
+                port=o.port,
+                user=o.user,
+                password=o.password,
+                database=o.database,
+                unix_socket=o.unix_socket,
+                charset="utf8mb4",
+                autocommit=True,
+                connect_timeout=s.connect_timeout,
+                read_timeout=s.read_timeout,
+                write_timeout=s.write_timeout,
+                cursorclass=pymysql.cursors.DictCursor,
+                program_name="quanta",
+            )
+        except pymysql.err.MySQLError as exc:
+            raise ConnectionFailed(_connect_message(o, exc)) from exc
+        except OSError as exc:  # a socket path that is not a socket, a DNS failure
+            raise ConnectionFailed(f"cannot connect to {o.address}: {exc}") from exc
+
+    def _prepare_session(self) -> None:
+        conn = self._open_conn()
+        with conn.cursor() as cursor:
+            self._execute(cursor, "SELECT VERSION() AS v, @@version_comment AS c")
+            row = cursor.fetchone() or {}
+        self.version, self.version_comment = str(row.get("v", "")), str(row.get("c", ""))
+        self.set_session("SET SESSION time_zone = '+00:00'")
+        self.set_session("SET SESSION TRANSACTION READ ONLY")
+        seconds = self.settings.statement_timeout
+        if self.is_mariadb:
+            self.set_session(f"SET SESSION max_statement_time = {seconds:g}")
+        else:  # MySQL 5.7.8+: limits SELECTs, the only statements executed
+            self.set_session(
+                f"SET SESSION max_execution_time = {int(seconds * MILLISECONDS_PER_SECOND)}"
+            )
+
+    def _describe(self, exc: pymysql.err.MySQLError) -> str:
+        code, message = _code_message(exc)
+        if code in _PRIVILEGE_ERRORS:
+            return f"the account '{self.options.user}' lacks a privilege: {message}"
+        if code in _TIMEOUT_ERRORS:
+            return (
+                f"stopped by the {self.settings.statement_timeout:g} s statement time limit "
+                f"({message})"
+            )
+        if code == ER_SYNTAX:
+            return (
+                "the server could not parse the statement (is the example truncated, or "
+                f"written for another server version?): error {code}"
+            )
+        if code == ER_READ_ONLY_TRANSACTION:
+            return f"refused in a read-only transaction: {message}"
+        if code in (CR_SERVER_GONE, CR_SERVER_LOST):
+            return f"the connection was lost: {message}"
+        return message if code is None else f"{message} (error {code})"
+
+
+def _code_message(exc: pymysql.err.MySQLError) -> tuple[int | None, str]:
+    args: tuple[Any, ...] = tuple(exc.args)
+    if len(args) >= 2 and isinstance(args[0], int):
+        return args[0], str(args[1])
+    return None, str(exc) or type(exc).__name__
+
+
+def _connect_message(options: ConnectionOptions, exc: pymysql.err.MySQLError) -> str:
+    code, message = _code_message(exc)
+    who = f"cannot connect to {options.address} as '{options.user}'"
+    if code == ER_ACCESS_DENIED:
+        return (
+            f"{who}: access denied - wrong user name or password, or the account may not "
+            f"connect from this host (error {code})"
+        )
+    if code == ER_BAD_DB:
+        return f"{who}: database '{options.database}' does not exist (error {code})"
+    if code == CR_CONNECTION_ERROR:
+        return f"{who}: no server answers there ({message})"
+    return f"{who}: {message}" + (f" (error {code})" if code else "")

@@ -1,0 +1,166 @@
+"""EXPLAIN of a real example on a monitored server, and the findings of its plan."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from quanta.analysis.explain import Finding, explain_findings
+from quanta.analysis.sqlkind import Classification, StatementKind, classify_statement
+from quanta.monitored.connection import GuardedConnection
+from quanta.monitored.errors import ServerError, StatementRefused
+from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+
+__all__ = ["ExplainResult", "explain"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainResult:
+    """What EXPLAIN said about one example, and the findings drawn from it.
+
+    Attributes:
+        kind: ``select`` or ``dml``.
+        verb: The statement's verb (select, update, delete, insert, replace).
+        server_version: VERSION() of the server that explained it.
+        tabular: The tabular EXPLAIN rows, JSON-safe.
+        document: EXPLAIN FORMAT=JSON, or None where the server has no JSON EXPLAIN.
+        analyze: MariaDB's ANALYZE FORMAT=JSON (it executed the SELECT), or None.
+        findings: Derived from the plan (the measured one when there is one).
+        notes: Why a part is missing (ANALYZE not allowed, JSON not supported...).
+    """
+
+    kind: StatementKind
+    verb: str
+    server_version: str
+    tabular: list[dict[str, Any]]
+    document: dict[str, Any] | None
+    analyze: dict[str, Any] | None
+    findings: list[Finding]
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, to store with the query."""
+        return {
+            "kind": self.kind.value,
+            "verb": self.verb,
+            "server_version": self.server_version,
+            "tabular": self.tabular,
+            "document": self.document,
+            "analyze": self.analyze,
+            "findings": [finding.to_dict() for finding in self.findings],
+            "notes": list(self.notes),
+        }
+
+
+def explain(
+    options: ConnectionOptions,
+    sql: str,
+    *,
+    allow_execute: bool,
+    settings: MonitoredSettings | None = None,
+    truncated: bool = False,
+    rows_sent: float | None = None,
+    rows_examined: float | None = None,
+) -> ExplainResult:
+    """EXPLAIN a real example (never a fingerprint) and derive the findings of its plan.
+
+    A SELECT gets EXPLAIN and EXPLAIN FORMAT=JSON in a read-only transaction and, on
+    MariaDB when ``allow_execute``, ANALYZE FORMAT=JSON (which executes it, under the
+    statement time limit). UPDATE, DELETE, INSERT ... SELECT and REPLACE are only
+    explained, never executed.
+
+    Args:
+        options: The monitored server; ``database`` is the example's default database.
+        sql: The example, as the server saw it.
+        allow_execute: The instance allows executing SELECTs (for ANALYZE).
+        settings: Session limits.
+        truncated: The collector marked the example as cut short.
+        rows_sent: Rows the query returns per execution, from its metrics, when known.
+        rows_examined: Rows it reads per execution, from its metrics, when known.
+
+    Raises:
+        StatementRefused: the example is truncated, several statements, or not explainable.
+        ConnectionFailed: the server cannot be reached or refuses the account.
+        ServerError: the server refused the EXPLAIN (privileges, syntax, time limit).
+    """
+    statement = _one_statement(sql)
+    classification = classify_statement(statement, truncated=truncated)
+    if not classification.explainable:
+        raise StatementRefused(f"not explained: {classification.explain_refusal}")
+    with GuardedConnection(options, settings) as conn:
+        if classification.kind is StatementKind.SELECT:
+            with conn.read_only():
+                tabular, document, notes = _explain_both(conn, statement)
+                analyze, why_not = _analyze(conn, statement, classification, allow_execute)
+        else:
+            with conn.explain_only():
+                tabular, document, notes = _explain_both(conn, statement)
+                analyze, why_not = None, None
+        version = conn.version
+    findings = explain_findings(
+        rows=tabular,
+        document=analyze or document,
+        rows_sent=rows_sent,
+        rows_examined=rows_examined,
+    )
+    return ExplainResult(
+        kind=classification.kind,
+        verb=classification.verb,
+        server_version=version,
+        tabular=tabular,
+        document=document,
+        analyze=analyze,
+        findings=findings,
+        notes=(*notes, *([why_not] if why_not else [])),
+    )
+
+
+def _one_statement(sql: str) -> str:
+    # A trailing ";" is how logs end statements; "EXPLAIN x;" is still one statement.
+    return sql.strip().rstrip(";").rstrip()
+
+
+def _explain_both(
+    conn: GuardedConnection, statement: str
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, tuple[str, ...]]:
+    tabular = [_json_safe(row) for row in conn.query(f"EXPLAIN {statement}")]
+    try:
+        document = _document(conn.query(f"EXPLAIN FORMAT=JSON {statement}"))
+    except ServerError as exc:  # servers before MySQL 5.6 / MariaDB 10.1
+        return tabular, None, (f"EXPLAIN FORMAT=JSON failed: {exc}",)
+    return tabular, document, ()
+
+
+def _analyze(
+    conn: GuardedConnection, statement: str, classification: Classification, allowed: bool
+) -> tuple[dict[str, Any] | None, str | None]:
+    if not conn.is_mariadb:
+        return None, None
+    if not allowed:
+        return None, "ANALYZE skipped: executing SELECTs is not allowed on this instance"
+    if not classification.executable:
+        return None, f"ANALYZE skipped: {classification.execute_refusal}"
+    return _document(conn.query(conn.time_limited(f"ANALYZE FORMAT=JSON {statement}"))), None
+
+
+def _document(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    (value,) = rows[0].values()
+    decoded = json.loads(value)
+    if not isinstance(decoded, dict):
+        raise ServerError("EXPLAIN FORMAT=JSON did not return a JSON object")
+    return decoded
+
+
+def _json_safe(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {str(key): _plain(value) for key, value in row.items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value

@@ -1,0 +1,165 @@
+"""Profiles of a SELECT on a monitored server: N runs, their stages, one ranked profile."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from quanta.analysis.profile import (
+    Profile,
+    ProfileRun,
+    Stage,
+    rank_profile,
+    stages_from_performance_schema,
+    stages_from_show_profile,
+)
+from quanta.analysis.sqlkind import classify_statement
+from quanta.monitored.connection import GuardedConnection
+from quanta.monitored.errors import FeatureUnavailable, StatementRefused
+from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+
+__all__ = ["ProfilingMethod", "profile", "profiling_method"]
+
+_ENABLED = "YES"
+
+
+class ProfilingMethod(enum.StrEnum):
+    """Where the stages of a run are read from."""
+
+    SHOW_PROFILE = "show_profile"
+    PERFORMANCE_SCHEMA = "performance_schema"
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    statement: str
+    thread_id: int | None = None
+
+
+def profile(
+    options: ConnectionOptions,
+    sql: str,
+    *,
+    runs: int | None = None,
+    settings: MonitoredSettings | None = None,
+    truncated: bool = False,
+    method: ProfilingMethod | None = None,
+) -> Profile:
+    """Run a SELECT ``runs`` times with profiling and rank where its time goes.
+
+    Each run is one read-only transaction, rolled back, with the statement time limit
+    written into the statement (MariaDB ``SET STATEMENT max_statement_time``, MySQL's
+    ``MAX_EXECUTION_TIME`` hint); its rows are read and thrown away. Stages come from
+    SHOW PROFILE, or on servers without it from performance_schema's
+    events_stages_history_long for this session's thread.
+
+    Args:
+        options: The monitored server; ``database`` is the example's default database.
+        sql: The example.
+        runs: How many executions (default: ``settings.profile_runs``).
+        settings: Session limits.
+        truncated: The collector marked the example as cut short.
+        method: Force a source of stages (default: SHOW PROFILE where the server has it).
+
+    Returns:
+        The ranked profile of the runs (combine profiles of several examples with
+        :func:`quanta.analysis.profile.combine_profiles`).
+
+    Raises:
+        StatementRefused: not an executable SELECT (or truncated, several statements).
+        FeatureUnavailable: the server gives no stages (see the message for the fix).
+        ConnectionFailed, ServerError: as for explain.
+    """
+    settings = settings or MonitoredSettings()
+    count = runs if runs is not None else settings.profile_runs
+    if count < 1:
+        raise ValueError("a profile needs at least one run")
+    statement = sql.strip().rstrip(";").rstrip()
+    classification = classify_statement(statement, truncated=truncated)
+    if not classification.executable:
+        raise StatementRefused(f"not profiled: {classification.execute_refusal}")
+    with GuardedConnection(options, settings) as conn:
+        chosen = method or profiling_method(conn)
+        target = _prepare(conn, chosen, conn.time_limited(statement))
+        measured = [_run(conn, chosen, target) for _ in range(count)]
+    return rank_profile(measured)
+
+
+def profiling_method(conn: GuardedConnection) -> ProfilingMethod:
+    """SHOW PROFILE where the server has it, else performance_schema stage events."""
+    with conn.read_only():
+        have = conn.query("SHOW VARIABLES LIKE 'have_profiling'")
+        if have and str(have[0].get("Value", "")).upper() == _ENABLED:
+            return ProfilingMethod.SHOW_PROFILE
+        consumer = conn.query(
+            "SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = %s",
+            ("events_stages_history_long",),
+        )
+    if consumer and str(consumer[0]["ENABLED"]).upper() == _ENABLED:
+        return ProfilingMethod.PERFORMANCE_SCHEMA
+    raise FeatureUnavailable(
+        "no stage timings on this server: it has no SHOW PROFILE and performance_schema's "
+        "events_stages_history_long consumer is off (enable it, events_stages_current and "
+        "the stage/% instruments in the server's configuration)"
+    )
+
+
+def _prepare(conn: GuardedConnection, method: ProfilingMethod, statement: str) -> _Target:
+    if method is ProfilingMethod.SHOW_PROFILE:
+        conn.set_session("SET SESSION profiling = 1")
+        return _Target(statement)
+    with conn.read_only():
+        rows = conn.query(
+            "SELECT THREAD_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = "
+            "CONNECTION_ID()"
+        )
+    if not rows:
+        raise FeatureUnavailable("performance_schema does not instrument this session's thread")
+    return _Target(statement, int(rows[0]["THREAD_ID"]))
+
+
+def _run(conn: GuardedConnection, method: ProfilingMethod, target: _Target) -> ProfileRun:
+    with conn.read_only():
+        rows_sent, response_us = conn.stream(target.statement)
+        if method is ProfilingMethod.SHOW_PROFILE:
+            stages = _show_profile_stages(conn, target.statement)
+        else:
+            stages = _performance_schema_stages(conn, target)
+    return ProfileRun(response_us, stages, rows_sent)
+
+
+def _show_profile_stages(conn: GuardedConnection, statement: str) -> tuple[Stage, ...]:
+    # The statement just run is the newest entry: SHOW statements are not profiled.
+    entries = conn.query("SHOW PROFILES")
+    ours = [e for e in entries if str(e.get("Query", "")).startswith(statement[:64])]
+    if not ours:
+        raise FeatureUnavailable("SHOW PROFILES does not list the profiled statement")
+    query_id = max(int(e["Query_ID"]) for e in ours)
+    return stages_from_show_profile(conn.query(f"SHOW PROFILE FOR QUERY {query_id}"))
+
+
+def _performance_schema_stages(conn: GuardedConnection, target: _Target) -> tuple[Stage, ...]:
+    # The newest finished statement of this thread is the one just run: the lookup itself
+    # is still running, so it is not in the history yet.
+    events = conn.query(
+        "SELECT EVENT_ID FROM performance_schema.events_statements_history "
+        "WHERE THREAD_ID = %s ORDER BY EVENT_ID DESC LIMIT 1",
+        (target.thread_id,),
+    )
+    if not events:
+        raise FeatureUnavailable(
+            "performance_schema's events_statements_history has no entry for the run "
+            "(is the consumer on?)"
+        )
+    stages = conn.query(
+        "SELECT EVENT_NAME, TIMER_WAIT FROM performance_schema.events_stages_history_long "
+        "WHERE THREAD_ID = %s AND NESTING_EVENT_ID = %s ORDER BY EVENT_ID",
+        (target.thread_id, events[0]["EVENT_ID"]),
+    )
+    if not stages:
+        raise FeatureUnavailable(
+            "performance_schema recorded no stages for the run: enable the stage/% "
+            "instruments and the events_stages_current and events_stages_history_long "
+            "consumers"
+        )
+    return stages_from_performance_schema(stages)
