@@ -1,20 +1,26 @@
 """`quanta-agent`: ship MySQL/MariaDB query data to a Quanta server."""
 
+import logging
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from quanta_agent.checkpoint import CheckpointError
+from quanta_agent.config import ConfigError, load_settings, merge, parse_assignments, read_history
 from quanta_agent.importer import ImportReport, import_file
+from quanta_agent.runner import AgentRunner, AlreadyRunning
 from quanta_agent.shipper import ShipError, Shipper
 
 app = typer.Typer(help="Quanta agent: ships slow logs to a Quanta server.", no_args_is_help=True)
 stderr = Console(stderr=True)
 
 DEFAULT_BATCH_SIZE = 5000
+LOG_FORMAT = "%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"
+QUIET_LOGGERS = ("httpx", "httpcore")
 
 
 @app.callback()
@@ -73,3 +79,97 @@ def _print_report(report: ImportReport, files: list[Path]) -> None:
         f"Imported {report.events} events in {report.batches} batches{duplicates} "
         f"from {len(files)} file(s); {len(report.skipped)} malformed entries skipped."
     )
+
+
+@app.command("check")
+def check(
+    config: Annotated[
+        Path | None,
+        typer.Option(exists=True, dir_okay=False, help="Agent YAML config: check its instances."),
+    ] = None,
+    dsn: Annotated[
+        list[str] | None,
+        typer.Option(help="mysql://user:pass@host:port/ of a server to check; repeatable."),
+    ] = None,
+) -> None:
+    """Tell what each server lacks for the agent and the statement that fixes it.
+
+    Exits 0 only when every server has everything its sources need.
+    """
+    from quanta_agent.checks import PERSISTENCE_NOTE, check_targets, needs_persistence_note
+    from quanta_agent.config import ConfigError
+
+    if config is None and not dsn:
+        raise typer.BadParameter("give --config FILE or at least one --dsn")
+    try:
+        reports = check_targets(config, dsn or [])
+    except (ConfigError, ValueError) as exc:
+        stderr.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    for report in reports:
+        for line in report.lines():
+            typer.echo(line)
+    if needs_persistence_note(reports):
+        typer.echo(f"Note: {PERSISTENCE_NOTE}")
+    raise typer.Exit(0 if all(r.ok for r in reports) else 1)
+
+
+@app.command("run")
+def run(
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            envvar="QUANTA_AGENT_CONFIG",
+            exists=True,
+            dir_okay=False,
+            help="YAML configuration file (see agent/quanta-agent.example.yaml).",
+        ),
+    ] = None,
+    server: Annotated[str | None, typer.Option(help="Quanta server URL (key: server).")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="API token with the ingest scope (key: token).")
+    ] = None,
+    spool_dir: Annotated[
+        Path | None, typer.Option(help="Spool and checkpoint directory (key: spool_dir).")
+    ] = None,
+    from_start: Annotated[
+        bool,
+        typer.Option(
+            "--from-start",
+            help="Read slow logs from their beginning when there is no checkpoint yet "
+            "(default: from their end).",
+        ),
+    ] = False,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Set any key, e.g. --set instances.db1.examples=masked (repeatable).",
+        ),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Tail slow logs and poll performance_schema continuously; ship everything once.
+
+    Keys come from flags, then QUANTA_* environment variables (QUANTA_SERVER,
+    QUANTA_INSTANCES__DB1__DSN, ...), then the YAML file. Stops cleanly on SIGTERM.
+    """
+    logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
+    for chatty in QUIET_LOGGERS:  # one line per HTTP request even at debug level
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.root.level))
+    named: dict[str, Any] = {"server": server, "token": token, "spool_dir": spool_dir}
+    try:
+        overrides = merge(
+            {k: v for k, v in named.items() if v is not None}, parse_assignments(assignments or [])
+        )
+        settings = load_settings(config, overrides)
+        if from_start:
+            settings = read_history(settings)
+        runner = AgentRunner(settings)
+    except (ConfigError, CheckpointError, AlreadyRunning) as exc:
+        stderr.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    runner.run()

@@ -1,13 +1,13 @@
 """Import slow-log files: parse, batch and ship every event once."""
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from quanta.analysis.slowlog import AttributeValue, ParseStats, SlowLogEvent, parse_slow_log
+from quanta.analysis.slowlog import AttributeValue, ParseStats, SlowLogEvent, read_slow_log
 from quanta_agent.shipper import Shipper
 
 # The ingest API refuses larger counters (quanta.ingest.schemas.MAX_COUNTER); the agent
@@ -131,7 +131,7 @@ def import_file(
     stats = ParseStats()
     batch: list[dict[str, Any]] = []
     with path.open("rb") as handle:
-        for event in parse_slow_log(_counting_lines(handle, on_bytes), stats):
+        for event in read_slow_log(_CountingReader(handle, on_bytes), stats):
             batch.append(event_to_wire(event, fallback_ts))
             if len(batch) >= batch_size:
                 _ship(shipper, batch, report)
@@ -148,7 +148,15 @@ def _ship(shipper: Shipper, batch: list[dict[str, Any]], report: ImportReport) -
     report.duplicate_batches += result.duplicate
 
 
-def _counting_lines(handle: BinaryIO, on_bytes: Callable[[int], None]) -> Iterator[bytes]:
-    for line in handle:
-        on_bytes(len(line))
-        yield line
+class _CountingReader:
+    """A binary file that reports how many bytes each read returned (for a progress bar)."""
+
+    def __init__(self, handle: BinaryIO, on_bytes: Callable[[int], None]) -> None:
+        self._handle = handle
+        self._on_bytes = on_bytes
+
+    def read(self, size: int) -> bytes:
+        """Read up to ``size`` bytes."""
+        data = self._handle.read(size)
+        self._on_bytes(len(data))
+        return data

@@ -3,15 +3,21 @@
 import gzip
 import hashlib
 import json
-from collections.abc import Sequence
+import logging
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 from tenacity import (
+    RetryCallState,
+    Retrying,
     retry,
     retry_if_exception,
+    sleep_using_event,
     stop_after_attempt,
+    stop_when_event_set,
     wait_exponential,
 )
 
@@ -20,11 +26,23 @@ import quanta_agent
 INGEST_PATH = "/api/v1/ingest"
 RETRY_ATTEMPTS = 8
 RETRY_MAX_WAIT_SECONDS = 30
+RETRY_FIRST_WAIT_SECONDS = 0.5
 HTTP_TIMEOUT_SECONDS = 60.0
+CONNECT_TIMEOUT_SECONDS = 5.0
+GZIP_LEVEL = 5
+# Answers meaning "this batch will never be accepted": bad JSON, too large, invalid.
+# Anything else (unreachable, 5xx, 429, 401/403 until the token is fixed) is retried.
+REFUSED_FOR_GOOD = frozenset((400, 413, 422))
+
+log = logging.getLogger(__name__)
 
 
 class ShipError(Exception):
     """The server refused a batch; the message is the server's reason."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
 class _Retryable(Exception):
@@ -40,6 +58,11 @@ class ShipResult:
     duplicate: bool
 
 
+def encode_batch(batch: Mapping[str, Any]) -> bytes:
+    """The gzip JSON body of a batch, as POSTed."""
+    return gzip.compress(json.dumps(batch, separators=(",", ":")).encode(), GZIP_LEVEL)
+
+
 def batch_id_for(instance: str, events_json: bytes) -> str:
     """A batch id derived from the content, so re-sending the same events is a no-op."""
     digest = hashlib.sha256(instance.encode() + b"\n" + events_json)
@@ -49,11 +72,20 @@ def batch_id_for(instance: str, events_json: bytes) -> str:
 class Shipper:
     """Posts batches for one instance to one server with one token."""
 
-    def __init__(self, *, server: str, token: str, instance: str) -> None:
+    def __init__(
+        self,
+        *,
+        server: str,
+        token: str,
+        instance: str,
+        first_wait: float = RETRY_FIRST_WAIT_SECONDS,
+    ) -> None:
+        """Describe the target; ``first_wait`` seconds before the first retry, doubling."""
         self.instance = instance
+        self._first_wait = first_wait
         self._client = httpx.Client(
             base_url=server.rstrip("/"),
-            timeout=HTTP_TIMEOUT_SECONDS,
+            timeout=httpx.Timeout(HTTP_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
             headers={
                 "Authorization": f"Bearer {token}",
                 "Content-Type": "application/json",
@@ -76,27 +108,66 @@ class Shipper:
             json.dumps(source).encode(),
             events_json,
         )
-        response = self._post(gzip.compress(body, compresslevel=5))
-        answer = response.json()
-        return ShipResult(
-            batch_id=batch_id, status=answer["status"], duplicate=response.status_code == 200
+        response = self._post(gzip.compress(body, compresslevel=GZIP_LEVEL))
+        return _result(batch_id, response)
+
+    def deliver(self, body: bytes, *, batch_id: str, give_up: threading.Event) -> ShipResult:
+        """Send one encoded batch, retrying with exponential backoff until it is answered.
+
+        Retries every failure except a refusal for good (ShipError with a status in
+        REFUSED_FOR_GOOD) until ``give_up`` is set; then the last error is raised.
+        """
+        retrying = Retrying(
+            retry=retry_if_exception(_worth_retrying),
+            wait=wait_exponential(multiplier=self._first_wait, max=RETRY_MAX_WAIT_SECONDS),
+            stop=stop_when_event_set(give_up),
+            sleep=sleep_using_event(give_up),
+            before_sleep=_log_retry,
+            reraise=True,
         )
+        response = retrying(self._post_once, body)
+        return _result(batch_id, response)
 
     @retry(
         retry=retry_if_exception(lambda e: isinstance(e, _Retryable | httpx.TransportError)),
-        wait=wait_exponential(multiplier=0.5, max=RETRY_MAX_WAIT_SECONDS),
+        wait=wait_exponential(multiplier=RETRY_FIRST_WAIT_SECONDS, max=RETRY_MAX_WAIT_SECONDS),
         stop=stop_after_attempt(RETRY_ATTEMPTS),
         reraise=True,
     )
     def _post(self, body: bytes) -> httpx.Response:
+        return self._post_once(body)
+
+    def _post_once(self, body: bytes) -> httpx.Response:
         response = self._client.post(INGEST_PATH, content=body)
         if response.status_code in (429, 502, 503, 504):
             raise _Retryable(f"server answered {response.status_code}")
         if response.status_code >= 400:
             raise ShipError(
-                f"server refused the batch ({response.status_code}): {_detail(response)}"
+                f"server refused the batch ({response.status_code}): {_detail(response)}",
+                response.status_code,
             )
         return response
+
+
+def _result(batch_id: str, response: httpx.Response) -> ShipResult:
+    return ShipResult(
+        batch_id=batch_id, status=response.json()["status"], duplicate=response.status_code == 200
+    )
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    if isinstance(exc, ShipError):
+        return exc.status_code not in REFUSED_FOR_GOOD
+    return isinstance(exc, _Retryable | httpx.TransportError)
+
+
+def _log_retry(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    wait = state.next_action.sleep if state.next_action else 0.0
+    # The first failures of an outage are worth a warning; later ones repeat it quietly.
+    level = logging.WARNING if state.attempt_number in (1, 10) else logging.DEBUG
+    log.log(level, "server unreachable or busy (%s); retry %d in %.1fs", error,
+            state.attempt_number, wait)  # fmt: skip
 
 
 def _detail(response: httpx.Response) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from quanta_agent.shipper import ShipError, Shipper, batch_id_for
+from quanta_agent.shipper import ShipError, Shipper, batch_id_for, encode_batch
 
 
 class Receiver(ThreadingHTTPServer):
@@ -86,3 +86,40 @@ def test_refusal_stops_with_the_servers_reason(receiver: Receiver) -> None:
     with pytest.raises(ShipError, match=r"\(422\): events.0.ts: bad"):
         shipper_for(receiver).ship(EVENTS)
     assert len(receiver.received) == 1
+
+
+def delivering_shipper(server: Receiver) -> Shipper:
+    host, port = server.server_address[:2]
+    return Shipper(server=f"http://{host!s}:{port}", token="tok", instance="db1", first_wait=0.001)
+
+
+BODY = encode_batch({"batch_id": "b1", "instance": "db1", "source": "slowlog", "events": EVENTS})
+
+
+@pytest.mark.parametrize(
+    "receiver",
+    [[(503, {"detail": "busy"})] * 9 + [(401, {"detail": "no"}), (202, {"status": "queued"})]],
+    indirect=True,
+)
+def test_deliver_retries_until_answered(receiver: Receiver) -> None:
+    result = delivering_shipper(receiver).deliver(BODY, batch_id="b1", give_up=threading.Event())
+    assert (len(receiver.received), result.status, result.duplicate) == (11, "queued", False)
+    assert all(body["batch_id"] == "b1" for body in receiver.received)
+
+
+@pytest.mark.parametrize("receiver", [[(422, {"detail": "events.0.ts: bad"})]], indirect=True)
+def test_deliver_stops_at_a_refusal_for_good(receiver: Receiver) -> None:
+    with pytest.raises(ShipError, match="422") as refused:
+        delivering_shipper(receiver).deliver(BODY, batch_id="b1", give_up=threading.Event())
+    assert (refused.value.status_code, len(receiver.received)) == (422, 1)
+
+
+@pytest.mark.parametrize("receiver", [[(503, {"detail": "busy"})] * 3], indirect=True)
+def test_deliver_gives_up_when_told(receiver: Receiver) -> None:
+    give_up = threading.Event()
+    threading.Timer(0.05, give_up.set).start()
+    host, port = receiver.server_address[:2]
+    shipper = Shipper(server=f"http://{host!s}:{port}", token="tok", instance="db1", first_wait=10)
+    with pytest.raises(Exception, match="503"):
+        shipper.deliver(BODY, batch_id="b1", give_up=give_up)
+    assert len(receiver.received) <= 2
