@@ -180,3 +180,23 @@ def test_retention_deletes_each_resolution_after_its_own_time(
         assert session.scalars(select(QueryBucketMinute)).all() == []
         assert len(session.scalars(select(QueryBucketHour)).all()) == 1
         assert len(session.scalars(select(QueryBucketDay)).all()) == 1
+
+
+def test_the_agents_example_policy_and_truncation_are_honoured(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    cut = "SELECT * FROM t WHERE id = 1 AND note = 'abc"  # the agent cut it here
+    post(client, "full", events=[event(1, 0.5, cut, truncated=True)])
+    post(client, "masked", examples="masked", events=[event(70, 0.5, "select ? from u")])
+    post(client, "off", examples="off", events=[event(130, 0.5, "select ? from v")])
+    assert process_all(session_factory) == 3
+    with session_scope(session_factory) as session:
+        examples = {
+            e.slowest_text: (e.slowest_truncated, e.slowest_literals)
+            for e in session.scalars(
+                select(QueryExample).where(QueryExample.resolution == "minute")
+            )
+        }
+        texts = set(session.scalars(select(QueryClass.fingerprint)))
+    assert examples == {cut: (True, "full"), "select ? from u": (False, "masked")}
+    assert "select ? from v" in texts  # counted, but no example kept: the agent said off

@@ -150,6 +150,7 @@ class Example:
     ts: datetime
     schema: str
     masked: bool = False
+    truncated: bool = False  # the agent cut the statement
 
 
 @dataclass(slots=True)
@@ -256,15 +257,16 @@ def digest_events(
             if value is not None:
                 sums[name] = sums.get(name, 0) + value
         pick = examples.get((qid, minute))
+        truncated = getattr(event, "truncated", False)  # only slow-log events can be cut
         if pick is None:
-            example = Example(text, query_time, ts, schema)
+            example = Example(text, query_time, ts, schema, truncated=truncated)
             examples[(qid, minute)] = ExamplePick(example, example, 1)
         else:
             pick.seen += 1
             if query_time > pick.slowest.query_time:
-                pick.slowest = Example(text, query_time, ts, schema)
+                pick.slowest = Example(text, query_time, ts, schema, truncated=truncated)
             if draw() * pick.seen < 1.0:
-                pick.sampled = Example(text, query_time, ts, schema)
+                pick.sampled = Example(text, query_time, ts, schema, truncated=truncated)
     return digest
 
 

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
-from typing import BinaryIO
+from typing import Protocol
 
 __all__ = [
     "BAD_QUERY_TIME",
@@ -52,6 +52,7 @@ __all__ = [
     "RESTARTED",
     "AttributeValue",
     "ParseStats",
+    "ReadableBytes",
     "SlowLogEvent",
     "parse_slow_log",
     "read_slow_log",
@@ -243,8 +244,16 @@ def parse_slow_log(
         yield event
 
 
+class ReadableBytes(Protocol):
+    """What :func:`read_slow_log` reads from: a binary file, or anything with its ``read``."""
+
+    def read(self, size: int, /) -> bytes:
+        """Return up to ``size`` bytes; ``b""`` at the end."""
+        ...
+
+
 def read_slow_log(
-    handle: BinaryIO,
+    handle: ReadableBytes,
     stats: ParseStats | None = None,
     block_size: int = BLOCK_SIZE,
     database: str | None = None,
@@ -272,7 +281,7 @@ def read_slow_log(
     yield from parser.read_blocks(_text_blocks(handle, block_size))
 
 
-def _text_blocks(handle: BinaryIO, block_size: int) -> Iterator[tuple[str, bool]]:
+def _text_blocks(handle: ReadableBytes, block_size: int) -> Iterator[tuple[str, bool]]:
     """Yield ``(text, is_last)``: the file decoded in blocks of whole lines, CRs dropped."""
     rest = b""
     while True:

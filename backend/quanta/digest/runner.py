@@ -185,7 +185,7 @@ def _digest_part(part: _Part, options: DigestOptions) -> _PartResult:
         handle.seek(part.start)
         reader = _PartReader(handle, part.end - part.start)
         database = None if part.start == 0 else _INHERITED_DATABASE
-        for event in read_slow_log(reader, stats, database=database):  # type: ignore[arg-type]
+        for event in read_slow_log(reader, stats, database=database):
             if (since is not None or until is not None) and not _in_range(event.ts, since, until):
                 filtered_out += 1
                 continue

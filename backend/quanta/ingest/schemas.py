@@ -22,6 +22,7 @@ MAX_COUNTER = 2**53
 # the statistics tables fits in a batch; the body size limits still apply.
 MAX_ROWS_PER_KIND = 100_000
 
+ExamplePolicyName = Literal["full", "masked", "off"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 Dimension = Annotated[str, StringConstraints(max_length=255)]
 Counter = Annotated[int, Field(ge=0, le=MAX_COUNTER)]
@@ -62,6 +63,9 @@ class SlowLogEventIn(BaseModel):
     innodb_queue_wait: Seconds | None = None
     errors: Counter | None = Field(default=None, description="1 if the statement failed.")
     warnings: Counter | None = None
+    truncated: bool = Field(
+        default=False, description="The agent cut the statement to its configured length."
+    )
 
 
 _BYTES_AS_IS = "Bytes, passed through."
@@ -242,6 +246,11 @@ class IngestBatchIn(BaseModel):
     ]
     instance: Name
     source: Literal["slowlog", "perfschema", "stats"] = "slowlog"
+    examples: ExamplePolicyName = Field(
+        default="full",
+        description="The agent's example policy: masked sends statements with their literals "
+        "replaced, off sends them only to be fingerprinted (no example is kept).",
+    )
     events: list[SlowLogEventIn] = []
     digests: list[PerfSchemaDigestIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
     digest_lost: Counter | None = Field(

@@ -168,10 +168,19 @@ def process_batch(
         instance_id=row.instance_id,
         source=batch.source,
         digest=digest,
-        example_policy=instance.example_policy,
+        example_policy=_stricter_policy(instance.example_policy, batch.examples),
         example_max_chars=settings.example_max_chars,
     )
     return counted
+
+
+# Example policies from the most to the least revealing.
+_POLICY_ORDER = ("full", "masked", "off")
+
+
+def _stricter_policy(instance_policy: str, agent_policy: str) -> str:
+    """The instance's policy or the agent's, whichever keeps less of the query text."""
+    return max(instance_policy, agent_policy, key=_POLICY_ORDER.index)
 
 
 def requeue_stale_batches(*, session: Session, settings: Settings) -> list[int]:

@@ -352,7 +352,7 @@ def _example_columns(prefix: str, example: Example, masked: bool, max_chars: int
     text = fingerprint(example.query) if masked and not example.masked else example.query
     return {
         f"{prefix}_text": text[:max_chars],
-        f"{prefix}_truncated": len(text) > max_chars,
+        f"{prefix}_truncated": example.truncated or len(text) > max_chars,
         f"{prefix}_literals": "masked" if masked or example.masked else "full",
         f"{prefix}_query_time": example.query_time,
         f"{prefix}_ts": example.ts,

@@ -492,6 +492,12 @@ export interface operations {
                          */
                         tmp_tables?: number | null;
                         /**
+                         * Truncated
+                         * @description The agent cut the statement to its configured length.
+                         * @default false
+                         */
+                        truncated?: boolean;
+                        /**
                          * Ts
                          * Format: date-time
                          */
@@ -501,6 +507,13 @@ export interface operations {
                         /** Warnings */
                         warnings?: number | null;
                     }[];
+                    /**
+                     * Examples
+                     * @description The agent's example policy: masked sends statements with their literals replaced, off sends them only to be fingerprinted (no example is kept).
+                     * @default full
+                     * @enum {string}
+                     */
+                    examples?: "full" | "masked" | "off";
                     /**
                      * Indexes
                      * @default []
