@@ -73,3 +73,25 @@ def make_collectors(instance: InstanceSettings) -> list[Collector]:
 def batch_size(body: dict[str, Any]) -> int:
     """How many items a collector's batch carries (the lengths of its lists), for logs."""
     return sum(len(value) for value in body.values() if isinstance(value, list))
+
+
+def split_fields(fields: dict[str, Any], max_rows: int) -> list[dict[str, Any]]:
+    """Cut one poll's fields into bodies of at most ``max_rows`` rows per list.
+
+    A large digest table polled at once would make a body the server refuses as too large;
+    the values that are not lists (``digest_lost``) travel with the first part only.
+
+    Example:
+        >>> split_fields({"digests": [1, 2, 3], "digest_lost": 0}, 2)
+        [{'digests': [1, 2], 'digest_lost': 0}, {'digests': [3]}]
+    """
+    if not fields:
+        return []
+    scalars = {key: value for key, value in fields.items() if not isinstance(value, list)}
+    lists = {key: value for key, value in fields.items() if isinstance(value, list)}
+    longest = max((len(rows) for rows in lists.values()), default=0)
+    parts = []
+    for start in range(0, max(longest, 1), max_rows):
+        part = {key: rows[start : start + max_rows] for key, rows in lists.items()}
+        parts.append({**part, **scalars} if start == 0 else part)
+    return parts

@@ -29,7 +29,7 @@ from types import FrameType
 from typing import Any
 
 from quanta_agent.batcher import SLOWLOG_SOURCE, slowlog_batch
-from quanta_agent.collectors import Collector, batch_size, make_collectors
+from quanta_agent.collectors import Collector, batch_size, make_collectors, split_fields
 from quanta_agent.config import AgentSettings, InstanceSettings, Source
 from quanta_agent.logsource import SlowLogSource
 from quanta_agent.shipper import REFUSED_FOR_GOOD, ShipError, Shipper, encode_batch
@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 LOCK_FILE = "lock"
 # How long an idle shipper waits for a batch before it looks whether it should stop.
 SHIPPER_IDLE_SECONDS = 0.5
+# Rows of one list (digests, tables, ...) per collector batch: a performance_schema example
+# is at most a few KB, so a batch stays far below the server's body limit.
+MAX_ROWS_PER_COLLECTOR_BATCH = 500
 # After an unexpected error, a thread waits this long before it tries again.
 ERROR_PAUSE_SECONDS = 5.0
 
@@ -148,19 +151,18 @@ class InstanceRunner:
 
     def _poll(self, collector: Collector) -> None:
         fields = collector.poll()
-        if not fields:
-            return
-        batch_id = f"{collector.source}-{uuid.uuid4().hex}"
-        body: dict[str, Any] = {
-            "batch_id": batch_id,
-            "instance": self.instance.name,
-            "source": collector.source,
-            **fields,
-        }
-        self.spool.put(
-            batch_id=batch_id, source=collector.source, events=batch_size(fields),
-            body=encode_batch(body),
-        )  # fmt: skip
+        for part in split_fields(fields, MAX_ROWS_PER_COLLECTOR_BATCH):
+            batch_id = f"{collector.source}-{uuid.uuid4().hex}"
+            body: dict[str, Any] = {
+                "batch_id": batch_id,
+                "instance": self.instance.name,
+                "source": collector.source,
+                **part,
+            }
+            self.spool.put(
+                batch_id=batch_id, source=collector.source, events=batch_size(part),
+                body=encode_batch(body),
+            )  # fmt: skip
 
     # ------------------------------------------------------------------ shipping
 
