@@ -32,23 +32,7 @@ import httpx
 import psycopg
 
 from bench._slowlog_corpus import cached_slow_log
-from tests.fixtures.servers import (
-    HOST,
-    PostgresServer,
-    ServerProcess,
-    _initdb_argv,
-    _postgres_account,
-    _postgres_argv,
-    _postgres_binaries,
-    _postgres_probe,
-    _redis_argv,
-    _redis_probe,
-    free_port,
-    require_binary,
-    run_setup_command,
-    running,
-    server_temp_dir,
-)
+from tests.fixtures.servers import free_port, started_postgres, started_redis
 
 EVENTS = 200_000
 SEED = 42
@@ -59,62 +43,6 @@ FINISH_TIMEOUT = 1800.0
 POLL_SECONDS = 0.2
 ADMIN_TOKEN_PREFIX = "Admin token: "
 VENV_BIN = Path(sys.executable).parent
-
-
-@contextlib.contextmanager
-def started_postgres() -> Iterator[PostgresServer]:
-    """A throw-away PostgreSQL as tests.fixtures.servers starts it for the tests."""
-    postgres, initdb = _postgres_binaries()
-    account = _postgres_account()
-    with server_temp_dir("postgres", owner=account) as base:
-        server = PostgresServer(
-            host=HOST,
-            port=free_port(),
-            user="postgres",
-            datadir=base / "data",
-            socket_dir=base,
-            log_path=base / "postgres.log",
-        )
-        run_setup_command(
-            "initdb",
-            _initdb_argv(initdb, server),
-            log_path=base / "initdb.log",
-            cwd=base,
-            run_as=account,
-        )
-        process = ServerProcess(
-            "postgres",
-            _postgres_argv(postgres, server),
-            log_path=server.log_path,
-            probe=lambda: _postgres_probe(server),
-            cwd=base,
-            run_as=account,
-            stop_signal=signal.SIGINT,
-        )
-        with running(process):
-            yield server
-
-
-@contextlib.contextmanager
-def started_redis() -> Iterator[str]:
-    """A throw-away Redis; yields its URL."""
-    binary = require_binary(
-        "redis-server",
-        env_var="QUANTA_REDIS_SERVER",
-        install_hint="apt-get install redis-server",
-        search_dirs=["/usr/bin", "/usr/local/bin"],
-    )
-    with server_temp_dir("redis") as base:
-        port = free_port()
-        process = ServerProcess(
-            "redis-server",
-            _redis_argv(binary, port, base),
-            log_path=base / "redis.log",
-            probe=lambda: _redis_probe(port),
-            cwd=base,
-        )
-        with running(process):
-            yield f"redis://{HOST}:{port}/0"
 
 
 @contextlib.contextmanager
@@ -196,9 +124,9 @@ def time_pipeline(
     log: Path, events: int, workers: int, batch_size: int, work: Path
 ) -> tuple[float, float]:
     """Seconds from the start of the import to the last committed bucket; and the import's."""
-    with started_postgres() as pg, started_redis() as redis_url:
+    with started_postgres() as pg, started_redis() as redis:
         database_url = pg.create_database("bench")
-        with quanta_run(work / "data", database_url, redis_url, workers) as (url, token):
+        with quanta_run(work / "data", database_url, redis.url, workers) as (url, token):
             httpx.get(url + "/healthz", timeout=10).raise_for_status()
             with pg.connect("bench") as conn:
                 progress: list[str] = []
