@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
+from itertools import repeat
 from pathlib import Path
 from typing import BinaryIO
 
@@ -97,41 +98,32 @@ def digest_files(
     parse_rules(options.rules)  # fail on a bad rule before any work starts
     run = DigestRun()
     parts = [part for path in paths for part in _split(path, options.jobs)]
-    with _executor(options.jobs, parts) as executor:
-        database: str | None = None
-        lines_before: dict[str, int] = {}
-        results = executor.map(_digest_part, parts, _repeat(options))
-        for part, result in zip(parts, results, strict=True):
-            if part.start == 0:
-                database, lines_before[part.path] = None, 0
-            result.digest.rename_database(_INHERITED_DATABASE, database or "")
-            if result.database != _INHERITED_DATABASE:
-                database = result.database
-            offset = lines_before[part.path]
-            run.skipped.extend((part.path, offset + line, why) for line, why in result.skipped)
-            lines_before[part.path] = offset + result.lines
-            run.digest.merge(result.digest)
-            run.filtered_out += result.filtered_out
-            on_bytes(result.size)
+    database: str | None = None
+    lines_before: dict[str, int] = {}
+    results = _digest_parts(parts, options)
+    for part, result in zip(parts, results, strict=True):
+        if part.start == 0:
+            database, lines_before[part.path] = None, 0
+        result.digest.rename_database(_INHERITED_DATABASE, database or "")
+        if result.database != _INHERITED_DATABASE:
+            database = result.database
+        offset = lines_before[part.path]
+        run.skipped.extend((part.path, offset + line, why) for line, why in result.skipped)
+        lines_before[part.path] = offset + result.lines
+        run.digest.merge(result.digest)
+        run.filtered_out += result.filtered_out
+        on_bytes(result.size)
     return run
 
 
-def _repeat(options: DigestOptions) -> Iterator[DigestOptions]:
-    while True:
-        yield options
-
-
-class _InlineExecutor(Executor):
-    """Runs the work in this process: for small inputs and ``jobs=1``."""
-
-    def map(self, fn, *iterables, timeout=None, chunksize=1):  # type: ignore[no-untyped-def]
-        return map(fn, *iterables)
-
-
-def _executor(jobs: int, parts: Sequence[_Part]) -> Executor:
-    if jobs <= 1 or len(parts) <= 1:
-        return _InlineExecutor()
-    return ProcessPoolExecutor(max_workers=min(jobs, len(parts)))
+def _digest_parts(parts: Sequence[_Part], options: DigestOptions) -> Iterator[_PartResult]:
+    """Results of the parts in order: from a process pool, or in this process when one part
+    or one job makes a pool cost more than it saves."""
+    if options.jobs <= 1 or len(parts) <= 1:
+        yield from map(_digest_part, parts, repeat(options))
+        return
+    with ProcessPoolExecutor(max_workers=min(options.jobs, len(parts))) as pool:
+        yield from pool.map(_digest_part, parts, repeat(options))
 
 
 def _split(path: Path, jobs: int) -> list[_Part]:
