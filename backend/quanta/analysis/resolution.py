@@ -25,7 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["COARSE_TO_FINE", "Resolution", "Segment", "ceil_to", "floor_to", "plan_reads"]
+__all__ = [
+    "COARSE_TO_FINE",
+    "Resolution",
+    "Segment",
+    "ceil_to",
+    "floor_to",
+    "plan_reads",
+    "series_resolution",
+]
 
 
 class Resolution(enum.StrEnum):
@@ -130,3 +138,28 @@ def plan_reads(
         ]
 
     return plan(start, end, COARSE_TO_FINE)
+
+
+def series_resolution(
+    start: datetime, end: datetime, retained_since: Mapping[Resolution, datetime], max_points: int
+) -> Resolution:
+    """The finest resolution still kept at ``start`` giving at most ``max_points`` buckets.
+
+    A chart reads one resolution over the whole range (buckets starting from the one holding
+    ``start``); day buckets when nothing finer fits.
+
+    Example:
+        >>> kept = {r: datetime(2000, 1, 1, tzinfo=UTC) for r in Resolution}
+        >>> start = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> series_resolution(start, start + timedelta(hours=6), kept, 360).value
+        'minute'
+        >>> series_resolution(start, start + timedelta(days=1), kept, 360).value
+        'hour'
+        >>> series_resolution(start, start + timedelta(days=30), kept, 360).value
+        'day'
+    """
+    for resolution in _FINE_TO_COARSE:
+        first = floor_to(start, resolution)
+        if retained_since[resolution] <= first and (end - first) / resolution.width <= max_points:
+            return resolution
+    return Resolution.DAY

@@ -1,19 +1,24 @@
 """Statements on the query catalog, the metric buckets and the examples."""
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Row,
     Select,
     Table,
+    Text,
     and_,
     case,
+    cast,
     delete,
     func,
     literal,
+    or_,
     select,
     text,
     tuple_,
@@ -24,6 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from quanta.analysis.aggregate import SUM_METRICS
 from quanta.analysis.resolution import Segment
 from quanta.instances.models import Instance
 from quanta.queries.models import (
@@ -143,14 +149,24 @@ def merge_rows(
     session.execute(update(model), updates)
 
 
-def bucket_rows_for_union(segments: Sequence[Segment], *columns: str) -> Select[Any]:
-    """Buckets of every segment (its resolution's table, its time range), as one union."""
+def bucket_rows_for_union(
+    segments: Sequence[Segment],
+    *columns: str,
+    where: Callable[[Table], list[Any]] | None = None,
+) -> Select[Any]:
+    """Buckets of every segment (its resolution's table, its time range), as one union.
+
+    ``where`` gives more conditions on each segment's table: they sit inside every branch of
+    the union, where the database can use the table's indexes for them.
+    """
     selects = []
     for segment in segments:
         table: Table = BUCKET_MODELS[segment.resolution].__table__  # type: ignore[assignment]
         selects.append(
             select(*(table.c[c] for c in columns)).where(
-                table.c.bucket_start >= segment.start, table.c.bucket_start < segment.end
+                table.c.bucket_start >= segment.start,
+                table.c.bucket_start < segment.end,
+                *(where(table) if where else ()),
             )
         )
     if not selects:
@@ -159,61 +175,16 @@ def bucket_rows_for_union(segments: Sequence[Segment], *columns: str) -> Select[
     return select(union)
 
 
-def _primary_buckets(segments: Sequence[Segment], *columns: str) -> Any:
+def _primary_buckets(
+    segments: Sequence[Segment],
+    *columns: str,
+    where: Callable[[Table], list[Any]] | None = None,
+) -> Any:
     # Only each instance's primary source counts, so a query both sources saw counts once.
     needed = tuple(dict.fromkeys(("instance_id", "source", *columns)))
-    buckets = bucket_rows_for_union(segments, *needed).subquery("b")
+    buckets = bucket_rows_for_union(segments, *needed, where=where).subquery("b")
     primary = func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
     return buckets, and_(Instance.id == buckets.c.instance_id, buckets.c.source == primary)
-
-
-def totals(session: Session, segments: Sequence[Segment]) -> Row[int | None, float | None]:
-    """Event count and query time over every query in the segments (primary sources only)."""
-    buckets, on = _primary_buckets(segments, "count", "query_time_sum")
-    stmt = select(func.sum(buckets.c.count), func.sum(buckets.c.query_time_sum)).join_from(
-        buckets, Instance, on
-    )
-    return session.execute(stmt).one()
-
-
-def top_queries(
-    session: Session, segments: Sequence[Segment], *, limit: int, offset: int
-) -> Sequence[Row[str, str, int, float]]:
-    """The queries with the most total query time in the segments, heaviest first."""
-    buckets, on = _primary_buckets(segments, "query_id", "count", "query_time_sum")
-    query_time = func.sum(buckets.c.query_time_sum).label("query_time")
-    per_query = (
-        select(buckets.c.query_id, func.sum(buckets.c.count).label("count"), query_time)
-        .join_from(buckets, Instance, on)
-        .group_by(buckets.c.query_id)
-        .subquery()
-    )
-    stmt = (
-        select(
-            per_query.c.query_id, QueryClass.fingerprint, per_query.c.count, per_query.c.query_time
-        )
-        .join(QueryClass, QueryClass.query_id == per_query.c.query_id)
-        .order_by(per_query.c.query_time.desc(), per_query.c.query_id)
-        .limit(limit)
-        .offset(offset)
-    )
-    return session.execute(stmt).all()
-
-
-def query_time_by_bucket(
-    session: Session, segments: Sequence[Segment], query_ids: Sequence[str]
-) -> Sequence[Row[str, datetime, float]]:
-    """Query time per query and bucket start in the segments, for the given queries."""
-    if not query_ids:
-        return []
-    buckets, on = _primary_buckets(segments, "query_id", "bucket_start", "query_time_sum")
-    stmt = (
-        select(buckets.c.query_id, buckets.c.bucket_start, func.sum(buckets.c.query_time_sum))
-        .join_from(buckets, Instance, on)
-        .where(buckets.c.query_id.in_(query_ids))
-        .group_by(buckets.c.query_id, buckets.c.bucket_start)
-    )
-    return session.execute(stmt).all()
 
 
 def histograms(
@@ -229,6 +200,293 @@ def histograms(
     if instance_id is not None:
         stmt = stmt.where(buckets.c.instance_id == instance_id)
     return list(session.scalars(stmt))
+
+
+# --------------------------------------------------------------------------- analytics reads
+# Every read below sums primary-source buckets of the segments that pass a BucketFilter.
+# Filters reach SQL as bound parameters only.
+
+# The bucket columns a breakdown or filter list can group by, by their API name.
+DIMENSION_COLUMNS = {"schema": "schema_name", "user": "user_name", "host": "client_host"}
+_LIKE_ESCAPE = "\\"
+
+
+@dataclass(frozen=True, slots=True)
+class BucketFilter:
+    """Which buckets a read sums: instance names, dimension values, a search, one query."""
+
+    instances: tuple[str, ...] = ()
+    schema: str | None = None
+    user: str | None = None
+    host: str | None = None
+    search: str | None = None
+    query_id: str | None = None
+
+
+def _sum(column: Any) -> Any:
+    # PostgreSQL sums BIGINT as NUMERIC (Decimal in Python): cast back to an integer.
+    total = func.sum(column)
+    return cast(total, BigInteger) if isinstance(column.type, BigInteger) else total
+
+
+def _aggregates(b: Any, sums: Sequence[str] = SUM_METRICS) -> list[Any]:
+    # NULL sums stay NULL: a metric no source gives is not reported as 0.
+    columns = [
+        _sum(b.c.count).label("calls"),
+        func.sum(b.c.query_time_sum).label("query_time"),
+        func.min(b.c.query_time_min).label("query_time_min"),
+        func.max(b.c.query_time_max).label("query_time_max"),
+        func.max(b.c.lock_time_max).label("lock_time_max"),
+    ]
+    columns += [_sum(b.c[f"{name}_sum"]).label(name) for name in sums]
+    return columns
+
+
+# The summed metrics a row of the top list shows (more are summed only to sort by them).
+LIST_SUMS = (
+    "rows_examined",
+    "rows_sent",
+    "full_scan",
+    "filesort",
+    "tmp_disk_tables",
+    "no_index_used",
+)
+
+
+_AGGREGATED = (
+    "count",
+    "query_time_sum",
+    "query_time_min",
+    "query_time_max",
+    "lock_time_max",
+    *(f"{name}_sum" for name in SUM_METRICS),
+)
+
+
+def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> tuple[Any, Any]:
+    """The filtered buckets subquery and its join with the instances (primary sources).
+
+    The filters go inside each segment's SELECT (see `bucket_rows_for_union`), so an
+    instance or a query is read through the bucket tables' indexes.
+    """
+
+    def conditions(table: Table) -> list[Any]:
+        where: list[Any] = []
+        if flt.instances:
+            ids = select(Instance.id).where(Instance.name.in_(flt.instances))
+            where.append(table.c.instance_id.in_(ids))
+        for attr, column in DIMENSION_COLUMNS.items():
+            value = getattr(flt, attr)
+            if value is not None:
+                where.append(table.c[column] == value)
+        if flt.query_id is not None:
+            where.append(table.c.query_id == flt.query_id)
+        if flt.search:
+            where.append(table.c.query_id.in_(_search(flt.search)))
+        return where
+
+    buckets, on = _primary_buckets(segments, *columns, where=conditions)
+    return buckets, buckets.join(Instance, on)
+
+
+def _search(term: str) -> Select[Any]:
+    """Query ids whose fingerprint or tables contain ``term``, or whose id it is."""
+    term = term.strip()
+    escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = f"%{escaped}%"
+    return select(QueryClass.query_id).where(
+        or_(
+            func.lower(QueryClass.fingerprint).like(pattern, escape=_LIKE_ESCAPE),
+            func.lower(cast(QueryClass.tables, Text)).like(pattern, escape=_LIKE_ESCAPE),
+            QueryClass.query_id == term.upper(),
+        )
+    )
+
+
+def aggregate(
+    session: Session,
+    segments: Sequence[Segment],
+    flt: BucketFilter,
+    group_by: Sequence[str] = (),
+    *,
+    count_queries: bool = False,
+) -> Sequence[Any]:
+    """Summed metrics of the filtered buckets, grouped by bucket columns (none: one row).
+
+    Each row has the ``group_by`` columns, then calls (the summed count), query_time,
+    query_time_min/max, lock_time_max, one sum per ``SUM_METRICS`` name, and with
+    ``count_queries`` (a costly DISTINCT) ``queries``, the number of distinct query ids.
+    """
+    buckets, source = _filtered(segments, flt, "query_id", *group_by, *_AGGREGATED)
+    keys = [buckets.c[name] for name in group_by]
+    distinct = [func.count(func.distinct(buckets.c.query_id)).label("queries")]
+    stmt = select(*keys, *_aggregates(buckets), *(distinct if count_queries else [])).select_from(
+        source
+    )
+    if keys:
+        stmt = stmt.group_by(*keys)
+    return session.execute(stmt).all()
+
+
+def _sort_expressions(q: Any) -> dict[str, Any]:
+    per_call = {
+        "query_time_avg": q.c.query_time / func.nullif(q.c.calls, 0),
+        "rows_examined_per_row_sent": q.c.rows_examined * 1.0 / func.nullif(q.c.rows_sent, 0),
+    }
+    return {
+        "load": q.c.query_time,
+        "query_time": q.c.query_time,
+        "count": q.c.calls,
+        "qps": q.c.calls,
+        "query_time_max": q.c.query_time_max,
+        "query_time_min": q.c.query_time_min,
+        "lock_time_max": q.c.lock_time_max,
+        **per_call,
+        **{name: q.c[name] for name in SUM_METRICS if name in q.c},
+    }
+
+
+# The keys the SQL read can order by (percentiles are ordered in Python by the service).
+SQL_SORT_KEYS: tuple[str, ...] = (
+    "load",
+    "query_time",
+    "count",
+    "qps",
+    "query_time_avg",
+    "query_time_max",
+    "query_time_min",
+    "lock_time_max",
+    "rows_examined_per_row_sent",
+    *SUM_METRICS,
+)
+
+
+def per_query(
+    session: Session,
+    segments: Sequence[Segment],
+    flt: BucketFilter,
+    *,
+    sort: str,
+    descending: bool,
+    limit: int | None,
+    offset: int,
+) -> Sequence[Any]:
+    """Summed metrics per query with its catalog entry, ordered by ``sort`` (NULLs last).
+
+    The sums are those of ``LIST_SUMS`` and of the sort key. Ties are broken by query_id,
+    so pages are stable. Every row also carries the totals over
+    all matching queries: total_calls, total_query_time, total_rows_examined,
+    total_rows_sent and total_queries.
+    """
+    # Only the metrics the list shows and the sort key: a narrower scan and aggregate.
+    sums = [*LIST_SUMS, *([sort] if sort in SUM_METRICS and sort not in LIST_SUMS else [])]
+    columns = ("count", "query_time_sum", "query_time_min", "query_time_max", "lock_time_max")
+    buckets, source = _filtered(
+        segments, flt, "query_id", *columns, *(f"{name}_sum" for name in sums)
+    )
+    grouped = (
+        select(buckets.c.query_id, *_aggregates(buckets, sums))
+        .select_from(source)
+        .group_by(buckets.c.query_id)
+        .subquery("per_query")
+    )
+    key = _sort_expressions(grouped)[sort]
+    ordered = (key.desc() if descending else key.asc()).nulls_last()
+    # The totals over every matching query ride along as window sums (computed before the
+    # LIMIT), which saves a second scan of the buckets.
+    window_totals = [
+        cast(func.sum(grouped.c.calls).over(), BigInteger).label("total_calls"),
+        func.sum(grouped.c.query_time).over().label("total_query_time"),
+        cast(func.sum(grouped.c.rows_examined).over(), BigInteger).label("total_rows_examined"),
+        cast(func.sum(grouped.c.rows_sent).over(), BigInteger).label("total_rows_sent"),
+        func.count().over().label("total_queries"),
+    ]
+    stmt = (
+        select(
+            grouped,
+            *window_totals,
+            QueryClass.fingerprint,
+            QueryClass.statement_type,
+            QueryClass.tables,
+            QueryClass.first_seen,
+            QueryClass.last_seen,
+        )
+        .join(QueryClass, QueryClass.query_id == grouped.c.query_id)
+        .order_by(ordered, grouped.c.query_id)
+        .offset(offset)
+    )
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return session.execute(stmt).all()
+
+
+def query_class(session: Session, query_id: str) -> QueryClass | None:
+    """The catalog entry of a query, if any."""
+    return session.get(QueryClass, query_id)
+
+
+def load_by_bucket(
+    session: Session, segments: Sequence[Segment], flt: BucketFilter, query_ids: Sequence[str]
+) -> Sequence[Row[str, datetime, float]]:
+    """Query time per query and bucket start of the filtered buckets, for the given queries."""
+    if not query_ids:
+        return []
+    buckets, source = _filtered(segments, flt, "query_id", "bucket_start", "query_time_sum")
+    stmt = (
+        select(buckets.c.query_id, buckets.c.bucket_start, func.sum(buckets.c.query_time_sum))
+        .select_from(source)
+        .where(buckets.c.query_id.in_(query_ids))
+        .group_by(buckets.c.query_id, buckets.c.bucket_start)
+    )
+    return session.execute(stmt).all()
+
+
+def histograms_by(
+    session: Session,
+    segments: Sequence[Segment],
+    flt: BucketFilter,
+    key: str,
+    query_ids: Sequence[str] | None = None,
+) -> Iterator[tuple[Any, bytes]]:
+    """(value of bucket column ``key``, stored histogram) of the filtered buckets."""
+    if query_ids is not None and not query_ids:
+        return iter(())
+    buckets, source = _filtered(segments, flt, "query_id", key, "histogram")
+    stmt = (
+        select(buckets.c[key], buckets.c.histogram)
+        .select_from(source)
+        .where(buckets.c.histogram.is_not(None))
+    )
+    if query_ids is not None:
+        stmt = stmt.where(buckets.c.query_id.in_(query_ids))
+    return ((value, data) for value, data in session.execute(stmt))
+
+
+def instance_names(session: Session) -> dict[int, str]:
+    """Every instance's name by id."""
+    return {row.id: row.name for row in session.execute(select(Instance.id, Instance.name))}
+
+
+def examples(
+    session: Session, segments: Sequence[Segment], query_id: str, instances: Sequence[str]
+) -> Sequence[Any]:
+    """The stored examples of a query in the segments (each at its segment's resolution)."""
+    ranges = [
+        and_(
+            QueryExample.resolution == segment.resolution.value,
+            QueryExample.bucket_start >= segment.start,
+            QueryExample.bucket_start < segment.end,
+        )
+        for segment in segments
+    ]
+    stmt = (
+        select(QueryExample, Instance.name.label("instance"))
+        .join(Instance, Instance.id == QueryExample.instance_id)
+        .where(QueryExample.query_id == query_id, or_(*ranges))
+    )
+    if instances:
+        stmt = stmt.where(Instance.name.in_(instances))
+    return session.execute(stmt).all()
 
 
 def delete_buckets_before(session: Session, model: Any, cutoff: datetime) -> int:

@@ -1,18 +1,53 @@
 """HTTP endpoints of query analytics."""
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
 
-from quanta.deps import AUTH_RESPONSES, ReadPrincipal, SessionDep, SettingsDep
+from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
 from quanta.queries import service
-from quanta.queries.schemas import TopQueries
+from quanta.queries.repository import BucketFilter
+from quanta.queries.schemas import Filters, QueryDetail, QueryExamples, TopQueries
 
 # Bounded so one request cannot ask for the whole catalog with its sparklines.
 MAX_ROWS_PER_PAGE = 1000
+MAX_EXAMPLES = 100
+DEFAULT_EXAMPLES = 20
 
-router = APIRouter(tags=["queries"], responses=AUTH_RESPONSES)
+router = APIRouter(
+    tags=["queries"],
+    responses={
+        **AUTH_RESPONSES,
+        400: {"model": ErrorDetail, "description": "A bad time range, sort key or order."},
+    },
+)
+NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorDetail, "description": "No query with this query_id."}
+}
+
+FromParam = Annotated[
+    str | None,
+    Query(
+        alias="from",
+        description="Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago.",
+    ),
+]
+ToParam = Annotated[str | None, Query(description="End: ISO 8601 or relative; default now.")]
+InstanceParam = Annotated[
+    list[str] | None, Query(description="Instance names (repeat for several); default all.")
+]
+SchemaParam = Annotated[str | None, Query(description="Only this schema (database).")]
+UserParam = Annotated[str | None, Query(description="Only this user.")]
+HostParam = Annotated[str | None, Query(description="Only this client host.")]
+
+
+def _window(settings: SettingsDep, from_: str | None, to: str | None) -> service.TimeWindow:
+    try:
+        return service.resolve_window(
+            start=from_, end=to, default_hours=settings.default_range_hours
+        )
+    except service.InvalidRequest as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
 
 
 @router.get("/queries", operation_id="list_queries")
@@ -20,25 +55,106 @@ def list_queries(
     session: SessionDep,
     settings: SettingsDep,
     _principal: ReadPrincipal,
-    from_: Annotated[
-        datetime | None, Query(alias="from", description="ISO 8601 start; default 24 h ago.")
+    from_: FromParam = None,
+    to: ToParam = None,
+    instance: InstanceParam = None,
+    schema: SchemaParam = None,
+    user: UserParam = None,
+    host: HostParam = None,
+    search: Annotated[
+        str | None, Query(description="Text in the fingerprint, a table name, or a query_id.")
     ] = None,
-    to: Annotated[datetime | None, Query(description="ISO 8601 end; default now.")] = None,
+    sort: Annotated[
+        str, Query(description=f"Metric to sort by: {', '.join(service.SORT_KEYS)}.")
+    ] = "load",
+    order: Annotated[str, Query(description="asc or desc.")] = "desc",
     limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PER_PAGE)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> TopQueries:
-    """The top queries of a time range by total query time, with totals and sparklines."""
-    try:
-        window = service.resolve_window(
-            start=from_, end=to, default_hours=settings.default_range_hours
-        )
-    except service.InvalidRange as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
-    return service.top_queries(
-        session=session,
-        settings=settings,
-        window=window,
-        limit=limit,
-        offset=offset,
-        sparkline_points=settings.sparkline_points,
+    """The top queries of a time range by any metric, with totals, shares and sparklines."""
+    window = _window(settings, from_, to)
+    flt = BucketFilter(
+        instances=tuple(instance or ()), schema=schema, user=user, host=host, search=search
     )
+    try:
+        return service.top_queries(
+            session=session,
+            settings=settings,
+            window=window,
+            limit=limit,
+            offset=offset,
+            sparkline_points=settings.sparkline_points,
+            flt=flt,
+            sort=sort,
+            order=order,
+        )
+    except service.InvalidRequest as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+
+
+@router.get("/queries/{query_id}", operation_id="get_query", responses=NOT_FOUND)
+def get_query(
+    query_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: ReadPrincipal,
+    from_: FromParam = None,
+    to: ToParam = None,
+    instance: InstanceParam = None,
+    schema: SchemaParam = None,
+    user: UserParam = None,
+    host: HostParam = None,
+) -> QueryDetail:
+    """One query: every metric, latency percentiles, time series and breakdowns."""
+    window = _window(settings, from_, to)
+    flt = BucketFilter(instances=tuple(instance or ()), schema=schema, user=user, host=host)
+    try:
+        return service.query_detail(
+            session=session, settings=settings, window=window, query_id=query_id, flt=flt
+        )
+    except service.QueryNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+
+
+@router.get("/queries/{query_id}/examples", operation_id="list_query_examples", responses=NOT_FOUND)
+def list_query_examples(
+    query_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: ReadPrincipal,
+    from_: FromParam = None,
+    to: ToParam = None,
+    instance: InstanceParam = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_EXAMPLES)] = DEFAULT_EXAMPLES,
+) -> QueryExamples:
+    """Real statements of a query in the range, slowest first."""
+    window = _window(settings, from_, to)
+    try:
+        return service.query_examples(
+            session=session,
+            settings=settings,
+            window=window,
+            query_id=query_id,
+            instances=tuple(instance or ()),
+            limit=limit,
+        )
+    except service.QueryNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+
+
+@router.get("/filters", operation_id="list_filters")
+def list_filters(
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: ReadPrincipal,
+    from_: FromParam = None,
+    to: ToParam = None,
+    instance: InstanceParam = None,
+    schema: SchemaParam = None,
+    user: UserParam = None,
+    host: HostParam = None,
+) -> Filters:
+    """The values of instance, schema, user and host in the range, with their load share."""
+    window = _window(settings, from_, to)
+    flt = BucketFilter(instances=tuple(instance or ()), schema=schema, user=user, host=host)
+    return service.filter_values(session=session, settings=settings, window=window, flt=flt)

@@ -12,12 +12,26 @@ class SparkPoint(BaseModel):
     load: float
 
 
+class QueryFlags(BaseModel):
+    """What a query's executions did at least once in the range (None: no source says)."""
+
+    full_scan: bool | None
+    filesort: bool | None
+    tmp_disk_tables: bool | None
+    no_index_used: bool | None
+
+
 class QueryTotals(BaseModel):
-    """Sums over every query in the range."""
+    """Sums over every query in the range that matches the filters."""
 
     count: int
     query_time: float = Field(description="Seconds of query time.")
     load: float = Field(description="Average active sessions: query_time / seconds in range.")
+    qps: float = Field(default=0.0, description="Executions per second of the range.")
+    query_time_avg: float | None = Field(default=None, description="Seconds per execution.")
+    rows_examined: int | None = None
+    rows_sent: int | None = None
+    queries: int = Field(default=0, description="Query classes matching the filters.")
 
 
 class QueryRow(BaseModel):
@@ -30,6 +44,16 @@ class QueryRow(BaseModel):
     load: float
     share: float = Field(description="Fraction (0..1) of the total query time in the range.")
     sparkline: list[SparkPoint]
+    statement_type: str | None = None
+    tables: list[str] = Field(default_factory=list)
+    qps: float = 0.0
+    query_time_avg: float | None = None
+    query_time_p95: float | None = None
+    query_time_p99: float | None = None
+    query_time_max: float | None = None
+    rows_examined: int | None = None
+    rows_sent: int | None = None
+    flags: QueryFlags | None = None
 
 
 class TopQueries(BaseModel):
@@ -42,3 +66,107 @@ class TopQueries(BaseModel):
     seconds: float
     totals: QueryTotals
     rows: list[QueryRow]
+    sort: str = "load"
+    order: str = "desc"
+
+
+class MetricStat(BaseModel):
+    """One metric of a query over the range: its sum, rate, share of all queries, per call."""
+
+    name: str
+    sum: float | None
+    rate: float | None = Field(description="Sum per second of the range.")
+    share: float | None = Field(description="Fraction (0..1) of the metric over all queries.")
+    avg: float | None = Field(description="Per call: sum / count.")
+    min: float | None = None
+    max: float | None = None
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+
+
+class SeriesPoint(BaseModel):
+    """One bucket of a query's time series; gaps have zero load, count and rows."""
+
+    ts: datetime
+    load: float
+    count: int
+    rows_examined: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
+class BreakdownRow(BaseModel):
+    """The query's load under one value of a dimension."""
+
+    value: str
+    count: int
+    query_time: float
+    share: float = Field(description="Fraction (0..1) of the query's query time.")
+
+
+class QueryDetail(BaseModel):
+    """Everything about one query class over a time range."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    query_id: str
+    fingerprint: str
+    statement_type: str | None
+    tables: list[str]
+    first_seen: datetime
+    last_seen: datetime
+    from_: datetime = Field(alias="from")
+    to: datetime
+    seconds: float
+    count: int
+    load: float
+    share: float = Field(description="Fraction (0..1) of the total query time in the range.")
+    metrics: list[MetricStat]
+    resolution: str = Field(description="Width of the series' points: minute, hour or day.")
+    series: list[SeriesPoint]
+    breakdown: dict[str, list[BreakdownRow]] = Field(
+        description="Per dimension (schema, user, host, instance), heaviest first."
+    )
+
+
+class QueryExampleOut(BaseModel):
+    """A real statement of the query: the slowest of a bucket or one drawn at random."""
+
+    kind: str = Field(description="slowest or sampled")
+    text: str
+    query_time: float
+    ts: datetime
+    schema_name: str
+    instance: str
+    literals: str = Field(description="full, or masked as in the fingerprint")
+    truncated: bool
+
+
+class QueryExamples(BaseModel):
+    """Examples of a query in the range, slowest first."""
+
+    query_id: str
+    examples: list[QueryExampleOut]
+
+
+class FilterValue(BaseModel):
+    """One value of a dimension and its share of the load in the range."""
+
+    value: str
+    count: int
+    share: float
+
+
+class Filters(BaseModel):
+    """The values of each dimension seen in the range, heaviest first."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: datetime = Field(alias="from")
+    to: datetime
+    instance: list[FilterValue]
+    schema_: list[FilterValue] = Field(alias="schema")
+    user: list[FilterValue]
+    host: list[FilterValue]

@@ -2,9 +2,10 @@
 
 import logging
 import random
+import re
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,7 +23,14 @@ from quanta.analysis.aggregate import (
 )
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.histogram import LatencyHistogram
-from quanta.analysis.resolution import COARSE_TO_FINE, Resolution, Segment, floor_to, plan_reads
+from quanta.analysis.resolution import (
+    COARSE_TO_FINE,
+    Resolution,
+    Segment,
+    floor_to,
+    plan_reads,
+    series_resolution,
+)
 from quanta.analysis.statement import describe_statement
 from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core.config import Settings
@@ -30,9 +38,26 @@ from quanta.core.db import utcnow
 from quanta.instances.models import ExamplePolicy
 from quanta.queries import repository
 from quanta.queries.models import BUCKET_KEY, BUCKET_MODELS, QueryExample
-from quanta.queries.schemas import QueryRow, QueryTotals, SparkPoint, TopQueries
+from quanta.queries.schemas import (
+    BreakdownRow,
+    Filters,
+    FilterValue,
+    MetricStat,
+    QueryDetail,
+    QueryExampleOut,
+    QueryExamples,
+    QueryFlags,
+    QueryRow,
+    QueryTotals,
+    SeriesPoint,
+    SparkPoint,
+    TopQueries,
+)
 
 log = logging.getLogger(__name__)
+
+_RELATIVE_TIME = re.compile(r"now(?:(?P<sign>[-+])(?P<amount>\d+)(?P<unit>[smhdw]))?")
+_RELATIVE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 SUM_COLUMNS = tuple(f"{name}_sum" for name in SUM_METRICS)
 EXAMPLE_KEY = ("query_id", "resolution", "bucket_start", "instance_id")
@@ -46,8 +71,20 @@ PARTITION_AHEAD = {
 }
 
 
-class InvalidRange(ValueError):
-    """A time range that cannot be read (end before start)."""
+class InvalidRequest(ValueError):
+    """A read whose parameters cannot be answered; the message says what to change."""
+
+
+class InvalidRange(InvalidRequest):
+    """A time range that cannot be read (unparseable bound, end before start)."""
+
+
+class UnknownSortKey(InvalidRequest):
+    """A sort key that is not a metric of the list."""
+
+
+class QueryNotFound(LookupError):
+    """No query class has this query_id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,12 +100,38 @@ class TimeWindow:
         return (self.end - self.start).total_seconds()
 
 
+def parse_time(value: str | datetime, *, now: datetime) -> datetime:
+    """An aware UTC time from ISO 8601 (naive is UTC) or ``now``, ``now-24h``, ``now-7d``...
+
+    Units of relative times: s, m, h, d, w.
+    """
+    if isinstance(value, datetime):
+        return _as_utc(value)
+    text = value.strip()
+    match = _RELATIVE_TIME.fullmatch(text)
+    if match:
+        amount = int(match["amount"] or 0) * _RELATIVE_UNITS.get(match["unit"] or "s", 1)
+        return (
+            now - timedelta(seconds=amount)
+            if match["sign"] == "-"
+            else now + timedelta(seconds=amount)
+        )
+    try:
+        return _as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+    except ValueError:
+        raise InvalidRange(
+            f"Cannot read time {value!r}: use ISO 8601 (2026-01-31T12:00:00Z) or a time "
+            "relative to now (now, now-1h, now-24h, now-7d)."
+        ) from None
+
+
 def resolve_window(
-    *, start: datetime | None, end: datetime | None, default_hours: int
+    *, start: str | datetime | None, end: str | datetime | None, default_hours: int
 ) -> TimeWindow:
     """The window to read: given bounds (naive ones are UTC), else the last `default_hours`."""
-    end = _as_utc(end) if end else utcnow()
-    start = _as_utc(start) if start else end - timedelta(hours=default_hours)
+    now = utcnow()
+    end = parse_time(end, now=now) if end else now
+    start = parse_time(start, now=now) if start else end - timedelta(hours=default_hours)
     if start >= end:
         raise InvalidRange(f"'from' ({start.isoformat()}) must be before 'to' ({end.isoformat()}).")
     return TimeWindow(start=start, end=end)
@@ -138,6 +201,18 @@ def record_digest(
         )
 
 
+# Sort keys computed in Python from merged histograms, and their quantile.
+PERCENTILE_SORTS = {"query_time_p50": 0.5, "query_time_p95": 0.95, "query_time_p99": 0.99}
+SORT_KEYS: tuple[str, ...] = (*repository.SQL_SORT_KEYS, *PERCENTILE_SORTS)
+ORDERS = ("asc", "desc")
+# Candidates whose percentile is computed per round when sorting by one (see top_queries).
+PERCENTILE_CHUNK = 200
+# The detail series has at most this many points (see analysis.resolution.series_resolution).
+SERIES_MAX_POINTS = 360
+DETAIL_QUANTILES = (0.5, 0.95, 0.99)
+BREAKDOWN_DIMENSIONS = ("schema", "user", "host")
+
+
 def top_queries(
     *,
     session: Session,
@@ -146,45 +221,391 @@ def top_queries(
     limit: int,
     offset: int,
     sparkline_points: int,
+    flt: repository.BucketFilter | None = None,
+    sort: str = "load",
+    order: str = "desc",
 ) -> TopQueries:
-    """The heaviest queries of the window by total query time, with load and a sparkline each.
+    """The top queries of the window by any metric, with totals, load share and a sparkline.
 
     Only each instance's primary source counts, so a query seen in both the slow log and
-    performance_schema is counted once.
+    performance_schema is counted once. Totals and shares are over the queries that match
+    the filters. Sorting by a percentile merges histograms in Python (see `_by_percentile`).
     """
+    flt = flt or repository.BucketFilter()
+    if sort not in SORT_KEYS:
+        raise UnknownSortKey(f"Unknown sort key {sort!r}; use one of: {', '.join(SORT_KEYS)}.")
+    if order not in ORDERS:
+        raise InvalidRequest(f"Unknown order {order!r}; use 'asc' or 'desc'.")
+    descending = order == "desc"
     segments = read_plan(settings=settings, window=window)
-    total_count, total_time = repository.totals(session, segments)
-    total_time = total_time or 0.0
-    rows = repository.top_queries(session, segments, limit=limit, offset=offset)
+    if sort in PERCENTILE_SORTS:
+        rows = _by_percentile(
+            session, segments, flt, PERCENTILE_SORTS[sort], descending, limit + offset
+        )
+        rows = rows[offset : offset + limit]
+    else:
+        rows = list(
+            repository.per_query(
+                session, segments, flt, sort=sort, descending=descending, limit=limit, offset=offset
+            )
+        )
+    total = (
+        _Totals.of(rows[0])
+        if rows
+        else _Totals.of_aggregate(
+            repository.aggregate(session, segments, flt, count_queries=True)[0]
+        )
+    )
+    total_time = total.query_time
+    page_ids = [r.query_id for r in rows]
+    merged = _merged_histograms(session, segments, flt, "query_id", page_ids)
     slots = plan_slots(window.start, window.end, sparkline_points)
     points_by_query: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
-    for query_id, start, query_time in repository.query_time_by_bucket(
-        session, segments, [r.query_id for r in rows]
-    ):
+    for query_id, start, query_time in repository.load_by_bucket(session, segments, flt, page_ids):
         points_by_query[query_id].append((start, query_time))
-    return TopQueries(
-        from_=window.start,
-        to=window.end,
-        seconds=window.seconds,
-        totals=QueryTotals(
-            count=total_count or 0, query_time=total_time, load=total_time / window.seconds
-        ),
-        rows=[
+    seconds = window.seconds
+    out_rows = []
+    for r in rows:
+        histogram = merged.get(r.query_id)
+        p95, p99 = histogram.quantiles([0.95, 0.99]) if histogram else (None, None)
+        out_rows.append(
             QueryRow(
                 query_id=r.query_id,
                 fingerprint=r.fingerprint,
-                count=r.count,
+                statement_type=r.statement_type,
+                tables=list(r.tables or []),
+                count=r.calls,
+                qps=r.calls / seconds,
                 query_time=r.query_time,
-                load=r.query_time / window.seconds,
+                load=r.query_time / seconds,
                 share=r.query_time / total_time if total_time else 0.0,
+                query_time_avg=r.query_time / r.calls if r.calls else None,
+                query_time_p95=p95,
+                query_time_p99=p99,
+                query_time_max=r.query_time_max,
+                rows_examined=r.rows_examined,
+                rows_sent=r.rows_sent,
+                flags=QueryFlags(
+                    full_scan=_flag(r.full_scan),
+                    filesort=_flag(r.filesort),
+                    tmp_disk_tables=_flag(r.tmp_disk_tables),
+                    no_index_used=_flag(r.no_index_used),
+                ),
                 sparkline=[
                     SparkPoint(ts=ts, load=load)
                     for ts, load in load_series(points_by_query[r.query_id], slots)
                 ],
             )
-            for r in rows
-        ],
+        )
+    count = total.calls
+    return TopQueries(
+        from_=window.start,
+        to=window.end,
+        seconds=seconds,
+        sort=sort,
+        order=order,
+        totals=QueryTotals(
+            count=count,
+            query_time=total_time,
+            load=total_time / seconds,
+            qps=count / seconds,
+            query_time_avg=total_time / count if count else None,
+            rows_examined=total.rows_examined,
+            rows_sent=total.rows_sent,
+            queries=total.queries,
+        ),
+        rows=out_rows,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Totals:
+    """What the totals row sums, over every query matching the filters."""
+
+    calls: int
+    query_time: float
+    rows_examined: int | None
+    rows_sent: int | None
+    queries: int
+
+    @classmethod
+    def of(cls, row: Any) -> "_Totals":
+        """From the window totals every row of `repository.per_query` carries."""
+        return cls(
+            row.total_calls or 0,
+            row.total_query_time or 0.0,
+            row.total_rows_examined,
+            row.total_rows_sent,
+            row.total_queries or 0,
+        )
+
+    @classmethod
+    def of_aggregate(cls, row: Any) -> "_Totals":
+        """From a `repository.aggregate` row (when the page has no row to carry them)."""
+        return cls(
+            row.calls or 0, row.query_time or 0.0, row.rows_examined, row.rows_sent, row.queries
+        )
+
+
+def query_detail(
+    *,
+    session: Session,
+    settings: Settings,
+    window: TimeWindow,
+    query_id: str,
+    flt: repository.BucketFilter | None = None,
+) -> QueryDetail:
+    """Every metric of one query over the window, its series and its breakdowns.
+
+    Shares are of the same metric over every query matching the same filters.
+    """
+    query = repository.query_class(session, query_id)
+    if query is None:
+        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    base = replace(flt or repository.BucketFilter(), search=None, query_id=None)
+    mine = replace(base, query_id=query_id)
+    segments = read_plan(settings=settings, window=window)
+    (row,) = repository.aggregate(session, segments, mine)
+    (everything,) = repository.aggregate(session, segments, base)
+    histogram = _merged_histograms(session, segments, mine, "query_id", [query_id]).get(query_id)
+    seconds = window.seconds
+    count = row.calls or 0
+    query_time = row.query_time or 0.0
+    total_time = everything.query_time or 0.0
+    return QueryDetail(
+        query_id=query.query_id,
+        fingerprint=query.fingerprint,
+        statement_type=query.statement_type,
+        tables=list(query.tables or []),
+        first_seen=query.first_seen,
+        last_seen=query.last_seen,
+        from_=window.start,
+        to=window.end,
+        seconds=seconds,
+        count=count,
+        load=query_time / seconds,
+        share=query_time / total_time if total_time else 0.0,
+        metrics=_metric_stats(row, everything, histogram, seconds),
+        **_series(session=session, settings=settings, window=window, flt=mine),
+        breakdown=_breakdown(session, segments, mine, query_time),
+    )
+
+
+def query_examples(
+    *,
+    session: Session,
+    settings: Settings,
+    window: TimeWindow,
+    query_id: str,
+    instances: tuple[str, ...] = (),
+    limit: int,
+) -> QueryExamples:
+    """Real statements of a query in the window (slowest and sampled ones), slowest first."""
+    if repository.query_class(session, query_id) is None:
+        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    segments = read_plan(settings=settings, window=window)
+    found: dict[tuple[str, datetime], QueryExampleOut] = {}
+    for example, instance in repository.examples(session, segments, query_id, instances):
+        for kind in ("slowest", "sampled"):
+            out = QueryExampleOut(
+                kind=kind,
+                text=getattr(example, f"{kind}_text"),
+                query_time=getattr(example, f"{kind}_query_time"),
+                ts=getattr(example, f"{kind}_ts"),
+                schema_name=getattr(example, f"{kind}_schema"),
+                instance=instance,
+                literals=getattr(example, f"{kind}_literals"),
+                truncated=getattr(example, f"{kind}_truncated"),
+            )
+            # The sampled statement is often the slowest one too: list it once.
+            found.setdefault((out.text, out.ts), out)
+    ranked = sorted(found.values(), key=lambda e: (-e.query_time, e.ts))
+    return QueryExamples(query_id=query_id, examples=ranked[:limit])
+
+
+def filter_values(
+    *, session: Session, settings: Settings, window: TimeWindow, flt: repository.BucketFilter
+) -> Filters:
+    """The values of each dimension in the window with their share of the load."""
+    segments = read_plan(settings=settings, window=window)
+    (total,) = repository.aggregate(session, segments, flt)
+    total_time = total.query_time or 0.0
+    names = repository.instance_names(session)
+    lists: dict[str, list[FilterValue]] = {}
+    for dimension, column in (
+        ("instance", "instance_id"),
+        *((d, repository.DIMENSION_COLUMNS[d]) for d in BREAKDOWN_DIMENSIONS),
+    ):
+        values = [
+            FilterValue(
+                value=names.get(r[0], str(r[0])) if dimension == "instance" else r[0],
+                count=r.calls,
+                share=r.query_time / total_time if total_time else 0.0,
+            )
+            for r in repository.aggregate(session, segments, flt, [column])
+        ]
+        lists[dimension] = sorted(values, key=lambda v: (-v.share, v.value))
+    return Filters(
+        from_=window.start,
+        to=window.end,
+        instance=lists["instance"],
+        schema_=lists["schema"],
+        user=lists["user"],
+        host=lists["host"],
+    )
+
+
+def _by_percentile(
+    session: Session,
+    segments: list[Segment],
+    flt: repository.BucketFilter,
+    q: float,
+    descending: bool,
+    needed: int,
+) -> list[Any]:
+    """The queries ordered by a latency percentile merged from their histograms.
+
+    A percentile never exceeds the query's maximum, so for a descending sort the candidates
+    are taken by maximum, heaviest first, PERCENTILE_CHUNK at a time, until the `needed`-th
+    best percentile found is at least the next candidate's maximum: no later query can rank
+    higher. An ascending sort computes every query's percentile. No histogram: last.
+    """
+    candidates = list(
+        repository.per_query(
+            session, segments, flt, sort="query_time_max", descending=True, limit=None, offset=0
+        )
+    )
+    values: dict[str, float | None] = {}
+    for start in range(0, len(candidates), PERCENTILE_CHUNK):
+        chunk = candidates[start : start + PERCENTILE_CHUNK]
+        ids = [r.query_id for r in chunk]
+        merged = _merged_histograms(session, segments, flt, "query_id", ids)
+        for query_id in ids:
+            histogram = merged.get(query_id)
+            values[query_id] = histogram.quantile(q) if histogram else None
+        following = candidates[start + PERCENTILE_CHUNK : start + PERCENTILE_CHUNK + 1]
+        if descending and following and following[0].query_time_max is not None:
+            known = sorted((v for v in values.values() if v is not None), reverse=True)
+            if len(known) >= needed and known[needed - 1] >= following[0].query_time_max:
+                candidates = candidates[: start + PERCENTILE_CHUNK]
+                break
+    sign = -1.0 if descending else 1.0
+
+    def rank(row: Any) -> tuple[bool, float, str]:
+        value = values.get(row.query_id)
+        return (value is None, sign * (value or 0.0), row.query_id)
+
+    return sorted(candidates, key=rank)
+
+
+def _merged_histograms(
+    session: Session,
+    segments: list[Segment],
+    flt: repository.BucketFilter,
+    key: str,
+    query_ids: list[str] | None,
+) -> dict[Any, LatencyHistogram]:
+    merged: dict[Any, LatencyHistogram] = {}
+    for value, data in repository.histograms_by(session, segments, flt, key, query_ids):
+        histogram = merged.get(value)
+        if histogram is None:
+            merged[value] = LatencyHistogram.from_bytes(data)
+        else:
+            histogram.merge(LatencyHistogram.from_bytes(data))
+    return merged
+
+
+def _metric_stats(
+    row: Any, everything: Any, histogram: LatencyHistogram | None, seconds: float
+) -> list[MetricStat]:
+    count = row.calls or 0
+
+    def stat(name: str, value: Any, total: Any, **extra: float | None) -> MetricStat:
+        return MetricStat(
+            name=name,
+            sum=value,
+            rate=None if value is None else value / seconds,
+            share=value / total if value is not None and total else None,
+            avg=value / count if value is not None and count else None,
+            **extra,
+        )
+
+    p50, p95, p99 = histogram.quantiles(DETAIL_QUANTILES) if histogram else (None, None, None)
+    stats = [
+        stat("count", count, everything.calls),
+        stat(
+            "query_time",
+            row.query_time,
+            everything.query_time,
+            min=row.query_time_min,
+            max=row.query_time_max,
+            p50=p50,
+            p95=p95,
+            p99=p99,
+        ),
+    ]
+    for name in SUM_METRICS:
+        extra = {"max": row.lock_time_max} if name == "lock_time" else {}
+        stats.append(stat(name, getattr(row, name), getattr(everything, name), **extra))
+    return stats
+
+
+def _series(
+    *, session: Session, settings: Settings, window: TimeWindow, flt: repository.BucketFilter
+) -> dict[str, Any]:
+    """The query's series at the finest kept resolution with at most SERIES_MAX_POINTS."""
+    kept = retained_since(settings=settings, now=utcnow())
+    resolution = series_resolution(window.start, window.end, kept, SERIES_MAX_POINTS)
+    first = floor_to(window.start, resolution)
+    segments = [Segment(resolution, first, window.end)]
+    rows = {r[0]: r for r in repository.aggregate(session, segments, flt, ["bucket_start"])}
+    merged = _merged_histograms(session, segments, flt, "bucket_start", None)
+    width = resolution.width
+    points = []
+    ts = first
+    while ts < window.end:
+        r = rows.get(ts)
+        histogram = merged.get(ts)
+        p50, p95, p99 = histogram.quantiles(DETAIL_QUANTILES) if histogram else (None, None, None)
+        points.append(
+            SeriesPoint(
+                ts=ts,
+                load=(r.query_time if r else 0.0) / width.total_seconds(),
+                count=r.calls if r else 0,
+                rows_examined=(r.rows_examined or 0) if r else 0,
+                p50=p50,
+                p95=p95,
+                p99=p99,
+            )
+        )
+        ts += width
+    return {"resolution": resolution.value, "series": points}
+
+
+def _breakdown(
+    session: Session, segments: list[Segment], flt: repository.BucketFilter, query_time: float
+) -> dict[str, list[BreakdownRow]]:
+    names = repository.instance_names(session)
+    out: dict[str, list[BreakdownRow]] = {}
+    for dimension, column in (
+        *((d, repository.DIMENSION_COLUMNS[d]) for d in BREAKDOWN_DIMENSIONS),
+        ("instance", "instance_id"),
+    ):
+        values = [
+            BreakdownRow(
+                value=names.get(r[0], str(r[0])) if dimension == "instance" else r[0],
+                count=r.calls,
+                query_time=r.query_time,
+                share=r.query_time / query_time if query_time else 0.0,
+            )
+            for r in repository.aggregate(session, segments, flt, [column])
+        ]
+        out[dimension] = sorted(values, key=lambda v: (-v.query_time, v.value))
+    return out
+
+
+def _flag(total: int | None) -> bool | None:
+    return None if total is None else total > 0
 
 
 def query_histogram(

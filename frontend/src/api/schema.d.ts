@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/api/v1/filters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Filters
+         * @description The values of instance, schema, user and host in the range, with their load share.
+         */
+        get: operations["list_filters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/ingest": {
         parameters: {
             query?: never;
@@ -73,9 +93,49 @@ export interface paths {
         };
         /**
          * List Queries
-         * @description The top queries of a time range by total query time, with totals and sparklines.
+         * @description The top queries of a time range by any metric, with totals, shares and sparklines.
          */
         get: operations["list_queries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queries/{query_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Query
+         * @description One query: every metric, latency percentiles, time series and breakdowns.
+         */
+        get: operations["get_query"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queries/{query_id}/examples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Query Examples
+         * @description Real statements of a query in the range, slowest first.
+         */
+        get: operations["list_query_examples"];
         put?: never;
         post?: never;
         delete?: never;
@@ -135,12 +195,65 @@ export interface components {
          */
         BatchStatus: "queued" | "done";
         /**
+         * BreakdownRow
+         * @description The query's load under one value of a dimension.
+         */
+        BreakdownRow: {
+            /** Count */
+            count: number;
+            /** Query Time */
+            query_time: number;
+            /**
+             * Share
+             * @description Fraction (0..1) of the query's query time.
+             */
+            share: number;
+            /** Value */
+            value: string;
+        };
+        /**
          * ErrorDetail
          * @description Every error body: a message a person can act on.
          */
         ErrorDetail: {
             /** Detail */
             detail: string;
+        };
+        /**
+         * FilterValue
+         * @description One value of a dimension and its share of the load in the range.
+         */
+        FilterValue: {
+            /** Count */
+            count: number;
+            /** Share */
+            share: number;
+            /** Value */
+            value: string;
+        };
+        /**
+         * Filters
+         * @description The values of each dimension seen in the range, heaviest first.
+         */
+        Filters: {
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /** Host */
+            host: components["schemas"]["FilterValue"][];
+            /** Instance */
+            instance: components["schemas"]["FilterValue"][];
+            /** Schema */
+            schema: components["schemas"]["FilterValue"][];
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
+            /** User */
+            user: components["schemas"]["FilterValue"][];
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -166,6 +279,157 @@ export interface components {
             status: components["schemas"]["BatchStatus"];
         };
         /**
+         * MetricStat
+         * @description One metric of a query over the range: its sum, rate, share of all queries, per call.
+         */
+        MetricStat: {
+            /**
+             * Avg
+             * @description Per call: sum / count.
+             */
+            avg: number | null;
+            /** Max */
+            max?: number | null;
+            /** Min */
+            min?: number | null;
+            /** Name */
+            name: string;
+            /** P50 */
+            p50?: number | null;
+            /** P95 */
+            p95?: number | null;
+            /** P99 */
+            p99?: number | null;
+            /**
+             * Rate
+             * @description Sum per second of the range.
+             */
+            rate: number | null;
+            /**
+             * Share
+             * @description Fraction (0..1) of the metric over all queries.
+             */
+            share: number | null;
+            /** Sum */
+            sum: number | null;
+        };
+        /**
+         * QueryDetail
+         * @description Everything about one query class over a time range.
+         */
+        QueryDetail: {
+            /**
+             * Breakdown
+             * @description Per dimension (schema, user, host, instance), heaviest first.
+             */
+            breakdown: {
+                [key: string]: components["schemas"]["BreakdownRow"][];
+            };
+            /** Count */
+            count: number;
+            /** Fingerprint */
+            fingerprint: string;
+            /**
+             * First Seen
+             * Format: date-time
+             */
+            first_seen: string;
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /**
+             * Last Seen
+             * Format: date-time
+             */
+            last_seen: string;
+            /** Load */
+            load: number;
+            /** Metrics */
+            metrics: components["schemas"]["MetricStat"][];
+            /** Query Id */
+            query_id: string;
+            /**
+             * Resolution
+             * @description Width of the series' points: minute, hour or day.
+             */
+            resolution: string;
+            /** Seconds */
+            seconds: number;
+            /** Series */
+            series: components["schemas"]["SeriesPoint"][];
+            /**
+             * Share
+             * @description Fraction (0..1) of the total query time in the range.
+             */
+            share: number;
+            /** Statement Type */
+            statement_type: string | null;
+            /** Tables */
+            tables: string[];
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
+        };
+        /**
+         * QueryExampleOut
+         * @description A real statement of the query: the slowest of a bucket or one drawn at random.
+         */
+        QueryExampleOut: {
+            /** Instance */
+            instance: string;
+            /**
+             * Kind
+             * @description slowest or sampled
+             */
+            kind: string;
+            /**
+             * Literals
+             * @description full, or masked as in the fingerprint
+             */
+            literals: string;
+            /** Query Time */
+            query_time: number;
+            /** Schema Name */
+            schema_name: string;
+            /** Text */
+            text: string;
+            /** Truncated */
+            truncated: boolean;
+            /**
+             * Ts
+             * Format: date-time
+             */
+            ts: string;
+        };
+        /**
+         * QueryExamples
+         * @description Examples of a query in the range, slowest first.
+         */
+        QueryExamples: {
+            /** Examples */
+            examples: components["schemas"]["QueryExampleOut"][];
+            /** Query Id */
+            query_id: string;
+        };
+        /**
+         * QueryFlags
+         * @description What a query's executions did at least once in the range (None: no source says).
+         */
+        QueryFlags: {
+            /** Filesort */
+            filesort: boolean | null;
+            /** Full Scan */
+            full_scan: boolean | null;
+            /** No Index Used */
+            no_index_used: boolean | null;
+            /** Tmp Disk Tables */
+            tmp_disk_tables: boolean | null;
+        };
+        /**
          * QueryRow
          * @description One query class in the top list.
          */
@@ -174,12 +438,30 @@ export interface components {
             count: number;
             /** Fingerprint */
             fingerprint: string;
+            flags?: components["schemas"]["QueryFlags"] | null;
             /** Load */
             load: number;
+            /**
+             * Qps
+             * @default 0
+             */
+            qps: number;
             /** Query Id */
             query_id: string;
             /** Query Time */
             query_time: number;
+            /** Query Time Avg */
+            query_time_avg?: number | null;
+            /** Query Time Max */
+            query_time_max?: number | null;
+            /** Query Time P95 */
+            query_time_p95?: number | null;
+            /** Query Time P99 */
+            query_time_p99?: number | null;
+            /** Rows Examined */
+            rows_examined?: number | null;
+            /** Rows Sent */
+            rows_sent?: number | null;
             /**
              * Share
              * @description Fraction (0..1) of the total query time in the range.
@@ -187,10 +469,14 @@ export interface components {
             share: number;
             /** Sparkline */
             sparkline: components["schemas"]["SparkPoint"][];
+            /** Statement Type */
+            statement_type?: string | null;
+            /** Tables */
+            tables?: string[];
         };
         /**
          * QueryTotals
-         * @description Sums over every query in the range.
+         * @description Sums over every query in the range that matches the filters.
          */
         QueryTotals: {
             /** Count */
@@ -201,10 +487,54 @@ export interface components {
              */
             load: number;
             /**
+             * Qps
+             * @description Executions per second of the range.
+             * @default 0
+             */
+            qps: number;
+            /**
+             * Queries
+             * @description Query classes matching the filters.
+             * @default 0
+             */
+            queries: number;
+            /**
              * Query Time
              * @description Seconds of query time.
              */
             query_time: number;
+            /**
+             * Query Time Avg
+             * @description Seconds per execution.
+             */
+            query_time_avg?: number | null;
+            /** Rows Examined */
+            rows_examined?: number | null;
+            /** Rows Sent */
+            rows_sent?: number | null;
+        };
+        /**
+         * SeriesPoint
+         * @description One bucket of a query's time series; gaps have zero load, count and rows.
+         */
+        SeriesPoint: {
+            /** Count */
+            count: number;
+            /** Load */
+            load: number;
+            /** P50 */
+            p50: number | null;
+            /** P95 */
+            p95: number | null;
+            /** P99 */
+            p99: number | null;
+            /** Rows Examined */
+            rows_examined: number;
+            /**
+             * Ts
+             * Format: date-time
+             */
+            ts: string;
         };
         /**
          * SparkPoint
@@ -229,10 +559,20 @@ export interface components {
              * Format: date-time
              */
             from: string;
+            /**
+             * Order
+             * @default desc
+             */
+            order: string;
             /** Rows */
             rows: components["schemas"]["QueryRow"][];
             /** Seconds */
             seconds: number;
+            /**
+             * Sort
+             * @default load
+             */
+            sort: string;
             /**
              * To
              * Format: date-time
@@ -272,6 +612,75 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_filters: {
+        parameters: {
+            query?: {
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+                /** @description Instance names (repeat for several); default all. */
+                instance?: string[] | null;
+                /** @description Only this schema (database). */
+                schema?: string | null;
+                /** @description Only this user. */
+                user?: string | null;
+                /** @description Only this client host. */
+                host?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Filters"];
+                };
+            };
+            /** @description A bad time range, sort key or order. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     ingest_batch: {
         parameters: {
             query?: never;
@@ -869,10 +1278,24 @@ export interface operations {
     list_queries: {
         parameters: {
             query?: {
-                /** @description ISO 8601 start; default 24 h ago. */
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
                 from?: string | null;
-                /** @description ISO 8601 end; default now. */
+                /** @description End: ISO 8601 or relative; default now. */
                 to?: string | null;
+                /** @description Instance names (repeat for several); default all. */
+                instance?: string[] | null;
+                /** @description Only this schema (database). */
+                schema?: string | null;
+                /** @description Only this user. */
+                user?: string | null;
+                /** @description Only this client host. */
+                host?: string | null;
+                /** @description Text in the fingerprint, a table name, or a query_id. */
+                search?: string | null;
+                /** @description Metric to sort by: load, query_time, count, qps, query_time_avg, query_time_max, query_time_min, lock_time_max, rows_examined_per_row_sent, lock_time, rows_sent, rows_examined, rows_affected, bytes_sent, tmp_tables, tmp_disk_tables, filesort, filesort_on_disk, full_scan, full_join, merge_passes, innodb_io_r_ops, innodb_io_r_bytes, innodb_io_r_wait, innodb_rec_lock_wait, innodb_queue_wait, errors, warnings, no_index_used, no_good_index_used, query_time_p50, query_time_p95, query_time_p99. */
+                sort?: string;
+                /** @description asc or desc. */
+                order?: string;
                 limit?: number;
                 offset?: number;
             };
@@ -891,6 +1314,15 @@ export interface operations {
                     "application/json": components["schemas"]["TopQueries"];
                 };
             };
+            /** @description A bad time range, sort key or order. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Missing, unknown or revoked API token. */
             401: {
                 headers: {
@@ -902,6 +1334,161 @@ export interface operations {
             };
             /** @description The token lacks the required scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_query: {
+        parameters: {
+            query?: {
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+                /** @description Instance names (repeat for several); default all. */
+                instance?: string[] | null;
+                /** @description Only this schema (database). */
+                schema?: string | null;
+                /** @description Only this user. */
+                user?: string | null;
+                /** @description Only this client host. */
+                host?: string | null;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryDetail"];
+                };
+            };
+            /** @description A bad time range, sort key or order. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No query with this query_id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_query_examples: {
+        parameters: {
+            query?: {
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+                /** @description Instance names (repeat for several); default all. */
+                instance?: string[] | null;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryExamples"];
+                };
+            };
+            /** @description A bad time range, sort key or order. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No query with this query_id. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

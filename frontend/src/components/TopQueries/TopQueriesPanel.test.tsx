@@ -11,7 +11,9 @@ const data: TopQueries = {
   from: '2026-11-21T00:00:00Z',
   to: '2026-11-22T00:00:00Z',
   seconds: 86400,
-  totals: { count: 1234, query_time: 56.7, load: 0.00066 },
+  sort: 'load',
+  order: 'desc',
+  totals: { count: 1234, query_time: 56.7, load: 0.00066, qps: 0.014, queries: 2 },
   rows: [
     {
       query_id: '3A1F0C9E2B7D4C11',
@@ -20,6 +22,7 @@ const data: TopQueries = {
       query_time: 12.5,
       load: 0.00014,
       share: 0.22,
+      qps: 0.0012,
       sparkline: [
         { ts: '2026-11-21T00:00:00Z', load: 0 },
         { ts: '2026-11-21T00:24:00Z', load: 0.0003 },
@@ -32,6 +35,7 @@ const data: TopQueries = {
       query_time: 0.003,
       load: 0.0000000347,
       share: 0.0001,
+      qps: 0.00003,
       sparkline: [],
     },
   ],
@@ -75,7 +79,7 @@ describe('TopQueriesPanel', () => {
   it('shows the empty state without rows', () => {
     const view = render({
       status: 'success',
-      data: { ...data, rows: [], totals: { count: 0, query_time: 0, load: 0 } },
+      data: { ...data, rows: [], totals: { count: 0, query_time: 0, load: 0, qps: 0, queries: 0 } },
       error: null,
       refetch,
     });

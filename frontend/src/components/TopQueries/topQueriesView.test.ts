@@ -85,6 +85,7 @@ describe('toTopQueryViews', () => {
     query_time: 12.5,
     load: 0.00014,
     share: 0.22,
+    qps: 0.0012,
     sparkline: [{ ts: '2026-11-21T00:00:00Z', load: 0.0003 }],
   };
 
@@ -106,7 +107,9 @@ describe('toTopQueryViews', () => {
   });
 
   it('shapes the totals', () => {
-    expect(toTotalsView({ count: 1234, query_time: 61.7, load: 0.00066 })).toEqual({
+    expect(
+      toTotalsView({ count: 1234, query_time: 61.7, load: 0.00066, qps: 0.014, queries: 2 }),
+    ).toEqual({
       count: 1234,
       queryTime: 61.7,
       avgTime: 0.05,

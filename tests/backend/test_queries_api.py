@@ -1,0 +1,362 @@
+"""The query analytics API on SQLite: top list, detail, examples and filters, end to end
+from the ingest API through the batch service, asserting exact values."""
+
+import gzip
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from quanta.analysis.fingerprint import fingerprint
+from quanta.analysis.histogram import LatencyHistogram
+from quanta.core.config import Settings
+from quanta.core.db import session_scope
+from quanta.ingest import service as ingest
+from quanta.ingest.models import IngestBatch
+from quanta.queries import service as queries
+
+SETTINGS = Settings(env="test")
+# Three hours ago on a whole hour: every event lies in the two hours after it.
+BASE = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
+TWO_HOURS = {"from": BASE.isoformat(), "to": (BASE + timedelta(hours=2)).isoformat()}
+ACCURACY = LatencyHistogram.RELATIVE_ACCURACY
+
+# A: 100 calls on db1, one a minute, 0.01 s .. 1.00 s; every 4th by user "batch".
+SQL_A = "SELECT * FROM orders WHERE id = {}"
+# B: 10 calls of 2 s on db2 in minutes 0..9, nothing sent.
+SQL_B = "UPDATE customers SET name = 'x' WHERE id = {}"
+# C: 5 calls of 6 s on db1 in minutes 0..4, 1000 rows examined for one sent.
+SQL_C = "SELECT COUNT(*) FROM items WHERE price > {}"
+A_TIME = 0.01 * 5050  # 50.5
+B_TIME = 20.0
+C_TIME = 30.0
+TOTAL_TIME = A_TIME + B_TIME + C_TIME
+
+
+def query_id(sql: str) -> str:
+    from hashlib import md5
+
+    return md5(fingerprint(sql.format(1)).encode()).hexdigest()[:16].upper()
+
+
+QID_A, QID_B, QID_C = query_id(SQL_A), query_id(SQL_B), query_id(SQL_C)
+
+
+def event(minute: int, query_time: float, sql: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "ts": (BASE + timedelta(minutes=minute, seconds=7)).isoformat(),
+        "query": sql,
+        "query_time": query_time,
+        "lock_time": 0.001,
+        "rows_sent": 1,
+        "rows_examined": 10,
+        "db": "shop",
+        "user": "app",
+        "host": "web1",
+        **extra,
+    }
+
+
+def post(client: TestClient, batch_id: str, instance: str, events: list[dict[str, Any]]) -> None:
+    payload = json.dumps({"batch_id": batch_id, "instance": instance, "events": events})
+    response = client.post(
+        "/api/v1/ingest",
+        content=gzip.compress(payload.encode()),
+        headers={"Content-Encoding": "gzip"},
+    )
+    assert response.status_code == 202, response.text
+
+
+@pytest.fixture
+def seeded(client: TestClient, session_factory: sessionmaker[Session]) -> TestClient:
+    """Queries A and C on db1, B on db2, processed into the store."""
+    events_a = [
+        event(i, 0.01 * (i + 1), SQL_A.format(i), full_scan=i % 2 == 0, user="batch")
+        if i % 4 == 0
+        else event(i, 0.01 * (i + 1), SQL_A.format(i), full_scan=False)
+        for i in range(100)
+    ]
+    events_c = [event(i, 6.0, SQL_C.format(i), rows_examined=1000) for i in range(5)]
+    events_b = [
+        event(i, 2.0, SQL_B.format(i), db="crm", user="admin", host="web2", rows_sent=0)
+        for i in range(10)
+    ]
+    post(client, "a", "db1", events_a + events_c)
+    post(client, "b", "db2", events_b)
+    with session_scope(session_factory) as session:
+        ids = list(session.scalars(select(IngestBatch.id).order_by(IngestBatch.id)))
+    for batch_pk in ids:
+        with session_scope(session_factory) as session:
+            ingest.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
+    return client
+
+
+def get(client: TestClient, path: str, expect: int = 200, **params: Any) -> Any:
+    response = client.get(f"/api/v1{path}", params=params)
+    assert response.status_code == expect, response.text
+    return response.json()
+
+
+def top(client: TestClient, **params: Any) -> Any:
+    return get(client, "/queries", **{**TWO_HOURS, **params})
+
+
+def ids(body: Any) -> list[str]:
+    return [row["query_id"] for row in body["rows"]]
+
+
+def test_totals_shares_and_row_fields(seeded: TestClient) -> None:
+    body = top(seeded)
+    seconds = 7200.0
+    assert body["seconds"] == seconds
+    assert body["sort"] == "load"
+    assert body["order"] == "desc"
+    totals = body["totals"]
+    assert totals["count"] == 115
+    assert totals["query_time"] == pytest.approx(TOTAL_TIME)
+    assert totals["load"] == pytest.approx(TOTAL_TIME / seconds)
+    assert totals["qps"] == pytest.approx(115 / seconds)
+    assert totals["rows_examined"] == 100 * 10 + 5 * 1000 + 10 * 10
+    assert totals["rows_sent"] == 100 + 5
+    assert totals["queries"] == 3
+    assert ids(body) == [QID_A, QID_C, QID_B]
+    assert sum(row["share"] for row in body["rows"]) == pytest.approx(1.0)
+    a, c, b = body["rows"]
+    assert a["share"] == pytest.approx(A_TIME / TOTAL_TIME)
+    assert a["fingerprint"] == "select * from orders where id=?"
+    assert a["statement_type"] == "select"
+    assert a["tables"] == ["orders"]
+    assert (a["count"], a["rows_examined"], a["rows_sent"]) == (100, 1000, 100)
+    assert a["qps"] == pytest.approx(100 / seconds)
+    assert a["load"] == pytest.approx(A_TIME / seconds)
+    assert a["query_time_avg"] == pytest.approx(0.505)
+    assert a["query_time_max"] == pytest.approx(1.0)
+    assert a["query_time_p95"] == pytest.approx(0.95, rel=ACCURACY)
+    assert a["query_time_p99"] == pytest.approx(0.99, rel=ACCURACY)
+    assert a["flags"] == {
+        "full_scan": True,
+        "filesort": None,
+        "tmp_disk_tables": None,
+        "no_index_used": None,
+    }
+    assert b["statement_type"] == "update"
+    assert b["tables"] == ["customers"]
+    assert b["flags"]["full_scan"] is None
+    assert c["query_time_p95"] == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize(
+    ("sort", "order", "expected"),
+    [
+        ("load", "asc", [QID_B, QID_C, QID_A]),
+        ("count", "desc", [QID_A, QID_B, QID_C]),
+        ("qps", "asc", [QID_C, QID_B, QID_A]),
+        ("query_time_avg", "desc", [QID_C, QID_B, QID_A]),
+        ("query_time_max", "desc", [QID_C, QID_B, QID_A]),
+        ("rows_examined", "desc", [QID_C, QID_A, QID_B]),
+        ("rows_sent", "desc", [QID_A, QID_C, QID_B]),
+        # B sends nothing: no ratio, listed last whatever the order.
+        ("rows_examined_per_row_sent", "desc", [QID_C, QID_A, QID_B]),
+        ("rows_examined_per_row_sent", "asc", [QID_A, QID_C, QID_B]),
+        ("query_time_p95", "desc", [QID_C, QID_B, QID_A]),
+        ("query_time_p99", "asc", [QID_A, QID_B, QID_C]),
+        ("lock_time", "desc", [QID_A, QID_B, QID_C]),
+    ],
+)
+def test_sort_by_any_metric(seeded: TestClient, sort: str, order: str, expected: list[str]) -> None:
+    assert ids(top(seeded, sort=sort, order=order)) == expected
+
+
+def test_percentile_sort_stops_early_and_pages(
+    seeded: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One candidate a round: C's p95 (6 s) beats the next maximum (B's 2 s) after one round.
+    monkeypatch.setattr(queries, "PERCENTILE_CHUNK", 1)
+    assert ids(top(seeded, sort="query_time_p95", limit=1)) == [QID_C]
+    assert ids(top(seeded, sort="query_time_p95", limit=1, offset=1)) == [QID_B]
+    assert ids(top(seeded, sort="query_time_p95", limit=5, offset=2)) == [QID_A]
+
+
+def test_limit_and_offset(seeded: TestClient) -> None:
+    assert ids(top(seeded, limit=2)) == [QID_A, QID_C]
+    page = top(seeded, limit=2, offset=2)
+    assert ids(page) == [QID_B]
+    assert page["totals"]["count"] == 115  # totals do not depend on the page
+    past_the_end = top(seeded, offset=10)
+    assert past_the_end["rows"] == []
+    assert past_the_end["totals"]["count"] == 115
+    assert past_the_end["totals"]["queries"] == 3
+
+
+def test_filters_narrow_rows_and_totals(seeded: TestClient) -> None:
+    db2 = top(seeded, instance="db2")
+    assert ids(db2) == [QID_B]
+    assert db2["totals"]["count"] == 10
+    assert db2["rows"][0]["share"] == pytest.approx(1.0)
+    both = top(seeded, instance=["db1", "db2"])
+    assert both["totals"]["count"] == 115
+    shop = top(seeded, schema="shop")
+    assert ids(shop) == [QID_A, QID_C]
+    assert shop["totals"]["query_time"] == pytest.approx(A_TIME + C_TIME)
+    batch = top(seeded, user="batch")
+    assert ids(batch) == [QID_A]
+    assert batch["rows"][0]["count"] == 25
+    assert batch["rows"][0]["query_time"] == pytest.approx(12.25)
+    assert ids(top(seeded, host="web2")) == [QID_B]
+    assert ids(top(seeded, instance="nosuch")) == []
+    assert top(seeded, instance="nosuch")["totals"]["count"] == 0
+
+
+@pytest.mark.parametrize(
+    ("search", "expected"),
+    [
+        ("count(", [QID_C]),  # fingerprint text
+        ("CUSTOMERS", [QID_B]),  # a table, any case
+        ("orders", [QID_A]),
+        (QID_A, [QID_A]),  # a query_id
+        (QID_B.lower(), [QID_B]),
+        ("%", []),  # LIKE wildcards are matched literally
+        ("nothing like it", []),
+    ],
+)
+def test_search(seeded: TestClient, search: str, expected: list[str]) -> None:
+    body = top(seeded, search=search)
+    assert ids(body) == expected
+    assert body["totals"]["queries"] == len(expected)
+
+
+def test_sparkline_has_zero_filled_gaps(seeded: TestClient) -> None:
+    # One hour from minute 5: minute buckets, 60 one-minute slots.
+    start = BASE + timedelta(minutes=5)
+    body = top(
+        seeded, **{"from": start.isoformat(), "to": (start + timedelta(hours=1)).isoformat()}
+    )
+    rows = {row["query_id"]: row for row in body["rows"]}
+    points = rows[QID_B]["sparkline"]
+    assert len(points) == 60
+    assert [datetime.fromisoformat(p["ts"]) for p in points] == [
+        start + timedelta(minutes=i) for i in range(60)
+    ]
+    assert [p["load"] for p in points] == pytest.approx([2.0 / 60] * 5 + [0.0] * 55)
+    a_points = rows[QID_A]["sparkline"]
+    assert [p["load"] for p in a_points] == pytest.approx([0.01 * (i + 6) / 60 for i in range(60)])
+
+
+def test_relative_times(seeded: TestClient) -> None:
+    body = get(seeded, "/queries", **{"from": "now-24h"})
+    assert body["totals"]["count"] == 115
+    assert body["seconds"] == pytest.approx(86400, abs=1)
+    assert get(seeded, "/queries", **{"from": "now-7d", "to": "now"})["seconds"] == 7 * 86400
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"from": "yesterday"}, "Cannot read time 'yesterday'"),
+        ({"from": "now-1h", "to": "now-2h"}, "must be before 'to'"),
+        ({"sort": "bogus"}, "Unknown sort key 'bogus'; use one of: load,"),
+        ({"order": "sideways"}, "Unknown order 'sideways'; use 'asc' or 'desc'."),
+    ],
+)
+def test_bad_requests_are_400_with_a_message(
+    seeded: TestClient, params: dict[str, str], message: str
+) -> None:
+    body = get(seeded, "/queries", expect=400, **params)
+    assert message in body["detail"]
+
+
+def test_detail_metrics_series_and_breakdown(seeded: TestClient) -> None:
+    body = get(seeded, f"/queries/{QID_A}", **TWO_HOURS)
+    assert body["fingerprint"] == "select * from orders where id=?"
+    assert (body["count"], body["seconds"]) == (100, 7200.0)
+    assert body["share"] == pytest.approx(A_TIME / TOTAL_TIME)
+    metrics = {m["name"]: m for m in body["metrics"]}
+    qt = metrics["query_time"]
+    assert qt["sum"] == pytest.approx(A_TIME)
+    assert qt["rate"] == pytest.approx(A_TIME / 7200)
+    assert qt["share"] == pytest.approx(A_TIME / TOTAL_TIME)
+    assert qt["avg"] == pytest.approx(0.505)
+    assert (qt["min"], qt["max"]) == pytest.approx((0.01, 1.0))
+    # Exact percentiles of 0.01 .. 1.00 (nearest rank below): 0.50, 0.95, 0.99.
+    for name, exact in (("p50", 0.50), ("p95", 0.95), ("p99", 0.99)):
+        assert abs(qt[name] - exact) <= ACCURACY * exact
+    assert metrics["count"]["sum"] == 100
+    assert metrics["count"]["share"] == pytest.approx(100 / 115)
+    rows = metrics["rows_examined"]
+    assert (rows["sum"], rows["avg"]) == (1000, 10)
+    assert rows["share"] == pytest.approx(1000 / 6100)
+    assert metrics["lock_time"]["max"] == pytest.approx(0.001)
+    assert metrics["rows_affected"]["sum"] is None  # never given: not 0
+
+    assert body["resolution"] == "minute"
+    series = body["series"]
+    assert len(series) == 120
+    assert datetime.fromisoformat(series[0]["ts"]) == BASE
+    assert series[42]["count"] == 1
+    assert series[42]["load"] == pytest.approx(0.43 / 60)
+    assert series[42]["rows_examined"] == 10
+    assert series[42]["p95"] == pytest.approx(0.43, rel=ACCURACY)
+    assert series[100] == {
+        "ts": series[100]["ts"],
+        "load": 0.0,
+        "count": 0,
+        "rows_examined": 0,
+        "p50": None,
+        "p95": None,
+        "p99": None,
+    }
+
+    breakdown = body["breakdown"]
+    assert [(r["value"], r["count"]) for r in breakdown["user"]] == [("app", 75), ("batch", 25)]
+    assert breakdown["user"][1]["share"] == pytest.approx(12.25 / A_TIME)
+    assert [(r["value"], r["share"]) for r in breakdown["instance"]] == [("db1", 1.0)]
+    assert [r["value"] for r in breakdown["schema"]] == ["shop"]
+    assert [r["value"] for r in breakdown["host"]] == ["web1"]
+
+
+def test_detail_over_a_day_uses_hours(seeded: TestClient) -> None:
+    body = get(seeded, f"/queries/{QID_B}", **{"from": "now-24h"})
+    assert body["resolution"] == "hour"
+    assert sum(point["count"] for point in body["series"]) == 10
+    assert len(body["series"]) in (24, 25)  # the first hour is partly in the range
+
+
+def test_unknown_query_is_404(seeded: TestClient) -> None:
+    for path in ("/queries/NOPE", "/queries/NOPE/examples"):
+        body = get(seeded, path, expect=404)
+        assert body == {"detail": "No query with query_id 'NOPE'."}
+    assert "Cannot read time" in get(seeded, f"/queries/{QID_A}", 400, to="soon")["detail"]
+
+
+def test_examples_slowest_first(seeded: TestClient) -> None:
+    body = get(seeded, f"/queries/{QID_A}/examples", **TWO_HOURS)
+    examples = body["examples"]
+    slowest = examples[0]
+    assert (slowest["kind"], slowest["text"]) == ("slowest", SQL_A.format(99))
+    assert slowest["query_time"] == pytest.approx(1.0)
+    assert (slowest["instance"], slowest["schema_name"], slowest["literals"]) == (
+        "db1",
+        "shop",
+        "full",
+    )
+    times = [e["query_time"] for e in examples]
+    assert times == sorted(times, reverse=True)
+    assert pytest.approx(0.6) in times  # the slowest of the first hour
+    assert get(seeded, f"/queries/{QID_A}/examples", instance="db2", **TWO_HOURS)["examples"] == []
+    assert len(get(seeded, f"/queries/{QID_A}/examples", limit=1, **TWO_HOURS)["examples"]) == 1
+
+
+def test_filters_list_values_with_their_share(seeded: TestClient) -> None:
+    body = get(seeded, "/filters", **TWO_HOURS)
+    assert [(v["value"], v["count"]) for v in body["instance"]] == [("db1", 105), ("db2", 10)]
+    assert body["instance"][0]["share"] == pytest.approx((A_TIME + C_TIME) / TOTAL_TIME)
+    users = [(v["value"], round(v["share"] * TOTAL_TIME, 6)) for v in body["user"]]
+    assert users == [("app", 68.25), ("admin", 20.0), ("batch", 12.25)]
+    assert sum(v["share"] for v in body["schema"]) == pytest.approx(1.0)
+    assert [v["value"] for v in body["host"]] == ["web1", "web2"]
+    narrowed = get(seeded, "/filters", instance="db2", **TWO_HOURS)
+    assert [(v["value"], v["share"]) for v in narrowed["user"]] == [("admin", 1.0)]
