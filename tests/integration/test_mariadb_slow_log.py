@@ -16,6 +16,7 @@ checks that they still match the script.
 from __future__ import annotations
 
 import contextlib
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -117,8 +118,32 @@ def captures(
         stats = ParseStats()
         with log.open("rb") as lines:
             events = list(parse_slow_log(lines, stats))
-        result[name] = Capture(sent, events, stats, started, finished)
+        result[name] = Capture(sent, in_sent_order(sent, events), stats, started, finished)
     return result
+
+
+def in_sent_order(sent: list[Sent], events: list[SlowLogEvent]) -> list[SlowLogEvent]:
+    """The events in the order their statements were sent.
+
+    MariaDB answers the client before it writes the statement to the slow log, so under load
+    the next statement, sent on another connection, can be logged first. Within one
+    connection the order is fixed: each client's statements are matched to the one thread
+    whose events are exactly those statements. If no such pairing exists the events are
+    returned as logged, for the assertions to show the difference.
+    """
+    by_thread: dict[object, list[SlowLogEvent]] = defaultdict(list)
+    for event in events:
+        by_thread[event.attributes.get("Thread_id")].append(event)
+    by_client: dict[str, list[str]] = defaultdict(list)
+    for statement in sent:
+        by_client[statement.step.client].append(statement.query)
+    threads = {}
+    for client, queries in by_client.items():
+        matching = [t for t, logged in by_thread.items() if [e.query for e in logged] == queries]
+        if len(matching) != 1:
+            return events
+        threads[client] = iter(by_thread[matching[0]])
+    return [next(threads[statement.step.client]) for statement in sent]
 
 
 @services
