@@ -1,8 +1,9 @@
 """HTTP endpoints of query analytics."""
 
+import dataclasses
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Query, status
 
 from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
 from quanta.queries import service
@@ -41,7 +42,9 @@ UserParam = Annotated[str | None, Query(description="Only this user.")]
 HostParam = Annotated[str | None, Query(description="Only this client host.")]
 
 
-def _window(settings: SettingsDep, from_: str | None, to: str | None) -> service.TimeWindow:
+def _window(
+    settings: SettingsDep, from_: FromParam = None, to: ToParam = None
+) -> service.TimeWindow:
     try:
         return service.resolve_window(
             start=from_, end=to, default_hours=settings.default_range_hours
@@ -50,17 +53,26 @@ def _window(settings: SettingsDep, from_: str | None, to: str | None) -> service
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
 
 
+def _filter(
+    instance: InstanceParam = None,
+    schema: SchemaParam = None,
+    user: UserParam = None,
+    host: HostParam = None,
+) -> BucketFilter:
+    return BucketFilter(instances=tuple(instance or ()), schema=schema, user=user, host=host)
+
+
+WindowDep = Annotated[service.TimeWindow, Depends(_window)]
+FilterDep = Annotated[BucketFilter, Depends(_filter)]
+
+
 @router.get("/queries", operation_id="list_queries")
 def list_queries(
     session: SessionDep,
     settings: SettingsDep,
     _principal: ReadPrincipal,
-    from_: FromParam = None,
-    to: ToParam = None,
-    instance: InstanceParam = None,
-    schema: SchemaParam = None,
-    user: UserParam = None,
-    host: HostParam = None,
+    window: WindowDep,
+    flt: FilterDep,
     search: Annotated[
         str | None, Query(description="Text in the fingerprint, a table name, or a query_id.")
     ] = None,
@@ -72,10 +84,6 @@ def list_queries(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> TopQueries:
     """The top queries of a time range by any metric, with totals, shares and sparklines."""
-    window = _window(settings, from_, to)
-    flt = BucketFilter(
-        instances=tuple(instance or ()), schema=schema, user=user, host=host, search=search
-    )
     try:
         return service.top_queries(
             session=session,
@@ -84,7 +92,7 @@ def list_queries(
             limit=limit,
             offset=offset,
             sparkline_points=settings.sparkline_points,
-            flt=flt,
+            flt=dataclasses.replace(flt, search=search),
             sort=sort,
             order=order,
         )
@@ -98,16 +106,10 @@ def get_query(
     session: SessionDep,
     settings: SettingsDep,
     _principal: ReadPrincipal,
-    from_: FromParam = None,
-    to: ToParam = None,
-    instance: InstanceParam = None,
-    schema: SchemaParam = None,
-    user: UserParam = None,
-    host: HostParam = None,
+    window: WindowDep,
+    flt: FilterDep,
 ) -> QueryDetail:
     """One query: every metric, latency percentiles, time series and breakdowns."""
-    window = _window(settings, from_, to)
-    flt = BucketFilter(instances=tuple(instance or ()), schema=schema, user=user, host=host)
     try:
         return service.query_detail(
             session=session, settings=settings, window=window, query_id=query_id, flt=flt
@@ -122,13 +124,11 @@ def list_query_examples(
     session: SessionDep,
     settings: SettingsDep,
     _principal: ReadPrincipal,
-    from_: FromParam = None,
-    to: ToParam = None,
+    window: WindowDep,
     instance: InstanceParam = None,
     limit: Annotated[int, Query(ge=1, le=MAX_EXAMPLES)] = DEFAULT_EXAMPLES,
 ) -> QueryExamples:
     """Real statements of a query in the range, slowest first."""
-    window = _window(settings, from_, to)
     try:
         return service.query_examples(
             session=session,
@@ -147,14 +147,8 @@ def list_filters(
     session: SessionDep,
     settings: SettingsDep,
     _principal: ReadPrincipal,
-    from_: FromParam = None,
-    to: ToParam = None,
-    instance: InstanceParam = None,
-    schema: SchemaParam = None,
-    user: UserParam = None,
-    host: HostParam = None,
+    window: WindowDep,
+    flt: FilterDep,
 ) -> Filters:
     """The values of instance, schema, user and host in the range, with their load share."""
-    window = _window(settings, from_, to)
-    flt = BucketFilter(instances=tuple(instance or ()), schema=schema, user=user, host=host)
     return service.filter_values(session=session, settings=settings, window=window, flt=flt)

@@ -1278,6 +1278,14 @@ export interface operations {
     list_queries: {
         parameters: {
             query?: {
+                /** @description Text in the fingerprint, a table name, or a query_id. */
+                search?: string | null;
+                /** @description Metric to sort by: load, query_time, count, qps, query_time_avg, query_time_max, query_time_min, lock_time_max, rows_examined_per_row_sent, lock_time, rows_sent, rows_examined, rows_affected, bytes_sent, tmp_tables, tmp_disk_tables, filesort, filesort_on_disk, full_scan, full_join, merge_passes, innodb_io_r_ops, innodb_io_r_bytes, innodb_io_r_wait, innodb_rec_lock_wait, innodb_queue_wait, errors, warnings, no_index_used, no_good_index_used, query_time_p50, query_time_p95, query_time_p99. */
+                sort?: string;
+                /** @description asc or desc. */
+                order?: string;
+                limit?: number;
+                offset?: number;
                 /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
                 from?: string | null;
                 /** @description End: ISO 8601 or relative; default now. */
@@ -1290,14 +1298,6 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
-                /** @description Text in the fingerprint, a table name, or a query_id. */
-                search?: string | null;
-                /** @description Metric to sort by: load, query_time, count, qps, query_time_avg, query_time_max, query_time_min, lock_time_max, rows_examined_per_row_sent, lock_time, rows_sent, rows_examined, rows_affected, bytes_sent, tmp_tables, tmp_disk_tables, filesort, filesort_on_disk, full_scan, full_join, merge_passes, innodb_io_r_ops, innodb_io_r_bytes, innodb_io_r_wait, innodb_rec_lock_wait, innodb_queue_wait, errors, warnings, no_index_used, no_good_index_used, query_time_p50, query_time_p95, query_time_p99. */
-                sort?: string;
-                /** @description asc or desc. */
-                order?: string;
-                limit?: number;
-                offset?: number;
             };
             header?: never;
             path?: never;
@@ -1435,13 +1435,13 @@ export interface operations {
     list_query_examples: {
         parameters: {
             query?: {
+                /** @description Instance names (repeat for several); default all. */
+                instance?: string[] | null;
+                limit?: number;
                 /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
                 from?: string | null;
                 /** @description End: ISO 8601 or relative; default now. */
                 to?: string | null;
-                /** @description Instance names (repeat for several); default all. */
-                instance?: string[] | null;
-                limit?: number;
             };
             header?: never;
             path: {
