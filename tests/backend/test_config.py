@@ -24,12 +24,16 @@ def test_configured_stores_win(tmp_path: Path) -> None:
     assert settings.broker_url == "redis://cache:6379/0"
 
 
+FERNET_KEY = "kQ0b6bq2m0Yp5oJ1v1Yw6oC0Q2Jk3m9n6Y8o3K3m4uE="
+
+
 @pytest.mark.parametrize("token", ["short", "change-me-to-a-long-random-token-please"])
 def test_production_refuses_placeholder_admin_token(token: str) -> None:
     with pytest.raises(ValidationError, match="placeholder"):
-        Settings(env="production", admin_token=token)
+        Settings(env="production", admin_token=token, secret_key=FERNET_KEY)
 
 
 def test_production_accepts_a_real_token() -> None:
     token = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c"
-    assert Settings(env="production", admin_token=token).admin_token is not None
+    settings = Settings(env="production", admin_token=token, secret_key=FERNET_KEY)
+    assert settings.admin_token is not None

@@ -35,6 +35,11 @@ class Settings(BaseSettings):
     admin_token: SecretStr | None = Field(
         default=None, description="Bootstrap admin token; generated on first start when unset."
     )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="Fernet key that encrypts stored credentials (DSNs, webhook URLs); "
+        "generated into data_dir/secret.key when unset (required in production).",
+    )
     ui_dist: Path = REPO_ROOT / "frontend" / "dist"
 
     ingest_max_body_bytes: int = 16 * 1024 * 1024
@@ -70,7 +75,15 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> "Settings":
-        if self.env != "production" or self.admin_token is None:
+        if self.env != "production":
+            return self
+        if self.secret_key is None:
+            raise ValueError(
+                "QUANTA_SECRET_KEY is required in production: generate one with "
+                "`python -c 'from cryptography.fernet import Fernet; "
+                "print(Fernet.generate_key().decode())'`."
+            )
+        if self.admin_token is None:
             return self
         token = self.admin_token.get_secret_value()
         if len(token) < MIN_PRODUCTION_TOKEN_LENGTH or any(
