@@ -81,3 +81,5 @@ def require_scope(scope: str) -> Callable[[Principal], Principal]:
 
 ReadPrincipal = Annotated[Principal, Depends(require_scope("read"))]
 IngestPrincipal = Annotated[Principal, Depends(require_scope("ingest"))]
+AnnotatePrincipal = Annotated[Principal, Depends(require_scope("annotate"))]
+AdminPrincipal = Annotated[Principal, Depends(require_scope("admin"))]
