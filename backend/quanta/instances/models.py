@@ -3,7 +3,7 @@
 import enum
 from datetime import datetime
 
-from sqlalchemy import String
+from sqlalchemy import Boolean, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from quanta.core.db import Base, UTCDateTime, utcnow
@@ -33,3 +33,12 @@ class Instance(Base):
     example_policy: Mapped[str] = mapped_column(
         String(10), default=ExamplePolicy.FULL.value, server_default=ExamplePolicy.FULL.value
     )
+    # How workers reach the server (EXPLAIN, profiles, schema): a read-only account's DSN,
+    # Fernet-encrypted (quanta.core.crypto); NULL until an admin registers one.
+    dsn_encrypted: Mapped[str | None] = mapped_column(Text, default=None)
+    # A scratch server where suggested indexes may be created to compare plans; optional.
+    sandbox_dsn_encrypted: Mapped[str | None] = mapped_column(Text, default=None)
+    flavor: Mapped[str | None] = mapped_column(String(20), default=None)  # detected
+    version: Mapped[str | None] = mapped_column(String(100), default=None)  # detected
+    # Profiles and ANALYZE execute the example SELECT on the server: only where allowed.
+    profiling_enabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
