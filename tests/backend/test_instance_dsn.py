@@ -1,8 +1,19 @@
 """Instance DSNs parse to connection options, with clear errors, and redact for display."""
 
+from pathlib import Path
+
 import pytest
 
+from quanta.core.config import Settings
+from quanta.core.crypto import encrypt
 from quanta.instances.dsn import InvalidDsn, parse_dsn, redact_dsn
+from quanta.instances.models import Instance
+from quanta.instances.service import (
+    NoConnection,
+    connection_options,
+    monitored_settings,
+    sandbox_options,
+)
 
 
 def test_full_dsn() -> None:
@@ -43,3 +54,16 @@ def test_bad_dsn_says_what_is_wrong(dsn: str, message: str) -> None:
 def test_redact() -> None:
     assert redact_dsn("mysql://ro:s3cret@db:3306/") == "mysql://ro:***@db:3306/"
     assert redact_dsn("mysql://ro@db/") == "mysql://ro@db/"
+
+
+def test_connection_options_from_the_encrypted_dsn(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    instance = Instance(id=3, name="db1")
+    with pytest.raises(NoConnection, match="PATCH /api/v1/instances/3"):
+        connection_options(settings, instance)
+    instance.dsn_encrypted = encrypt(settings, "mysql://ro:pw@db1:3310/shop")
+    options = connection_options(settings, instance)
+    assert (options.host, options.port, options.password) == ("db1", 3310, "pw")
+    assert sandbox_options(settings, instance) is None
+    limits = monitored_settings(settings)
+    assert (limits.statement_timeout, limits.read_timeout) == (10.0, 15)

@@ -64,6 +64,13 @@ class Settings(BaseSettings):
         default=10_000, ge=100, description="Examples longer than this are cut (and flagged)."
     )
 
+    # Sessions on monitored servers (EXPLAIN, profiles, schema snapshots).
+    monitored_connect_timeout_seconds: int = Field(default=5, ge=1)
+    monitored_statement_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="Any one statement on a monitored server stops after this."
+    )
+    monitored_profile_runs: int = Field(default=3, ge=1, le=20)
+
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000
 
