@@ -8,10 +8,13 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Res
 from sqlalchemy import text
 
 import quanta
+from quanta.annotations.router import router as annotations_router
 from quanta.auth.router import router as auth_router
 from quanta.core.config import Settings, get_settings
 from quanta.core.db import create_db_engine, create_session_factory
+from quanta.diagnostics.router import router as diagnostics_router
 from quanta.ingest.router import router as ingest_router
+from quanta.instances.router import router as instances_router
 from quanta.queries.router import router as queries_router
 
 log = logging.getLogger(__name__)
@@ -34,7 +37,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.session_factory = create_session_factory(engine)
 
     api = APIRouter(prefix=API_PREFIX)
-    for router in (auth_router, ingest_router, queries_router):
+    for router in (
+        auth_router,
+        ingest_router,
+        queries_router,
+        annotations_router,
+        instances_router,
+        diagnostics_router,
+    ):
         api.include_router(router)
     app.include_router(api)
     app.include_router(_health_router())

@@ -1,17 +1,41 @@
+import { BrowserRouter, Route, Routes } from 'react-router';
 import { AppHeader } from './components/Layout/AppHeader';
+import { EmptyState } from './components/Status/EmptyState';
 import { useAuth } from './hooks/useAuth';
+import { AnnotationImpact } from './routes/AnnotationImpact';
+import { Annotations } from './routes/Annotations';
 import { Overview } from './routes/Overview';
+import { QueryDetail } from './routes/QueryDetail';
+import { Settings } from './routes/Settings';
 import { SignIn } from './routes/SignIn';
+
+export function AppRoutes() {
+  return (
+    <Routes>
+      <Route path="/" element={<Overview />} />
+      <Route path="/queries/:queryId" element={<QueryDetail />} />
+      <Route path="/annotations" element={<Annotations />} />
+      <Route path="/annotations/:annotationId" element={<AnnotationImpact />} />
+      <Route path="/settings" element={<Settings />} />
+      <Route
+        path="*"
+        element={<EmptyState title="There is no page at this address." testId="not-found" />}
+      />
+    </Routes>
+  );
+}
 
 export function App() {
   const { token, notice, signOut } = useAuth();
+  // Signed out, any address shows the sign-in form and keeps the address: a deep link
+  // opens its view right after signing in.
   if (token === null) return <SignIn notice={notice} />;
   return (
-    <>
+    <BrowserRouter>
       <AppHeader onSignOut={signOut} />
       <main className="content">
-        <Overview />
+        <AppRoutes />
       </main>
-    </>
+    </BrowserRouter>
   );
 }

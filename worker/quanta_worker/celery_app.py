@@ -2,11 +2,20 @@
 schedule. Start with `celery -A quanta_worker.celery_app worker` (see `quanta run`)."""
 
 from quanta.core.config import get_settings
-from quanta.core.tasks import MAINTAIN_STORE_TASK, REQUEUE_STALE_BATCHES_TASK, create_celery
+from quanta.core.tasks import (
+    AUTO_DIAGNOSE_TASK,
+    MAINTAIN_STORE_TASK,
+    REQUEUE_STALE_BATCHES_TASK,
+    create_celery,
+)
 
 settings = get_settings()
 app = create_celery(settings)
-app.conf.include = ["quanta_worker.tasks.ingest", "quanta_worker.tasks.store"]
+app.conf.include = [
+    "quanta_worker.tasks.ingest",
+    "quanta_worker.tasks.store",
+    "quanta_worker.tasks.diagnostics",
+]
 
 # Every periodic job lives here.
 app.conf.beat_schedule = {
@@ -19,5 +28,10 @@ app.conf.beat_schedule = {
     "maintain-store": {
         "task": MAINTAIN_STORE_TASK,
         "schedule": float(settings.store_maintenance_seconds),
+    },
+    # EXPLAIN (and profiles where enabled) of each instance's top queries by load, once a day.
+    "auto-diagnose": {
+        "task": AUTO_DIAGNOSE_TASK,
+        "schedule": float(settings.diagnostics_auto_interval_seconds),
     },
 }

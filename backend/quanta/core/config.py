@@ -71,6 +71,82 @@ class Settings(BaseSettings):
     )
     monitored_profile_runs: int = Field(default=3, ge=1, le=20)
 
+    # Chat notifications (quanta.notify): links in messages, rate limit, delivery retries.
+    public_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="Where users reach this Quanta; messages link to {public_url}/queries/...",
+    )
+    notify_max_per_hour: int = Field(
+        default=10, ge=1, description="Messages per channel per hour; the rest go in a digest."
+    )
+    notify_max_attempts: int = Field(
+        default=6, ge=1, le=50, description="HTTP attempts per delivery before it is failed."
+    )
+    notify_backoff_base_seconds: float = Field(
+        default=30.0, gt=0, description="First retry delay; it doubles on each further retry."
+    )
+    notify_backoff_max_seconds: float = Field(default=3600.0, gt=0)
+    notify_retry_after_max_seconds: float = Field(
+        default=3600.0, gt=0, description="Cap on a service's Retry-After before a retry."
+    )
+    notify_timeout_seconds: float = Field(default=10.0, gt=0)
+    notify_tick_seconds: float = Field(
+        default=60.0, ge=1, description="How often beat flushes digests and requeues lost sends."
+    )
+    notify_requeue_after_seconds: int = Field(
+        default=300, ge=30, description="A delivery this overdue lost its task: enqueue again."
+    )
+
+    # Schema snapshots and index advice (quanta.tables, quanta.advice).
+    schema_snapshot_max_age_hours: int = Field(
+        default=24, ge=1, description="A table's snapshot is read again when older than this."
+    )
+    advice_top_queries: int = Field(
+        default=20, ge=1, description="Daily, each instance's top N queries by load are advised."
+    )
+    advice_refresh_seconds: int = Field(
+        default=86_400, ge=600, description="How often beat refreshes snapshots and advice."
+    )
+    advice_sandbox_sample_rows: int = Field(
+        default=10_000,
+        ge=100,
+        description="Rows copied per table (SELECT ... LIMIT) to the sandbox to compare plans.",
+    )
+
+    # Diagnostics (quanta.diagnostics): EXPLAIN and profiles of real examples, daily automatic.
+    diagnostics_example_days: int = Field(
+        default=7, ge=1, description="Examples seen this many days back are candidates."
+    )
+    diagnostics_profile_examples: int = Field(
+        default=3, ge=1, le=20, description="Distinct examples a profile runs (each N times)."
+    )
+    diagnostics_dedupe_seconds: int = Field(
+        default=300, ge=0, description="A request while one this recent is queued reuses it."
+    )
+    diagnostics_auto_interval_seconds: int = Field(
+        default=86_400, ge=60, description="How often beat EXPLAINs each instance's top queries."
+    )
+    diagnostics_auto_top_queries: int = Field(
+        default=10, ge=0, le=500, description="Top queries by load of the last day, per instance."
+    )
+    diagnostics_auto_fresh_hours: int = Field(
+        default=24, ge=1, description="A query with a run this recent is not run again by beat."
+    )
+
+    # Annotations (quanta.annotations): when a change in the impact view is significant.
+    annotation_impact_alpha: float = Field(
+        default=0.01, gt=0, lt=1, description="Mann-Whitney U p-value below which it is real."
+    )
+    annotation_impact_min_change: float = Field(
+        default=0.10, ge=0, description="...and the relative change at least this (0.10 = 10%)."
+    )
+    annotation_impact_max_slots: int = Field(
+        default=1440, ge=10, description="Most buckets per window; coarser buckets beyond."
+    )
+    annotation_impact_max_queries: int = Field(
+        default=1000, ge=1, description="Most queries an impact answer lists (largest first)."
+    )
+
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000
 

@@ -14,11 +14,17 @@ QUEUES = (INGEST_QUEUE, ANALYSIS_QUEUE, NOTIFY_QUEUE)
 PROCESS_BATCH_TASK = "quanta.ingest.process_batch"
 REQUEUE_STALE_BATCHES_TASK = "quanta.ingest.requeue_stale_batches"
 MAINTAIN_STORE_TASK = "quanta.queries.maintain_store"
+RUN_EXPLAIN_TASK = "quanta.diagnostics.run_explain"
+RUN_PROFILE_TASK = "quanta.diagnostics.run_profile"
+AUTO_DIAGNOSE_TASK = "quanta.diagnostics.auto_diagnose"
 
 TASK_ROUTES = {
     PROCESS_BATCH_TASK: {"queue": INGEST_QUEUE},
     REQUEUE_STALE_BATCHES_TASK: {"queue": INGEST_QUEUE},
     MAINTAIN_STORE_TASK: {"queue": ANALYSIS_QUEUE},
+    RUN_EXPLAIN_TASK: {"queue": ANALYSIS_QUEUE},
+    RUN_PROFILE_TASK: {"queue": ANALYSIS_QUEUE},
+    AUTO_DIAGNOSE_TASK: {"queue": ANALYSIS_QUEUE},
 }
 
 _clients: dict[str, Celery] = {}

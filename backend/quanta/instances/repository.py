@@ -1,8 +1,11 @@
 """Statements on instances."""
 
-from sqlalchemy import select, update
+from typing import Any
+
+from sqlalchemy import Column, Table, delete, literal, select, update
 from sqlalchemy.orm import Session
 
+from quanta.core.db import Base
 from quanta.instances.models import Instance
 
 
@@ -18,3 +21,61 @@ def set_primary_source_if_unset(session: Session, instance_id: int, source: str)
         .where(Instance.id == instance_id, Instance.primary_source.is_(None))
         .values(primary_source=source)
     )
+
+
+def list_all(session: Session) -> list[Instance]:
+    """Every instance, by name."""
+    return list(session.scalars(select(Instance).order_by(Instance.name)))
+
+
+def list_connected(session: Session) -> list[Instance]:
+    """Instances with a DSN registered, by name."""
+    return list(
+        session.scalars(
+            select(Instance).where(Instance.dsn_encrypted.is_not(None)).order_by(Instance.name)
+        )
+    )
+
+
+def dependent_tables() -> list[Table]:
+    """Tables with a column referencing instances.id, children before parents.
+
+    Read from the metadata rather than listed by hand, so a domain's new table is covered
+    by the "instance has data" check and by purging without a change here.
+    """
+    import quanta.models  # noqa: F401  (every model registered on Base.metadata)
+
+    instances = Instance.__table__
+    found = [
+        table
+        for table in Base.metadata.sorted_tables
+        if any(fk.column.table is instances for fk in table.foreign_keys)
+    ]
+    return list(reversed(found))
+
+
+def tables_with_rows(session: Session, instance_id: int) -> list[str]:
+    """Names of the tables that hold rows of this instance."""
+    names = []
+    for table in dependent_tables():
+        for column in _instance_columns(table):
+            found = session.execute(
+                select(literal(1)).select_from(table).where(column == instance_id).limit(1)
+            ).first()
+            if found is not None:
+                names.append(table.name)
+                break
+    return names
+
+
+def delete_with_rows(session: Session, instance: Instance) -> None:
+    """Delete the instance and every row referencing it (children first)."""
+    for table in dependent_tables():
+        for column in _instance_columns(table):
+            session.execute(delete(table).where(column == instance.id))
+    session.delete(instance)
+
+
+def _instance_columns(table: Table) -> list[Column[Any]]:
+    instances = Instance.__table__
+    return [fk.parent for fk in table.foreign_keys if fk.column.table is instances]

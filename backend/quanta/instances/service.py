@@ -1,13 +1,22 @@
 """Use cases around monitored instances."""
 
+from pydantic import SecretStr
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quanta.core.config import Settings
-from quanta.core.crypto import decrypt
+from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.instances import repository
-from quanta.instances.dsn import parse_dsn
-from quanta.instances.models import Instance
+from quanta.instances.dsn import InvalidDsn, parse_dsn, redact_dsn
+from quanta.instances.models import ExamplePolicy, Instance
+from quanta.instances.schemas import (
+    CapabilityOut,
+    ConnectionTestOut,
+    InstanceCreate,
+    InstanceOut,
+    InstanceUpdate,
+)
+from quanta.monitored.check import test_connection
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 
 
@@ -72,3 +81,184 @@ def monitored_settings(settings: Settings) -> MonitoredSettings:
         read_timeout=int(settings.monitored_statement_timeout_seconds) + 5,
         profile_runs=settings.monitored_profile_runs,
     )
+
+
+# --------------------------------------------------------------------------- admin API
+
+
+class InstanceError(Exception):
+    """A request about instances that cannot be honoured; the message says why."""
+
+
+class InstanceNotFound(InstanceError, LookupError):
+    """No instance with that id or name."""
+
+
+class DuplicateInstance(InstanceError):
+    """Another instance already has that name."""
+
+
+class InstanceHasData(InstanceError):
+    """Deleting the instance would delete its stored data, and purge was not asked for."""
+
+
+class InvalidConnection(InstanceError):
+    """A DSN that cannot be used; the message says which part is wrong (never the password)."""
+
+
+def list_instances(*, session: Session, settings: Settings) -> list[InstanceOut]:
+    """Every instance, by name, DSNs redacted."""
+    return [instance_out(settings, instance) for instance in repository.list_all(session)]
+
+
+def connected_instances(*, session: Session) -> list[Instance]:
+    """Instances workers can reach (a DSN is registered), by name."""
+    return repository.list_connected(session)
+
+
+def find_instance(*, session: Session, instance_id: int) -> Instance:
+    """The instance with this id; InstanceNotFound otherwise."""
+    instance = session.get(Instance, instance_id)
+    if instance is None:
+        raise InstanceNotFound(
+            f"No instance with id {instance_id}: GET /api/v1/instances lists them."
+        )
+    return instance
+
+
+def find_instance_by_name(*, session: Session, name: str) -> Instance:
+    """The instance with this name; InstanceNotFound otherwise."""
+    instance = repository.find_by_name(session, name)
+    if instance is None:
+        raise InstanceNotFound(f"No instance named '{name}': GET /api/v1/instances lists them.")
+    return instance
+
+
+def register_instance(*, session: Session, settings: Settings, data: InstanceCreate) -> InstanceOut:
+    """Register a monitored server; its DSNs are validated and stored encrypted."""
+    if repository.find_by_name(session, data.name) is not None:
+        raise DuplicateInstance(_duplicate_message(data.name))
+    instance = Instance(
+        name=data.name,
+        dsn_encrypted=_encrypted_dsn(settings, data.dsn, "dsn"),
+        sandbox_dsn_encrypted=_encrypted_dsn(settings, data.sandbox_dsn, "sandbox_dsn"),
+        profiling_enabled=data.profiling_enabled,
+        example_policy=data.example_policy,
+    )
+    try:
+        with session.begin_nested():
+            session.add(instance)
+    except IntegrityError as exc:  # registered concurrently (an agent's first batch, say)
+        raise DuplicateInstance(_duplicate_message(data.name)) from exc
+    return instance_out(settings, instance)
+
+
+def update_instance(
+    *, session: Session, settings: Settings, instance_id: int, data: InstanceUpdate
+) -> InstanceOut:
+    """Change the fields sent; ``dsn``/``sandbox_dsn`` sent as null remove the connection."""
+    instance = find_instance(session=session, instance_id=instance_id)
+    sent = data.model_fields_set
+    if "name" in sent and data.name is not None and data.name != instance.name:
+        if repository.find_by_name(session, data.name) is not None:
+            raise DuplicateInstance(_duplicate_message(data.name))
+        instance.name = data.name
+    if "dsn" in sent:
+        instance.dsn_encrypted = _encrypted_dsn(settings, data.dsn, "dsn")
+        # What was detected belongs to the old server.
+        instance.flavor = instance.version = None
+    if "sandbox_dsn" in sent:
+        instance.sandbox_dsn_encrypted = _encrypted_dsn(settings, data.sandbox_dsn, "sandbox_dsn")
+    if data.profiling_enabled is not None:
+        instance.profiling_enabled = data.profiling_enabled
+    if data.example_policy is not None:
+        instance.example_policy = data.example_policy
+    if data.primary_source is not None:
+        instance.primary_source = data.primary_source
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise DuplicateInstance(_duplicate_message(instance.name)) from exc
+    return instance_out(settings, instance)
+
+
+def delete_instance(*, session: Session, instance_id: int, purge: bool) -> None:
+    """Delete an instance; one with stored data only when ``purge`` (its data goes too)."""
+    instance = find_instance(session=session, instance_id=instance_id)
+    if not purge:
+        holding = repository.tables_with_rows(session, instance.id)
+        if holding:
+            raise InstanceHasData(
+                f"Instance '{instance.name}' has stored data ({', '.join(holding)}). "
+                f"DELETE /api/v1/instances/{instance.id}?purge=true deletes it with all its "
+                f'data; PATCH {{"dsn": null}} only removes its connection.'
+            )
+    repository.delete_with_rows(session, instance)
+    session.flush()
+
+
+def check_connection(
+    *, session: Session, settings: Settings, instance_id: int
+) -> ConnectionTestOut:
+    """Connect with the instance's DSN and report what the account may do; keeps the
+    detected flavor and version on the instance."""
+    instance = find_instance(session=session, instance_id=instance_id)
+    try:
+        options = connection_options(settings, instance)
+    except (SecretUnreadable, InvalidDsn) as exc:
+        raise InvalidConnection(str(exc)) from exc
+    report = test_connection(options, settings=monitored_settings(settings))
+    if report.connected:
+        instance.flavor = report.flavor or None
+        instance.version = report.server_version or None
+        session.flush()
+    return ConnectionTestOut(
+        connected=report.connected,
+        error=report.error,
+        flavor=report.flavor or None,
+        version=report.server_version or None,
+        account=report.account or None,
+        privileges=list(report.privileges),
+        capabilities=[CapabilityOut(**c.to_dict()) for c in report.capabilities],
+    )
+
+
+def instance_out(settings: Settings, instance: Instance) -> InstanceOut:
+    """The API form of an instance: DSNs decrypted only to be shown without the password."""
+    return InstanceOut(
+        id=instance.id,
+        name=instance.name,
+        flavor=instance.flavor,
+        version=instance.version,
+        dsn=_shown_dsn(settings, instance.dsn_encrypted),
+        has_dsn=instance.dsn_encrypted is not None,
+        sandbox_dsn=_shown_dsn(settings, instance.sandbox_dsn_encrypted),
+        profiling_enabled=instance.profiling_enabled,
+        example_policy=ExamplePolicy(instance.example_policy).value,
+        primary_source=instance.primary_source,
+        created_at=instance.created_at,
+    )
+
+
+def _duplicate_message(name: str) -> str:
+    return f"An instance named '{name}' already exists: PATCH it, or choose another name."
+
+
+def _encrypted_dsn(settings: Settings, dsn: SecretStr | None, field: str) -> str | None:
+    if dsn is None:
+        return None
+    text = dsn.get_secret_value().strip()
+    try:
+        parse_dsn(text)
+    except InvalidDsn as exc:
+        raise InvalidConnection(f"{field}: {exc}") from exc
+    return encrypt(settings, text)
+
+
+def _shown_dsn(settings: Settings, stored: str | None) -> str | None:
+    if stored is None:
+        return None
+    try:
+        return redact_dsn(decrypt(settings, stored))
+    except SecretUnreadable:
+        return None

@@ -1,12 +1,36 @@
 // TanStack Query option factories: one place for every key and fetcher, so hooks,
 // prefetching and cache updates agree on them.
-import { queryOptions } from '@tanstack/react-query';
-import { fetchMe, fetchTopQueries } from './client';
-import type { TopQueriesParams } from './types';
+import { keepPreviousData, queryOptions } from '@tanstack/react-query';
+import {
+  fetchAnnotationImpact,
+  fetchAnnotations,
+  fetchCollected,
+  fetchFilters,
+  fetchInstances,
+  fetchMe,
+  fetchQueryDetail,
+  fetchQueryExamples,
+  fetchSuggestions,
+  fetchTableInfo,
+  fetchTopQueries,
+} from './client';
+import type { AnnotationsParams } from './pending';
+import type { ScopeQuery, TopQueriesParams } from './types';
 
 export const queryKeys = {
   me: () => ['auth', 'me'] as const,
   topQueries: (params: TopQueriesParams) => ['queries', 'top', params] as const,
+  filters: (params: ScopeQuery) => ['queries', 'filters', params] as const,
+  detail: (queryId: string, params: ScopeQuery) => ['queries', 'detail', queryId, params] as const,
+  examples: (queryId: string, params: ScopeQuery) =>
+    ['queries', 'examples', queryId, params] as const,
+  collected: (kind: string, queryId: string, instance: string | undefined) =>
+    ['queries', kind, queryId, instance ?? null] as const,
+  annotations: (params: AnnotationsParams) => ['annotations', 'list', params] as const,
+  allAnnotations: () => ['annotations'] as const,
+  impact: (id: number, window: string) => ['annotations', 'impact', id, window] as const,
+  instances: () => ['instances'] as const,
+  table: (instanceId: number, table: string) => ['instances', instanceId, 'table', table] as const,
 };
 
 export function meQueryOptions() {
@@ -21,5 +45,81 @@ export function topQueriesQueryOptions(params: TopQueriesParams) {
   return queryOptions({
     queryKey: queryKeys.topQueries(params),
     queryFn: ({ signal }) => fetchTopQueries(params, signal),
+    // Paging, sorting and filtering keep the old rows on screen until the new ones come.
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function filtersQueryOptions(params: ScopeQuery) {
+  return queryOptions({
+    queryKey: queryKeys.filters(params),
+    queryFn: ({ signal }) => fetchFilters(params, signal),
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function queryDetailOptions(queryId: string, params: ScopeQuery) {
+  return queryOptions({
+    queryKey: queryKeys.detail(queryId, params),
+    queryFn: ({ signal }) => fetchQueryDetail(queryId, params, signal),
+  });
+}
+
+export function examplesOptions(queryId: string, params: ScopeQuery) {
+  const { from, to, instance } = params;
+  return queryOptions({
+    queryKey: queryKeys.examples(queryId, { from, to, instance }),
+    queryFn: ({ signal }) => fetchQueryExamples(queryId, { from, to, instance }, signal),
+  });
+}
+
+export function explainOptions(queryId: string, instance: string | undefined) {
+  return queryOptions({
+    queryKey: queryKeys.collected('explain', queryId, instance),
+    queryFn: ({ signal }) => fetchCollected('explain', queryId, instance, signal),
+  });
+}
+
+export function profileOptions(queryId: string, instance: string | undefined) {
+  return queryOptions({
+    queryKey: queryKeys.collected('profile', queryId, instance),
+    queryFn: ({ signal }) => fetchCollected('profile', queryId, instance, signal),
+  });
+}
+
+export function suggestionsOptions(queryId: string, instance: string | undefined) {
+  return queryOptions({
+    queryKey: queryKeys.collected('suggestions', queryId, instance),
+    queryFn: ({ signal }) => fetchSuggestions(queryId, instance, signal),
+  });
+}
+
+export function annotationsOptions(params: AnnotationsParams, enabled = true) {
+  return queryOptions({
+    queryKey: queryKeys.annotations(params),
+    queryFn: ({ signal }) => fetchAnnotations(params, signal),
+    enabled,
+  });
+}
+
+export function impactOptions(id: number, window: string) {
+  return queryOptions({
+    queryKey: queryKeys.impact(id, window),
+    queryFn: ({ signal }) => fetchAnnotationImpact(id, window, signal),
+  });
+}
+
+export function instancesOptions() {
+  return queryOptions({
+    queryKey: queryKeys.instances(),
+    queryFn: ({ signal }) => fetchInstances(signal),
+    staleTime: 5 * 60_000,
+  });
+}
+
+export function tableInfoOptions(instanceId: number, table: string) {
+  return queryOptions({
+    queryKey: queryKeys.table(instanceId, table),
+    queryFn: ({ signal }) => fetchTableInfo(instanceId, table, signal),
   });
 }

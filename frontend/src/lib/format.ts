@@ -102,3 +102,40 @@ export function formatInstant(iso: string): string {
 export function formatTimeRange(fromIso: string, toIso: string): string {
   return `${formatInstant(fromIso)} – ${formatInstant(toIso)} UTC`;
 }
+
+/**
+ * A rate or ratio with 3 significant digits, thousands separators from 1000, and
+ * "<0.001" below that: formatRate(0.0123) === "0.0123", formatRate(1234.5) === "1,235".
+ */
+export function formatRate(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return DASH;
+  if (value === 0) return '0';
+  const magnitude = Math.abs(value);
+  if (magnitude < 0.001) return value > 0 ? '<0.001' : '>-0.001';
+  if (magnitude >= 1000) return countFormat.format(Math.round(value));
+  return String(significant(value, 3));
+}
+
+/** Rows examined per row sent; "–" when unknown, "∞" when rows were read but none sent. */
+export function examinedPerSent(
+  examined: number | null | undefined,
+  sent: number | null | undefined,
+): number | null {
+  if (examined === null || examined === undefined || sent === null || sent === undefined) {
+    return null;
+  }
+  if (sent === 0) return examined === 0 ? 0 : Number.POSITIVE_INFINITY;
+  return examined / sent;
+}
+
+export function formatRatio(ratio: number | null): string {
+  if (ratio === Number.POSITIVE_INFINITY) return '∞';
+  return formatRate(ratio);
+}
+
+/** A metric value in its own unit: durations for *_time metrics, plain numbers otherwise. */
+export function formatMetric(name: string, value: number | null | undefined): string {
+  if (value === null || value === undefined) return DASH;
+  if (name.endsWith('_time') || name.endsWith('_wait')) return formatDuration(value);
+  return formatRate(value);
+}

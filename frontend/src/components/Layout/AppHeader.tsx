@@ -1,3 +1,4 @@
+import { NavLink } from 'react-router';
 import { useMe } from '../../hooks/useMe';
 
 export function AppHeader({ onSignOut }: { onSignOut: () => void }) {
@@ -8,6 +9,13 @@ export function AppHeader({ onSignOut }: { onSignOut: () => void }) {
         <span className="brand-name">Quanta</span>
         <span className="brand-tagline">Query analytics</span>
       </div>
+      <nav className="main-nav" aria-label="Main">
+        <NavLink to="/" end>
+          Queries
+        </NavLink>
+        <NavLink to="/annotations">Annotations</NavLink>
+        <NavLink to="/settings">Settings</NavLink>
+      </nav>
       <div className="user">
         {me.data && (
           <span className="user-name" data-testid="user-name">

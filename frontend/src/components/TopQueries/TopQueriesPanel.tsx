@@ -4,16 +4,20 @@ import type { TopQueries } from '../../api/types';
 import { EmptyState } from '../Status/EmptyState';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
-import { TopQueriesTable } from './TopQueriesTable';
+import { TopQueriesTable, type TopQueriesTableProps } from './TopQueriesTable';
 
 /** The top-queries table, or its loading, error or empty state. */
 export function TopQueriesPanel({
   query,
   offset,
+  filtered = false,
+  ...table
 }: {
   query: Pick<UseQueryResult<TopQueries>, 'status' | 'data' | 'error' | 'refetch'>;
   offset: number;
-}) {
+  /** A search or filter is set: the empty state says so instead of explaining ingest. */
+  filtered?: boolean;
+} & Omit<TopQueriesTableProps, 'data' | 'offset'>) {
   if (query.status === 'pending') {
     return <LoadingState label="Loading top queries…" testId="queries-loading" />;
   }
@@ -28,6 +32,13 @@ export function TopQueriesPanel({
     );
   }
   if (query.data === undefined || query.data.rows.length === 0) {
+    if (filtered || offset > 0) {
+      return (
+        <EmptyState title="No queries match." testId="queries-empty">
+          <p>Clear the search or a filter, or pick a longer time range.</p>
+        </EmptyState>
+      );
+    }
     return (
       <EmptyState title="No queries in this time range." testId="queries-empty">
         <p>
@@ -38,5 +49,5 @@ export function TopQueriesPanel({
       </EmptyState>
     );
   }
-  return <TopQueriesTable data={query.data} offset={offset} />;
+  return <TopQueriesTable data={query.data} offset={offset} {...table} />;
 }

@@ -1,84 +1,312 @@
+import {
+  type ColumnDef,
+  flexRender,
+  getCoreRowModel,
+  useReactTable,
+} from '@tanstack/react-table';
+import { type KeyboardEvent, useMemo } from 'react';
+import { Link } from 'react-router';
 import type { TopQueries } from '../../api/types';
-import { formatCount, formatDuration, formatLoad } from '../../lib/format';
-import { LoadSparkline } from './LoadSparkline';
+import {
+  formatCount,
+  formatDuration,
+  formatLoad,
+  formatRate,
+  formatRatio,
+} from '../../lib/format';
+import type { Marker } from '../../lib/markers';
+import type { SortKey, SortOrder } from '../../lib/viewState';
+import { MarkerAxis } from '../Annotations/MarkerAxis';
+import { SqlText } from '../Sql/SqlText';
+import { LoadSparkline, SPARK_WIDTH } from './LoadSparkline';
 import { ShareBar } from './ShareBar';
-import { toTopQueryViews, toTotalsView } from './topQueriesView';
+import { type TopQueryView, type TotalsView, toTopQueryViews, toTotalsView } from './topQueriesView';
 
-export function TopQueriesTable({ data, offset = 0 }: { data: TopQueries; offset?: number }) {
-  const rows = toTopQueryViews(data.rows, offset);
+export interface TopQueriesTableProps {
+  data: TopQueries;
+  offset?: number;
+  sort?: SortKey;
+  order?: SortOrder;
+  onSort?: (key: SortKey) => void;
+  markers?: readonly Marker[];
+  /** Link target of a query's detail view (its query string carries the scope). */
+  detailHref?: (queryId: string) => string;
+}
+
+interface ColumnMeta {
+  className?: string;
+  title?: string;
+  totals?: (totals: TotalsView) => React.ReactNode;
+}
+
+const NO_MARKERS: readonly Marker[] = [];
+
+function defaultHref(queryId: string): string {
+  return `/queries/${encodeURIComponent(queryId)}`;
+}
+
+/** Arrow keys move between the rows' query links; Home/End jump to the first/last. */
+function moveFocus(event: KeyboardEvent<HTMLTableSectionElement>): void {
+  const keys = ['ArrowDown', 'ArrowUp', 'Home', 'End'];
+  if (!keys.includes(event.key)) return;
+  const target = event.target as HTMLElement;
+  if (!target.classList.contains('query-link')) return;
+  const links = [...event.currentTarget.querySelectorAll<HTMLElement>('a.query-link')];
+  const index = links.indexOf(target);
+  const next =
+    event.key === 'Home'
+      ? 0
+      : event.key === 'End'
+        ? links.length - 1
+        : index + (event.key === 'ArrowDown' ? 1 : -1);
+  const link = links[next];
+  if (link) {
+    event.preventDefault();
+    link.focus();
+  }
+}
+
+/**
+ * The top queries as a table (TanStack Table, sorted and paged by the server): headers of
+ * sortable columns are buttons; rows are reached with Tab and walked with the arrow keys.
+ */
+export function TopQueriesTable({
+  data,
+  offset = 0,
+  sort = 'load',
+  order = 'desc',
+  onSort,
+  markers = NO_MARKERS,
+  detailHref = defaultHref,
+}: TopQueriesTableProps) {
+  const rows = useMemo(() => toTopQueryViews(data.rows, offset), [data.rows, offset]);
   const totals = toTotalsView(data.totals);
+  const domain = useMemo(
+    () => ({ fromMs: Date.parse(data.from), toMs: Date.parse(data.to) }),
+    [data.from, data.to],
+  );
+
+  const columns = useMemo<ColumnDef<TopQueryView>[]>(
+    () => [
+      {
+        id: 'rank',
+        header: '#',
+        enableSorting: false,
+        meta: { className: 'num rank' },
+        cell: ({ row }) => row.original.rank,
+      },
+      {
+        id: 'query',
+        header: 'Query',
+        enableSorting: false,
+        meta: { className: 'query' },
+        cell: ({ row }) => {
+          const view = row.original;
+          return (
+            <>
+              <Link
+                className="query-link"
+                to={detailHref(view.queryId)}
+                title={view.fingerprint}
+                data-testid="query-link"
+              >
+                <SqlText sql={view.fingerprint} className="fingerprint" title={view.fingerprint} />
+              </Link>
+              <span className="query-meta">
+                <span className="query-id">{view.queryId}</span>
+                {view.tables.length > 0 && (
+                  <span className="query-tables" title="Tables">
+                    {view.tables.join(', ')}
+                  </span>
+                )}
+              </span>
+            </>
+          );
+        },
+      },
+      {
+        id: 'load',
+        header: 'Load',
+        meta: {
+          title: 'Average active sessions: total query time / seconds in range',
+          totals: (t: TotalsView) => (
+            <div className="load">
+              <span className="load-value">{formatLoad(t.load)}</span>
+              <ShareBar share={1} />
+            </div>
+          ),
+        },
+        cell: ({ row }) => (
+          <div className="load">
+            <span className="load-value">{formatLoad(row.original.load)}</span>
+            <ShareBar share={row.original.share} />
+          </div>
+        ),
+      },
+      {
+        id: 'sparkline',
+        header: () => (
+          <div className="spark-header" style={{ width: SPARK_WIDTH }}>
+            <span>Load over time</span>
+            <MarkerAxis markers={markers} label="Annotations in this range" />
+          </div>
+        ),
+        enableSorting: false,
+        cell: ({ row }) => (
+          <LoadSparkline data={row.original.sparkline} domain={domain} markers={markers} />
+        ),
+      },
+      {
+        id: 'count',
+        header: 'Count',
+        meta: { className: 'num', totals: (t: TotalsView) => formatCount(t.count) },
+        cell: ({ row }) => formatCount(row.original.count),
+      },
+      {
+        id: 'qps',
+        header: 'QPS',
+        meta: {
+          className: 'num',
+          title: 'Queries per second',
+          totals: (t: TotalsView) => formatRate(t.qps),
+        },
+        cell: ({ row }) => formatRate(row.original.qps),
+      },
+      {
+        id: 'query_time_avg',
+        header: 'Avg',
+        meta: {
+          className: 'num',
+          title: 'Average latency',
+          totals: (t: TotalsView) => formatDuration(t.avgTime),
+        },
+        cell: ({ row }) => formatDuration(row.original.avgTime),
+      },
+      {
+        id: 'query_time_p95',
+        header: 'p95',
+        meta: { className: 'num', title: '95th percentile latency' },
+        cell: ({ row }) => formatDuration(row.original.p95Time),
+      },
+      {
+        id: 'rows_examined_per_row_sent',
+        header: 'Exam./sent',
+        meta: {
+          className: 'num',
+          title: 'Rows examined per row sent: high values point at missing indexes',
+          totals: (t: TotalsView) => formatRatio(t.examinedPerSent),
+        },
+        cell: ({ row }) => formatRatio(row.original.examinedPerSent),
+      },
+      {
+        id: 'flags',
+        header: 'Flags',
+        enableSorting: false,
+        cell: ({ row }) => (
+          <span className="flags">
+            {row.original.flags.map((flag) => (
+              <span key={flag.key} className={`flag flag-${flag.key}`} title={flag.title}>
+                {flag.label}
+              </span>
+            ))}
+          </span>
+        ),
+      },
+    ],
+    [markers, domain, detailHref],
+  );
+
+  const table = useReactTable({
+    data: rows,
+    columns,
+    getCoreRowModel: getCoreRowModel(),
+    getRowId: (row) => row.queryId,
+    manualSorting: true,
+    manualPagination: true,
+    state: { sorting: [{ id: sort, desc: order === 'desc' }] },
+  });
 
   return (
     <table className="top-queries" data-testid="top-queries-table">
-      <caption className="visually-hidden">Top queries by load</caption>
+      <caption className="visually-hidden">Top queries</caption>
       <colgroup>
         <col className="col-rank" />
         <col className="col-query" />
         <col className="col-load" />
         <col className="col-spark" />
         <col className="col-count" />
+        <col className="col-qps" />
         <col className="col-time" />
         <col className="col-time" />
+        <col className="col-ratio" />
+        <col className="col-flags" />
       </colgroup>
       <thead>
-        <tr>
-          <th scope="col" className="num">
-            #
-          </th>
-          <th scope="col">Query</th>
-          <th scope="col" title="Average active sessions: total query time / seconds in range">
-            Load
-          </th>
-          <th scope="col">Load over time</th>
-          <th scope="col" className="num">
-            Count
-          </th>
-          <th scope="col" className="num">
-            Total time
-          </th>
-          <th scope="col" className="num">
-            Avg / call
-          </th>
-        </tr>
+        {table.getHeaderGroups().map((group) => (
+          <tr key={group.id}>
+            {group.headers.map((header) => {
+              const meta = header.column.columnDef.meta as ColumnMeta | undefined;
+              const sortable = header.column.getCanSort() && onSort !== undefined;
+              const active = header.column.id === sort;
+              const content = flexRender(header.column.columnDef.header, header.getContext());
+              return (
+                <th
+                  key={header.id}
+                  scope="col"
+                  className={meta?.className}
+                  title={meta?.title}
+                  aria-sort={active ? (order === 'desc' ? 'descending' : 'ascending') : undefined}
+                >
+                  {sortable ? (
+                    <button
+                      type="button"
+                      className={active ? 'sort sort-active' : 'sort'}
+                      onClick={() => onSort(header.column.id as SortKey)}
+                      data-testid={`sort-${header.column.id}`}
+                    >
+                      {content}
+                      <span className="sort-icon" aria-hidden="true">
+                        {active ? (order === 'desc' ? '▼' : '▲') : '↕'}
+                      </span>
+                    </button>
+                  ) : (
+                    content
+                  )}
+                </th>
+              );
+            })}
+          </tr>
+        ))}
       </thead>
-      <tbody>
+      <tbody onKeyDown={moveFocus}>
         <tr className="totals" data-testid="totals-row">
-          <td />
-          <th scope="row" className="query">
-            All queries
-          </th>
-          <td>
-            <div className="load">
-              <span className="load-value">{formatLoad(totals.load)}</span>
-              <ShareBar share={1} />
-            </div>
-          </td>
-          <td />
-          <td className="num">{formatCount(totals.count)}</td>
-          <td className="num">{formatDuration(totals.queryTime)}</td>
-          <td className="num">{formatDuration(totals.avgTime)}</td>
+          {table.getVisibleLeafColumns().map((column) => {
+            const meta = column.columnDef.meta as ColumnMeta | undefined;
+            if (column.id === 'query') {
+              return (
+                <th key={column.id} scope="row" className="query">
+                  All queries
+                  <span className="query-meta">{formatCount(totals.queries)} query classes</span>
+                </th>
+              );
+            }
+            return (
+              <td key={column.id} className={meta?.className}>
+                {meta?.totals?.(totals)}
+              </td>
+            );
+          })}
         </tr>
-        {rows.map((row) => (
-          <tr key={row.queryId} data-testid="query-row">
-            <td className="num rank">{row.rank}</td>
-            <td className="query">
-              <code className="fingerprint" title={row.fingerprint}>
-                {row.fingerprint}
-              </code>
-              <span className="query-id">{row.queryId}</span>
-            </td>
-            <td>
-              <div className="load">
-                <span className="load-value">{formatLoad(row.load)}</span>
-                <ShareBar share={row.share} />
-              </div>
-            </td>
-            <td>
-              <LoadSparkline data={row.sparkline} />
-            </td>
-            <td className="num">{formatCount(row.count)}</td>
-            <td className="num">{formatDuration(row.queryTime)}</td>
-            <td className="num">{formatDuration(row.avgTime)}</td>
+        {table.getRowModel().rows.map((row) => (
+          <tr key={row.id} data-testid="query-row">
+            {row.getVisibleCells().map((cell) => {
+              const meta = cell.column.columnDef.meta as ColumnMeta | undefined;
+              return (
+                <td key={cell.id} className={meta?.className}>
+                  {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                </td>
+              );
+            })}
           </tr>
         ))}
       </tbody>

@@ -1,5 +1,6 @@
 // Shapes the /queries response into what the table and its sparklines draw.
 import type { QueryTotals, SparkPoint, TopQueryRow } from '../../api/types';
+import { examinedPerSent } from '../../lib/format';
 
 export interface SparklineDatum {
   /** Epoch milliseconds. */
@@ -7,23 +8,37 @@ export interface SparklineDatum {
   readonly load: number;
 }
 
+export interface QueryFlag {
+  readonly key: string;
+  readonly label: string;
+  readonly title: string;
+}
+
 export interface TopQueryView {
   readonly rank: number;
   readonly queryId: string;
   readonly fingerprint: string;
+  readonly tables: readonly string[];
   readonly count: number;
+  readonly qps: number;
   readonly queryTime: number;
   readonly avgTime: number | null;
+  readonly p95Time: number | null;
+  readonly examinedPerSent: number | null;
   readonly load: number;
   readonly share: number;
+  readonly flags: readonly QueryFlag[];
   readonly sparkline: readonly SparklineDatum[];
 }
 
 export interface TotalsView {
   readonly count: number;
+  readonly qps: number;
   readonly queryTime: number;
   readonly avgTime: number | null;
+  readonly examinedPerSent: number | null;
   readonly load: number;
+  readonly queries: number;
 }
 
 /** Mean time per call in seconds; null when there were no calls. */
@@ -32,8 +47,8 @@ export function averageTime(queryTime: number, count: number): number | null {
 }
 
 /**
- * Sparkline points for Recharts: numeric time, sorted, without unparseable timestamps;
- * a missing or negative load draws as 0 (the API fills gaps with 0 too).
+ * Sparkline points: numeric time, sorted, without unparseable timestamps; a missing or
+ * negative load draws as 0 (the API fills gaps with 0 too).
  */
 export function toSparklineData(points: readonly SparkPoint[]): SparklineDatum[] {
   return points
@@ -62,17 +77,66 @@ export function sparklinePeak(data: readonly SparklineDatum[]): SparklineDatum |
   );
 }
 
+/**
+ * SVG path data of a sparkline in a width x height box over the time domain
+ * [fromMs, toMs]: the line ("M..L..") and the area under it (closed on the floor).
+ * Empty strings for fewer than two points.
+ */
+export function sparklinePaths(
+  data: readonly SparklineDatum[],
+  domain: { fromMs: number; toMs: number },
+  box: { width: number; height: number },
+): { line: string; area: string } {
+  if (data.length < 2) return { line: '', area: '' };
+  const [, max] = sparklineDomain(data);
+  const span = domain.toMs - domain.fromMs || 1;
+  const x = (t: number) => round(((t - domain.fromMs) / span) * box.width);
+  const y = (load: number) => round(box.height - (load / max) * box.height);
+  const points = data.map((datum) => `${x(datum.t)},${y(datum.load)}`);
+  const line = `M${points.join('L')}`;
+  const first = data[0] as SparklineDatum;
+  const last = data[data.length - 1] as SparklineDatum;
+  const area = `${line}L${x(last.t)},${box.height}L${x(first.t)},${box.height}Z`;
+  return { line, area };
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+const FLAG_LABELS: [keyof NonNullable<TopQueryRow['flags']>, string, string][] = [
+  ['full_scan', 'full scan', 'Some executions read whole tables'],
+  ['no_index_used', 'no index', 'Some executions used no index'],
+  ['filesort', 'filesort', 'Some executions sorted rows outside an index'],
+  ['tmp_disk_tables', 'tmp on disk', 'Some executions created temporary tables on disk'],
+];
+
+/** The flags that are set, in a fixed order; unknown (null) ones are left out. */
+export function toFlags(flags: TopQueryRow['flags']): QueryFlag[] {
+  if (!flags) return [];
+  return FLAG_LABELS.filter(([key]) => flags[key] === true).map(([key, label, title]) => ({
+    key,
+    label,
+    title,
+  }));
+}
+
 /** Table rows ranked from `offset + 1` in the order the API sorted them. */
 export function toTopQueryViews(rows: readonly TopQueryRow[], offset = 0): TopQueryView[] {
   return rows.map((row, index) => ({
     rank: offset + index + 1,
     queryId: row.query_id,
     fingerprint: row.fingerprint,
+    tables: row.tables ?? [],
     count: row.count,
+    qps: row.qps,
     queryTime: row.query_time,
-    avgTime: averageTime(row.query_time, row.count),
+    avgTime: row.query_time_avg ?? averageTime(row.query_time, row.count),
+    p95Time: row.query_time_p95 ?? null,
+    examinedPerSent: examinedPerSent(row.rows_examined, row.rows_sent),
     load: row.load,
     share: row.share,
+    flags: toFlags(row.flags),
     sparkline: toSparklineData(row.sparkline),
   }));
 }
@@ -80,8 +144,11 @@ export function toTopQueryViews(rows: readonly TopQueryRow[], offset = 0): TopQu
 export function toTotalsView(totals: QueryTotals): TotalsView {
   return {
     count: totals.count,
+    qps: totals.qps,
     queryTime: totals.query_time,
-    avgTime: averageTime(totals.query_time, totals.count),
+    avgTime: totals.query_time_avg ?? averageTime(totals.query_time, totals.count),
+    examinedPerSent: examinedPerSent(totals.rows_examined, totals.rows_sent),
     load: totals.load,
+    queries: totals.queries,
   };
 }
