@@ -2,6 +2,7 @@
 
 import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,19 +127,33 @@ def import_file(
     report: ImportReport,
     on_bytes: Callable[[int], None] = lambda _n: None,
 ) -> None:
-    """Parse one slow log and ship its events in batches of `batch_size`."""
+    """Parse one slow log and ship its events in batches of `batch_size`.
+
+    One batch is shipped in a background thread while the next is parsed (the POST waits on
+    the server, gzip releases the GIL), and never more than one: memory stays at two batches.
+    """
     fallback_ts = datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
     stats = ParseStats()
     batch: list[dict[str, Any]] = []
-    with path.open("rb") as handle:
-        for event in read_slow_log(_CountingReader(handle, on_bytes), stats):
-            batch.append(event_to_wire(event, fallback_ts))
-            if len(batch) >= batch_size:
-                _ship(shipper, batch, report)
-                batch = []
-    if batch:
-        _ship(shipper, batch, report)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ship") as pool:
+        in_flight: Future[None] | None = None
+        with path.open("rb") as handle:
+            for event in read_slow_log(_CountingReader(handle, on_bytes), stats):
+                batch.append(event_to_wire(event, fallback_ts))
+                if len(batch) >= batch_size:
+                    _wait(in_flight)
+                    in_flight = pool.submit(_ship, shipper, batch, report)
+                    batch = []
+        _wait(in_flight)
+        if batch:
+            _ship(shipper, batch, report)
     report.skipped.extend((str(path), line, reason) for line, reason in stats.skipped)
+
+
+def _wait(shipping: Future[None] | None) -> None:
+    # .result() re-raises a batch the server refused for good, stopping the import there.
+    if shipping is not None:
+        shipping.result()
 
 
 def _ship(shipper: Shipper, batch: list[dict[str, Any]], report: ImportReport) -> None:
