@@ -1,0 +1,1 @@
+"""EXPLAIN and profiles of real query examples on monitored servers."""

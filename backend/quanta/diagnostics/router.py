@@ -1,0 +1,110 @@
+"""HTTP endpoints of EXPLAIN and profiles: request one (queued), read the latest."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+from fastapi.responses import JSONResponse
+
+from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
+from quanta.diagnostics import service
+from quanta.diagnostics.schemas import ExplainRunOut, ProfileRunOut
+
+router = APIRouter(tags=["diagnostics"], responses=AUTH_RESPONSES)
+
+InstanceName = Annotated[
+    str, Query(min_length=1, max_length=100, description="The instance (server) to run it on.")
+]
+NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorDetail, "description": "Unknown query or instance, or nothing yet."}
+}
+REQUEST_ERRORS: dict[int | str, dict[str, object]] = {
+    **NOT_FOUND,
+    400: {"model": ErrorDetail, "description": "No example can be sent, and why (stored)."},
+    409: {"model": ErrorDetail, "description": "The instance is not set up for it, and how to."},
+}
+
+
+def _refused(exc: service.Refused) -> JSONResponse:
+    # Returned, not raised: the request's transaction commits, so the refused run (and its
+    # reason) is stored and GET shows it.
+    return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_400_BAD_REQUEST)
+
+
+def _http_error(exc: service.DiagnosticsError) -> HTTPException:
+    if isinstance(exc, service.NotFound):
+        return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
+    if isinstance(exc, service.NotAllowed):
+        return HTTPException(status.HTTP_409_CONFLICT, str(exc))
+    return HTTPException(status.HTTP_400_BAD_REQUEST, str(exc))
+
+
+@router.post(
+    "/queries/{query_id}/explain",
+    operation_id="request_explain",
+    response_model=ExplainRunOut,
+    status_code=status.HTTP_202_ACCEPTED,
+    responses=REQUEST_ERRORS,
+)
+def request_explain(
+    query_id: str,
+    instance: InstanceName,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: ReadPrincipal,
+) -> ExplainRunOut | JSONResponse:
+    """Queue an EXPLAIN of the query's latest real example on the instance."""
+    try:
+        return service.request_explain(
+            session=session, settings=settings, query_id=query_id, instance_name=instance
+        )
+    except service.Refused as exc:
+        return _refused(exc)
+    except service.DiagnosticsError as exc:
+        raise _http_error(exc) from exc
+
+
+@router.get("/queries/{query_id}/explain", operation_id="get_explain", responses=NOT_FOUND)
+def get_explain(
+    query_id: str, instance: InstanceName, session: SessionDep, _principal: ReadPrincipal
+) -> ExplainRunOut:
+    """The latest EXPLAIN of the query on the instance, with its findings and when it ran."""
+    try:
+        return service.latest_explain(session=session, query_id=query_id, instance_name=instance)
+    except service.DiagnosticsError as exc:
+        raise _http_error(exc) from exc
+
+
+@router.post(
+    "/queries/{query_id}/profile",
+    operation_id="request_profile",
+    response_model=ProfileRunOut,
+    status_code=status.HTTP_202_ACCEPTED,
+    responses=REQUEST_ERRORS,
+)
+def request_profile(
+    query_id: str,
+    instance: InstanceName,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: ReadPrincipal,
+) -> ProfileRunOut | JSONResponse:
+    """Queue a profile (SELECTs only, where the instance allows executing them)."""
+    try:
+        return service.request_profile(
+            session=session, settings=settings, query_id=query_id, instance_name=instance
+        )
+    except service.Refused as exc:
+        return _refused(exc)
+    except service.DiagnosticsError as exc:
+        raise _http_error(exc) from exc
+
+
+@router.get("/queries/{query_id}/profile", operation_id="get_profile", responses=NOT_FOUND)
+def get_profile(
+    query_id: str, instance: InstanceName, session: SessionDep, _principal: ReadPrincipal
+) -> ProfileRunOut:
+    """The latest ranked profile of the query on the instance and when it ran."""
+    try:
+        return service.latest_profile(session=session, query_id=query_id, instance_name=instance)
+    except service.DiagnosticsError as exc:
+        raise _http_error(exc) from exc

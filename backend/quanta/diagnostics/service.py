@@ -1,0 +1,559 @@
+"""Use cases of diagnostics: EXPLAIN and profile a query's real examples on its server.
+
+A request stores a queued run and enqueues it after commit; the worker runs it (through
+quanta.monitored, which sends nothing but SELECT, EXPLAIN and SHOW) and stores the outcome
+on the run: the plan and its findings, or the ranked profile, or the one-line reason it
+failed (the server's message) or was refused (Quanta's reason). Beat does the same once a
+day for each instance's top queries.
+"""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from quanta.analysis.profile import combine_profiles
+from quanta.analysis.sqlkind import StatementKind, classify_statement
+from quanta.core.config import Settings
+from quanta.core.crypto import SecretUnreadable
+from quanta.core.db import run_after_commit, utcnow
+from quanta.core.tasks import RUN_EXPLAIN_TASK, RUN_PROFILE_TASK, celery_client
+from quanta.diagnostics import repository
+from quanta.diagnostics.models import ExplainRun, ProfileRun, RunStatus
+from quanta.diagnostics.repository import Run
+from quanta.diagnostics.schemas import (
+    ExampleUsed,
+    ExplainRunOut,
+    FindingOut,
+    ProfileRowOut,
+    ProfileRunOut,
+)
+from quanta.instances import service as instances
+from quanta.instances.dsn import InvalidDsn
+from quanta.instances.models import Instance
+from quanta.monitored import MonitoredError, StatementRefused
+from quanta.monitored import explain as monitored_explain
+from quanta.monitored import profile as monitored_profile
+from quanta.monitored.options import ConnectionOptions
+from quanta.queries import service as queries
+from quanta.queries.repository import BucketFilter
+
+log = logging.getLogger(__name__)
+
+_R = TypeVar("_R", ExplainRun, ProfileRun)
+
+# Stored examples read to pick from (slowest and sampled of each bucket, newest first).
+EXAMPLE_CANDIDATES = 500
+SELECT_TYPE = "select"
+# Beat ranks each instance's queries by their load over this much time before now.
+AUTO_LOAD_WINDOW = timedelta(days=1)
+INTERNAL_ERROR = "Internal error while running it; the worker log has the details."
+# What can go wrong reaching a monitored server: each carries a one-line message.
+_UNREACHABLE = (MonitoredError, instances.NoConnection, SecretUnreadable, InvalidDsn)
+
+
+class DiagnosticsError(Exception):
+    """A request that cannot be honoured; the message says why and what to do."""
+
+
+class NotFound(DiagnosticsError, LookupError):
+    """No such query or instance, or nothing collected yet."""
+
+
+class NotAllowed(DiagnosticsError):
+    """The instance is not set up for this (no DSN, profiling off)."""
+
+
+class Refused(DiagnosticsError):
+    """Quanta will not send the query's examples (truncated, several statements, DML...)."""
+
+
+class _ExampleRefused(Exception):
+    """No stored example is fit; the message says why (the latest example's problem)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Example:
+    kind: str
+    text: str
+    schema_name: str
+    ts: datetime
+    query_time: float
+    truncated: bool
+    instance: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "schema_name": self.schema_name,
+            "ts": self.ts.isoformat(),
+            "query_time": self.query_time,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AutoDiagnosis:
+    """The runs beat queued: ids of EXPLAIN and profile runs."""
+
+    explain_run_ids: list[int]
+    profile_run_ids: list[int]
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def request_explain(
+    *, session: Session, settings: Settings, query_id: str, instance_name: str
+) -> ExplainRunOut:
+    """Queue an EXPLAIN of the query's latest fit example on the instance.
+
+    Raises NotFound (query or instance), NotAllowed (no DSN) and Refused (no fit example;
+    the refused run is stored so that GET shows why).
+    """
+    instance = _instance(session, instance_name)
+    _require_dsn(instance)
+    run = _request(session, settings, ExplainRun, query_id, instance, executable=False)
+    return explain_out(run, instance.name)
+
+
+def request_profile(
+    *, session: Session, settings: Settings, query_id: str, instance_name: str
+) -> ProfileRunOut:
+    """Queue a profile of the query's SELECT examples on the instance.
+
+    Raises NotFound, NotAllowed (no DSN, profiling not enabled) and Refused (no example is
+    an executable SELECT; stored on a refused run).
+    """
+    instance = _instance(session, instance_name)
+    _require_dsn(instance)
+    if not instance.profiling_enabled:
+        raise NotAllowed(_profiling_disabled(instance))
+    run = _request(session, settings, ProfileRun, query_id, instance, executable=True)
+    return profile_out(run, instance.name)
+
+
+def latest_explain(*, session: Session, query_id: str, instance_name: str) -> ExplainRunOut:
+    """The newest finished EXPLAIN of the query on the instance (else the queued one)."""
+    instance = _instance(session, instance_name)
+    run, pending = _latest(session, ExplainRun, query_id, instance, "EXPLAIN")
+    return explain_out(run, instance.name, pending=pending)
+
+
+def latest_profile(*, session: Session, query_id: str, instance_name: str) -> ProfileRunOut:
+    """The newest finished profile of the query on the instance (else the queued one)."""
+    instance = _instance(session, instance_name)
+    run, pending = _latest(session, ProfileRun, query_id, instance, "profile")
+    return profile_out(run, instance.name, pending=pending)
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def explain_query(
+    *, session: Session, settings: Settings, query_id: str, instance_id: int
+) -> ExplainRun:
+    """EXPLAIN the query's latest fit example on the instance now, and store the run."""
+    run = ExplainRun(query_id=query_id, instance_id=instance_id, requested_at=utcnow())
+    session.add(run)
+    session.flush()
+    return _guarded(run, lambda: _perform_explain(session, settings, run))
+
+
+def profile_query(
+    *, session: Session, settings: Settings, query_id: str, instance_id: int
+) -> ProfileRun:
+    """Profile the query's SELECT examples on the instance now, and store the run."""
+    run = ProfileRun(query_id=query_id, instance_id=instance_id, requested_at=utcnow())
+    session.add(run)
+    session.flush()
+    return _guarded(run, lambda: _perform_profile(session, settings, run))
+
+
+def execute_explain(*, session: Session, settings: Settings, run_id: int) -> ExplainRun | None:
+    """Carry out a queued EXPLAIN run (the worker's task); a finished or missing run is left."""
+    run = repository.get_run(session, ExplainRun, run_id)
+    if run is None or run.status != RunStatus.QUEUED:
+        return None  # a redelivered task, or the instance was purged meanwhile
+    return _guarded(run, lambda: _perform_explain(session, settings, run))
+
+
+def execute_profile(*, session: Session, settings: Settings, run_id: int) -> ProfileRun | None:
+    """Carry out a queued profile run (the worker's task); a finished or missing run is left."""
+    run = repository.get_run(session, ProfileRun, run_id)
+    if run is None or run.status != RunStatus.QUEUED:
+        return None
+    return _guarded(run, lambda: _perform_profile(session, settings, run))
+
+
+def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> AutoDiagnosis:
+    """Queue EXPLAIN (and, where profiling is enabled, a profile of SELECTs) for each
+    instance's top queries by load of the last day that have no run that recent."""
+    window = queries.TimeWindow(start=now - AUTO_LOAD_WINDOW, end=now)
+    since = now - timedelta(hours=settings.diagnostics_auto_fresh_hours)
+    explained: list[int] = []
+    profiled: list[int] = []
+    if settings.diagnostics_auto_top_queries == 0:
+        return AutoDiagnosis(explained, profiled)
+    for instance in instances.connected_instances(session=session):
+        top = queries.top_queries(
+            session=session,
+            settings=settings,
+            window=window,
+            limit=settings.diagnostics_auto_top_queries,
+            offset=0,
+            sparkline_points=1,
+            flt=BucketFilter(instances=(instance.name,)),
+        ).rows
+        ids = [row.query_id for row in top]
+        done = repository.queries_with_runs_since(session, ExplainRun, instance.id, ids, since)
+        for query_id in ids:
+            if query_id not in done:
+                explained.append(_queue(session, settings, ExplainRun, query_id, instance).id)
+        if not instance.profiling_enabled:
+            continue
+        selects = [row.query_id for row in top if row.statement_type == SELECT_TYPE]
+        done = repository.queries_with_runs_since(session, ProfileRun, instance.id, selects, since)
+        for query_id in selects:
+            if query_id not in done:
+                profiled.append(_queue(session, settings, ProfileRun, query_id, instance).id)
+    return AutoDiagnosis(explained, profiled)
+
+
+# --------------------------------------------------------------------------- API forms
+
+
+def explain_out(run: ExplainRun, instance_name: str, *, pending: bool = False) -> ExplainRunOut:
+    """The API form of an EXPLAIN run."""
+    return ExplainRunOut(
+        **_common(run, instance_name, pending),
+        verb=run.verb,
+        findings=[FindingOut(**finding) for finding in run.findings or []],
+        tabular=run.tabular,
+        document=run.document,
+        analyze=run.analyze,
+        notes=list(run.notes or []),
+    )
+
+
+def profile_out(run: ProfileRun, instance_name: str, *, pending: bool = False) -> ProfileRunOut:
+    """The API form of a profile run."""
+    return ProfileRunOut(
+        **_common(run, instance_name, pending),
+        runs=run.runs,
+        response_us=run.response_us,
+        lost_us=run.lost_us,
+        rows=[ProfileRowOut(**row) for row in run.rows or []],
+        run_response_us=list(run.run_response_us or []),
+    )
+
+
+def _common(run: Run, instance_name: str, pending: bool) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "query_id": run.query_id,
+        "instance": instance_name,
+        "status": run.status,
+        "requested_at": run.requested_at,
+        "taken_at": run.taken_at,
+        "error": run.error,
+        "pending": pending,
+        "examples": [ExampleUsed(**example) for example in run.examples or []],
+        "server_version": run.server_version,
+    }
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _instance(session: Session, name: str) -> Instance:
+    try:
+        return instances.find_instance_by_name(session=session, name=name)
+    except instances.InstanceNotFound as exc:
+        raise NotFound(str(exc)) from exc
+
+
+def _require_dsn(instance: Instance) -> None:
+    if instance.dsn_encrypted is None:
+        raise NotAllowed(
+            f"Instance '{instance.name}' has no DSN, so Quanta cannot reach its server: an "
+            f"admin registers a read-only account with PATCH /api/v1/instances/{instance.id} "
+            '{"dsn": "mysql://quanta_ro:PASSWORD@host:3306/"}.'
+        )
+
+
+def _profiling_disabled(instance: Instance) -> str:
+    return (
+        f"Profiling is not enabled on instance '{instance.name}': a profile executes the "
+        f"example SELECTs there. An admin enables it with PATCH /api/v1/instances/"
+        f'{instance.id} {{"profiling_enabled": true}}.'
+    )
+
+
+def _request(
+    session: Session,
+    settings: Settings,
+    model: type[_R],
+    query_id: str,
+    instance: Instance,
+    *,
+    executable: bool,
+) -> _R:
+    since = utcnow() - timedelta(seconds=settings.diagnostics_dedupe_seconds)
+    queued = repository.queued_since(session, model, query_id, instance.id, since)
+    if queued is not None:
+        return queued
+    try:
+        _select_examples(session, settings, query_id, instance, executable=executable, limit=1)
+    except queries.QueryNotFound as exc:
+        raise NotFound(str(exc)) from exc
+    except _ExampleRefused as exc:
+        refused = model(query_id=query_id, instance_id=instance.id, requested_at=utcnow())
+        session.add(refused)
+        _finish(refused, RunStatus.REFUSED, str(exc))
+        session.flush()
+        raise Refused(str(exc)) from exc
+    return _queue(session, settings, model, query_id, instance)
+
+
+def _queue(
+    session: Session, settings: Settings, model: type[_R], query_id: str, instance: Instance
+) -> _R:
+    run = model(query_id=query_id, instance_id=instance.id, requested_at=utcnow())
+    session.add(run)
+    session.flush()
+    task = RUN_EXPLAIN_TASK if model is ExplainRun else RUN_PROFILE_TASK
+    run_id = run.id
+    run_after_commit(session, lambda: _enqueue(settings, task, run_id))
+    return run
+
+
+def _enqueue(settings: Settings, task: str, run_id: int) -> None:
+    try:
+        celery_client(settings).send_task(task, args=[run_id])
+    except Exception:
+        # The run stays queued; a new request after the dedupe window queues another.
+        log.exception("could not enqueue %s for run %s", task, run_id)
+
+
+def _latest(
+    session: Session, model: type[_R], query_id: str, instance: Instance, what: str
+) -> tuple[_R, bool]:
+    finished = repository.latest_run(session, model, query_id, instance.id, finished=True)
+    queued = repository.latest_run(session, model, query_id, instance.id, finished=False)
+    if finished is None and queued is None:
+        raise NotFound(
+            f"No {what} collected yet for this query on {instance.name}: POST to request one."
+        )
+    if finished is None:
+        assert queued is not None
+        return queued, False
+    return finished, queued is not None and queued.id > finished.id
+
+
+def _perform_explain(session: Session, settings: Settings, run: ExplainRun) -> ExplainRun:
+    instance = instances.get_instance(session=session, instance_id=run.instance_id)
+    try:
+        options = instances.connection_options(settings, instance)
+        (example,) = _select_examples(
+            session, settings, run.query_id, instance, executable=False, limit=1
+        )
+        run.examples = [example.to_dict()]
+        rows_sent, rows_examined = _rows_per_execution(session, settings, run.query_id, example)
+        result = monitored_explain(
+            _for_example(options, example),
+            example.text,
+            allow_execute=instance.profiling_enabled,
+            settings=instances.monitored_settings(settings),
+            truncated=example.truncated,
+            rows_sent=rows_sent,
+            rows_examined=rows_examined,
+        )
+    except (_ExampleRefused, StatementRefused) as exc:
+        return _finish(run, RunStatus.REFUSED, str(exc))
+    except _UNREACHABLE as exc:
+        return _finish(run, RunStatus.FAILED, str(exc))
+    except queries.QueryNotFound as exc:
+        return _finish(run, RunStatus.FAILED, str(exc))
+    run.verb = result.verb
+    run.server_version = result.server_version
+    run.tabular = result.tabular
+    run.document = result.document
+    run.analyze = result.analyze
+    run.findings = [finding.to_dict() for finding in result.findings]
+    run.notes = list(result.notes)
+    return _finish(run, RunStatus.OK, None)
+
+
+def _perform_profile(session: Session, settings: Settings, run: ProfileRun) -> ProfileRun:
+    instance = instances.get_instance(session=session, instance_id=run.instance_id)
+    if not instance.profiling_enabled:
+        return _finish(run, RunStatus.REFUSED, _profiling_disabled(instance))
+    monitored = instances.monitored_settings(settings)
+    try:
+        options = instances.connection_options(settings, instance)
+        examples = _select_examples(
+            session,
+            settings,
+            run.query_id,
+            instance,
+            executable=True,
+            limit=settings.diagnostics_profile_examples,
+        )
+        run.examples = [example.to_dict() for example in examples]
+        profiles = [
+            monitored_profile(
+                _for_example(options, example),
+                example.text,
+                runs=settings.monitored_profile_runs,
+                settings=monitored,
+                truncated=example.truncated,
+            )
+            for example in examples
+        ]
+    except (_ExampleRefused, StatementRefused) as exc:
+        return _finish(run, RunStatus.REFUSED, str(exc))
+    except _UNREACHABLE as exc:
+        return _finish(run, RunStatus.FAILED, str(exc))
+    except queries.QueryNotFound as exc:
+        return _finish(run, RunStatus.FAILED, str(exc))
+    combined = combine_profiles(profiles)
+    run.runs = len(combined.runs)
+    run.response_us = combined.response_us
+    run.lost_us = combined.lost_us
+    run.rows = [row.to_dict() for row in combined.rows]
+    run.run_response_us = [r.response_us for r in combined.runs]
+    run.server_version = instance.version
+    return _finish(run, RunStatus.OK, None)
+
+
+def _guarded(run: _R, perform: Callable[[], _R]) -> _R:
+    """Run ``perform``; a bug (not a server's answer) fails the run instead of leaving it
+    queued forever. Store errors propagate: the task's transaction is rolled back."""
+    try:
+        return perform()
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        log.exception("%s %s failed unexpectedly", type(run).__name__, run.id)
+        return _finish(run, RunStatus.FAILED, INTERNAL_ERROR)
+
+
+def _finish(run: _R, status: RunStatus, error: str | None) -> _R:
+    run.status = status.value
+    run.error = error
+    run.taken_at = utcnow()
+    return run
+
+
+def _rows_per_execution(
+    session: Session, settings: Settings, query_id: str, example: "_Example"
+) -> tuple[float | None, float | None]:
+    """Rows sent and examined per execution from the query's metrics on the instance.
+
+    Only for SELECTs: what a DML statement sends says nothing about what it reads.
+    """
+    if classify_statement(example.text).kind is not StatementKind.SELECT:
+        return None, None
+    detail = queries.query_detail(
+        session=session,
+        settings=settings,
+        window=_example_window(settings),
+        query_id=query_id,
+        flt=BucketFilter(instances=(example.instance,)),
+    )
+    per_call = {metric.name: metric.avg for metric in detail.metrics}
+    return per_call.get("rows_sent"), per_call.get("rows_examined")
+
+
+def _example_window(settings: Settings) -> queries.TimeWindow:
+    now = utcnow()
+    return queries.TimeWindow(
+        start=now - timedelta(days=settings.diagnostics_example_days), end=now
+    )
+
+
+def _for_example(options: ConnectionOptions, example: _Example) -> ConnectionOptions:
+    # The example ran in its own default database; unqualified names resolve there.
+    return replace(options, database=example.schema_name) if example.schema_name else options
+
+
+def _select_examples(
+    session: Session,
+    settings: Settings,
+    query_id: str,
+    instance: Instance,
+    *,
+    executable: bool,
+    limit: int,
+) -> list[_Example]:
+    """The newest distinct stored examples fit to explain (or execute), at most ``limit``."""
+    stored = queries.query_examples(
+        session=session,
+        settings=settings,
+        window=_example_window(settings),
+        query_id=query_id,
+        instances=(instance.name,),
+        limit=EXAMPLE_CANDIDATES,
+    ).examples
+    newest_first = sorted(stored, key=lambda e: e.ts, reverse=True)
+    fit: list[_Example] = []
+    first_problem: str | None = None
+    verdict = _execution_verdict if executable else _explain_verdict
+    for candidate in newest_first:
+        problem = (
+            _MASKED.format(name=instance.name, id=instance.id)
+            if candidate.literals != "full"
+            else verdict(candidate.text, candidate.truncated)
+        )
+        if problem is not None:
+            first_problem = first_problem or problem
+            continue
+        if all(candidate.text != chosen.text for chosen in fit):
+            fit.append(
+                _Example(
+                    kind=candidate.kind,
+                    text=candidate.text,
+                    schema_name=candidate.schema_name,
+                    ts=candidate.ts,
+                    query_time=candidate.query_time,
+                    truncated=candidate.truncated,
+                    instance=candidate.instance,
+                )
+            )
+        if len(fit) == limit:
+            break
+    if fit:
+        return fit
+    if first_problem is not None:
+        raise _refusal(first_problem, executable)
+    raise _refusal(
+        f"no example of this query from {instance.name} is stored for the last "
+        f"{settings.diagnostics_example_days} days (the instance's example_policy is "
+        f"'{instance.example_policy}')",
+        executable,
+    )
+
+
+_MASKED = (
+    "the examples of instance '{name}' are stored with their literals masked, and a plan "
+    "needs a real statement: an admin sets PATCH /api/v1/instances/{id} "
+    '{{"example_policy": "full"}}'
+)
+
+
+def _explain_verdict(text: str, truncated: bool) -> str | None:
+    return classify_statement(text, truncated=truncated).explain_refusal
+
+
+def _execution_verdict(text: str, truncated: bool) -> str | None:
+    return classify_statement(text, truncated=truncated).execute_refusal
+
+
+def _refusal(reason: str, executable: bool) -> _ExampleRefused:
+    prefix = "not profiled" if executable else "not explained"
+    return _ExampleRefused(f"{prefix}: {reason}")

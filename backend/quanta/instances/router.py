@@ -1,0 +1,149 @@
+"""HTTP endpoints of monitored instances: list, register, change, delete, test the connection."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Response, status
+
+from quanta.deps import (
+    AUTH_RESPONSES,
+    AdminPrincipal,
+    ErrorDetail,
+    ReadPrincipal,
+    SessionDep,
+    SettingsDep,
+)
+from quanta.instances import service
+from quanta.instances.schemas import (
+    ConnectionTestOut,
+    InstanceCreate,
+    InstanceOut,
+    InstanceUpdate,
+)
+
+router = APIRouter(tags=["instances"], responses=AUTH_RESPONSES)
+
+NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorDetail, "description": "No instance with this id."}
+}
+BAD_DSN: dict[int | str, dict[str, object]] = {
+    422: {"model": ErrorDetail, "description": "A DSN that cannot be used, and why."}
+}
+CONFLICT: dict[int | str, dict[str, object]] = {
+    409: {"model": ErrorDetail, "description": "The name is taken, or the instance has data."}
+}
+
+_STATUS: dict[type[service.InstanceError], int] = {
+    service.InstanceNotFound: status.HTTP_404_NOT_FOUND,
+    service.DuplicateInstance: status.HTTP_409_CONFLICT,
+    service.InstanceHasData: status.HTTP_409_CONFLICT,
+    service.InvalidConnection: status.HTTP_422_UNPROCESSABLE_CONTENT,
+}
+
+
+def _http_error(exc: service.InstanceError) -> HTTPException:
+    return HTTPException(_STATUS.get(type(exc), status.HTTP_400_BAD_REQUEST), str(exc))
+
+
+@router.get("/instances", operation_id="list_instances")
+def list_instances(
+    session: SessionDep, settings: SettingsDep, _principal: ReadPrincipal
+) -> list[InstanceOut]:
+    """Every monitored instance, by name; DSNs without their password."""
+    return service.list_instances(session=session, settings=settings)
+
+
+@router.get("/instances/{instance_id}", operation_id="get_instance", responses=NOT_FOUND)
+def get_instance(
+    instance_id: int, session: SessionDep, settings: SettingsDep, _principal: ReadPrincipal
+) -> InstanceOut:
+    """One instance."""
+    try:
+        instance = service.find_instance(session=session, instance_id=instance_id)
+    except service.InstanceError as exc:
+        raise _http_error(exc) from exc
+    return service.instance_out(settings, instance)
+
+
+@router.post(
+    "/instances",
+    operation_id="create_instance",
+    status_code=status.HTTP_201_CREATED,
+    responses={**BAD_DSN, **CONFLICT},
+)
+def create_instance(
+    body: InstanceCreate, session: SessionDep, settings: SettingsDep, _principal: AdminPrincipal
+) -> InstanceOut:
+    """Register a monitored server and the DSN of its read-only account (stored encrypted)."""
+    try:
+        return service.register_instance(session=session, settings=settings, data=body)
+    except service.InstanceError as exc:
+        raise _http_error(exc) from exc
+
+
+@router.patch(
+    "/instances/{instance_id}",
+    operation_id="update_instance",
+    responses={**NOT_FOUND, **BAD_DSN, **CONFLICT},
+)
+def update_instance(
+    instance_id: int,
+    body: InstanceUpdate,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: AdminPrincipal,
+) -> InstanceOut:
+    """Change the fields sent; `"dsn": null` removes the connection."""
+    try:
+        return service.update_instance(
+            session=session, settings=settings, instance_id=instance_id, data=body
+        )
+    except service.InstanceError as exc:
+        raise _http_error(exc) from exc
+
+
+@router.delete(
+    "/instances/{instance_id}",
+    operation_id="delete_instance",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={**NOT_FOUND, **CONFLICT},
+)
+def delete_instance(
+    instance_id: int,
+    session: SessionDep,
+    _principal: AdminPrincipal,
+    purge: Annotated[
+        bool, Query(description="Also delete the instance's stored metrics, examples and runs.")
+    ] = False,
+) -> Response:
+    """Delete an instance; one with stored data only with `?purge=true`."""
+    try:
+        service.delete_instance(session=session, instance_id=instance_id, purge=purge)
+    except service.InstanceError as exc:
+        raise _http_error(exc) from exc
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(
+    "/instances/{instance_id}/test-connection",
+    operation_id="test_instance_connection",
+    responses={
+        **NOT_FOUND,
+        409: {"model": ErrorDetail, "description": "The instance has no usable DSN."},
+    },
+)
+def check_instance_connection(
+    instance_id: int, session: SessionDep, settings: SettingsDep, _principal: AdminPrincipal
+) -> ConnectionTestOut:
+    """Connect with the instance's DSN and report what the account may and may not do.
+
+    A server that cannot be reached or refuses the account is a 200 with `connected: false`
+    and the server's message in `error`; the detected flavor and version are stored.
+    """
+    try:
+        return service.check_connection(session=session, settings=settings, instance_id=instance_id)
+    except service.NoConnection as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    except service.InvalidConnection as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    except service.InstanceError as exc:
+        raise _http_error(exc) from exc
