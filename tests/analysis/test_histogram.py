@@ -327,6 +327,27 @@ def test_merge_is_associative_commutative_and_exact(
     assert left.count == sum(count for _, count in xs + ys + zs)
 
 
+@settings(deadline=None)
+@given(weighted, weighted)
+def test_merge_bytes_equals_merging_the_decoded_histogram(
+    xs: list[tuple[float, int]], ys: list[tuple[float, int]]
+) -> None:
+    decoded, encoded = build_weighted(xs), build_weighted(xs)
+    decoded.merge(LatencyHistogram.from_bytes(build_weighted(ys).to_bytes()))
+    encoded.merge_bytes(build_weighted(ys).to_bytes())
+    assert encoded == decoded
+    assert encoded.to_bytes() == decoded.to_bytes()
+
+
+def test_merge_bytes_refuses_truncated_data_and_leaves_the_histogram_usable() -> None:
+    data = build([0.0, 0.0001, 0.05, 300.0]).to_bytes()
+    for end in range(len(data)):
+        with pytest.raises(ValueError, match="latency histogram: "):
+            LatencyHistogram().merge_bytes(data[:end])
+    with pytest.raises(ValueError, match="trailing bytes"):
+        LatencyHistogram().merge_bytes(data + b"\x01")
+
+
 # -- serialisation ---------------------------------------------------------------------------
 
 

@@ -219,6 +219,69 @@ class LatencyHistogram:
         if other._max > self._max:
             self._max = other._max
 
+    def merge_bytes(self, data: bytes) -> None:
+        """Add an encoded histogram's values, in place: ``merge(from_bytes(data))``, faster.
+
+        Reads add up thousands of stored histograms per request. This decodes straight into
+        this histogram's buckets, and checks the structure (version, lengths, varints) but not
+        the consistency that :meth:`from_bytes` verifies (bucket order, extremes in their
+        buckets): use it for bytes this program wrote, :meth:`from_bytes` for anything else.
+
+        Raises:
+            ValueError: If the data is not an encoded histogram.
+
+        Example:
+            >>> a, b = LatencyHistogram(), LatencyHistogram()
+            >>> a.add(0.1)
+            >>> b.add(2.0)
+            >>> a.merge_bytes(b.to_bytes())
+            >>> a.count, a.quantile(1.0)
+            (2, 2.0)
+        """
+        try:
+            self._merge_encoded(data)
+        except (IndexError, struct.error):
+            raise _corrupt(f"truncated: {len(data)} bytes end inside a field") from None
+
+    def _merge_encoded(self, data: bytes) -> None:
+        if not data or data[0] != FORMAT_VERSION:
+            raise _corrupt("no data" if not data else f"unsupported format version {data[0]}")
+        bucket_count, position = _read_varint(data, 1, "bucket count")
+        zero_count, position = _read_varint(data, position, "zero count")
+        if bucket_count or zero_count:
+            lowest, highest = _MIN_MAX.unpack_from(data, position)
+            position += _MIN_MAX.size
+            if lowest < self._min:
+                self._min = lowest
+            if highest > self._max:
+                self._max = highest
+        bins = self._bins
+        get = bins.get
+        total = zero_count
+        key = 0
+        for number in range(bucket_count):
+            byte = data[position]
+            if number == 0:
+                zigzag, position = _read_varint(data, position, "first bucket index")
+                key = zigzag >> 1 if not zigzag & 1 else -(zigzag >> 1) - 1
+            elif byte & _VARINT_MORE:
+                gap, position = _read_varint(data, position, "bucket index gap")
+                key += gap
+            else:
+                key += byte
+                position += 1
+            count = data[position]
+            if count & _VARINT_MORE:
+                count, position = _read_varint(data, position, "bucket count")
+            else:
+                position += 1
+            bins[key] = get(key, 0) + count
+            total += count
+        if position != len(data):
+            raise _corrupt(f"{len(data) - position} trailing bytes")
+        self._zero_count += zero_count
+        self._count += total
+
     @property
     def count(self) -> int:
         """Number of values added (the sum of all counts).

@@ -505,14 +505,10 @@ def _merged_histograms(
     key: str,
     query_ids: list[str] | None,
 ) -> dict[Any, LatencyHistogram]:
-    merged: dict[Any, LatencyHistogram] = {}
+    merged: dict[Any, LatencyHistogram] = defaultdict(LatencyHistogram)
     for value, data in repository.histograms_by(session, segments, flt, key, query_ids):
-        histogram = merged.get(value)
-        if histogram is None:
-            merged[value] = LatencyHistogram.from_bytes(data)
-        else:
-            histogram.merge(LatencyHistogram.from_bytes(data))
-    return merged
+        merged[value].merge_bytes(data)
+    return dict(merged)
 
 
 def _metric_stats(
@@ -621,7 +617,7 @@ def query_histogram(
     for data in repository.histograms(
         session, read_plan(settings=settings, window=window), query_id, instance_id
     ):
-        merged.merge(LatencyHistogram.from_bytes(data))
+        merged.merge_bytes(data)
     return merged
 
 
@@ -741,7 +737,7 @@ def _combine_buckets(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str
         out[column] = _pick(stored[column], new[column], _add)
     if stored["histogram"] is not None and new["histogram"] is not None:
         merged = LatencyHistogram.from_bytes(stored["histogram"])
-        merged.merge(LatencyHistogram.from_bytes(new["histogram"]))
+        merged.merge_bytes(new["histogram"])
         out["histogram"] = merged.to_bytes()
     elif new["histogram"] is None:
         out["histogram"] = stored["histogram"]
