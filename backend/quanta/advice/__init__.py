@@ -1,0 +1,1 @@
+"""Index suggestions for monitored queries: advised, validated on a sandbox, tracked."""

@@ -1,0 +1,87 @@
+"""HTTP endpoints of index suggestions."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+
+from quanta.advice import service
+from quanta.advice.schemas import AdviceRequested, SuggestionList, SuggestionOut, SuggestionPatch
+from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
+
+router = APIRouter(tags=["suggestions"], responses=AUTH_RESPONSES)
+
+NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorDetail, "description": "No such query or instance."}
+}
+
+
+@router.get("/queries/{query_id}/suggestions", operation_id="list_suggestions", responses=NOT_FOUND)
+def list_suggestions(
+    query_id: str,
+    session: SessionDep,
+    _principal: ReadPrincipal,
+    instance: Annotated[str | None, Query(description="Instance name; default all.")] = None,
+    include_rejected: Annotated[
+        bool, Query(description="Also those a sandbox showed not to improve the plan.")
+    ] = False,
+) -> SuggestionList:
+    """The query's index suggestions with their status and sandbox plans."""
+    try:
+        return service.list_suggestions(
+            session=session,
+            query_id=query_id,
+            instance=instance,
+            include_rejected=include_rejected,
+        )
+    except (service.QueryNotFound, service.InstanceNotFound) as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+
+
+@router.post(
+    "/queries/{query_id}/suggestions",
+    operation_id="request_suggestions",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={
+        **NOT_FOUND,
+        409: {"model": ErrorDetail, "description": "The instance has no DSN to reach it."},
+        503: {"model": ErrorDetail, "description": "The task queue is unreachable."},
+    },
+)
+def request_suggestions(
+    query_id: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: ReadPrincipal,
+    instance: Annotated[str, Query(description="The instance to advise the query for.")],
+) -> AdviceRequested:
+    """Queue a fresh advice run (snapshots refreshed, sandbox check); GET for the result."""
+    try:
+        return service.request_advice(
+            session=session, settings=settings, query_id=query_id, instance=instance
+        )
+    except (service.QueryNotFound, service.InstanceNotFound) as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except service.NoConnection as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    except service.QueueUnavailable as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from exc
+
+
+@router.patch(
+    "/suggestions/{suggestion_id}",
+    operation_id="update_suggestion",
+    responses={
+        404: {"model": ErrorDetail, "description": "No suggestion with this id."},
+        409: {"model": ErrorDetail, "description": "The suggestion is applied."},
+    },
+)
+def update_suggestion(
+    suggestion_id: int, body: SuggestionPatch, session: SessionDep, _principal: ReadPrincipal
+) -> SuggestionOut:
+    """Dismiss a suggestion, or take a dismissal back (status new)."""
+    try:
+        return service.set_status(session=session, suggestion_id=suggestion_id, status=body.status)
+    except service.SuggestionNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except service.InvalidStatusChange as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc

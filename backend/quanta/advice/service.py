@@ -1,0 +1,711 @@
+"""Use cases of index advice: advise a query, re-evaluate on schema changes, track status.
+
+A run for (query, instance) takes the newest usable example of the query (full literals,
+not truncated; the fingerprint when there is none, and the reason says so), refreshes the
+snapshots of the tables it reads (quanta.tables, read-only on the monitored server), runs
+the pure advisor and stores one suggestion per piece of advice:
+
+* the same table and DDL with the same content keeps its row and its status (a dismissal
+  stays dismissed);
+* advice that changed updates the row (same table) and makes it ``new`` again;
+* a suggestion whose columns are now the leading columns of an existing index becomes
+  ``applied`` (and ``new`` again if that index disappears);
+* advice the advisor no longer gives is removed, unless it was applied.
+
+New or changed ``add``/``replace`` advice is checked on the instance's sandbox when one is
+configured (see :mod:`quanta.advice.validate`): both plans are stored, and a suggestion whose
+plan does not improve is kept out of the list and out of chat.
+"""
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from quanta.advice import repository
+from quanta.advice.models import Suggestion, SuggestionStatus
+from quanta.advice.schemas import (
+    AdviceRequested,
+    SuggestionColumnOut,
+    SuggestionList,
+    SuggestionOut,
+)
+from quanta.advice.validate import Candidate, SandboxError, validate_indexes
+from quanta.analysis.advisor import (
+    Action,
+    AdviceColumn,
+    AdviceError,
+    Rule,
+    SchemaError,
+    TableAdvice,
+    advise,
+    parse_schema,
+)
+from quanta.analysis.statement import describe_statement
+from quanta.core.config import Settings
+from quanta.core.crypto import SecretUnreadable
+from quanta.core.db import utcnow
+from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
+from quanta.instances.dsn import InvalidDsn
+from quanta.instances.models import Instance
+from quanta.instances.service import (
+    NoConnection,
+    connection_options,
+    monitored_settings,
+    sandbox_options,
+)
+from quanta.monitored import MonitoredError
+from quanta.notify.events import SuggestionNotice
+from quanta.notify.service import publish_suggestion
+from quanta.queries import service as queries_service
+from quanta.queries.repository import BucketFilter
+from quanta.tables import service as tables_service
+from quanta.tables.service import InstanceNotFound, SnapshotRefresh
+
+__all__ = [
+    "AdviceRun",
+    "AdviceUnavailable",
+    "InstanceNotFound",
+    "InvalidStatusChange",
+    "NoConnection",
+    "QueryNotFound",
+    "QueueUnavailable",
+    "SuggestionNotFound",
+    "advise_query",
+    "daily_work",
+    "list_suggestions",
+    "reevaluate_tables",
+    "refresh_suggested_tables",
+    "request_advice",
+    "set_status",
+]
+
+log = logging.getLogger(__name__)
+
+FINGERPRINT_NOTE = (
+    "Advised from the fingerprint: no untruncated example with its literals is stored for "
+    "this query on this instance, so value selectivity is unknown and the sandbox cannot "
+    "check the plan. "
+)
+INDEXED_ACTIONS = (Action.ADD.value, Action.REPLACE.value)
+FULL_LITERALS = "full"
+# The daily job ranks queries by their load over this past window.
+DAILY_WINDOW = timedelta(days=1)
+
+
+class QueryNotFound(LookupError):
+    """No query class has this query_id."""
+
+
+class SuggestionNotFound(LookupError):
+    """No suggestion has this id."""
+
+
+class AdviceUnavailable(Exception):
+    """The query cannot be advised on this instance; the message says why and what to do."""
+
+
+class InvalidStatusChange(ValueError):
+    """A status change a person may not make (``applied`` is Quanta's to set)."""
+
+
+class QueueUnavailable(Exception):
+    """The task could not be handed to the broker."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdviceRun:
+    """What one advice run did: the suggestions now stored, and which it created or changed."""
+
+    query_id: str
+    instance_id: int
+    from_example: bool
+    suggestions: tuple[Suggestion, ...]
+    created: tuple[int, ...] = ()
+    changed: tuple[int, ...] = ()
+    snapshot: SnapshotRefresh = field(default_factory=SnapshotRefresh)
+
+
+@dataclass(frozen=True, slots=True)
+class DailyUnit:
+    """One instance's share of the daily job: its top queries by load to advise."""
+
+    instance_id: int
+    instance: str
+    top_queries: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """One piece of advice, as it would be stored."""
+
+    table: str
+    action: str
+    columns: list[dict[str, Any]]
+    ddl: str
+    reason: str
+    notes: list[str]
+    redundant: list[str]
+    content_hash: str
+
+
+# --------------------------------------------------------------------------- reads
+
+
+def list_suggestions(
+    *,
+    session: Session,
+    query_id: str,
+    instance: str | None = None,
+    include_rejected: bool = False,
+) -> SuggestionList:
+    """A query's suggestions (on one instance, by name, or all); the ones a sandbox showed
+    not to improve the plan only with ``include_rejected``."""
+    if repository.query_class(session, query_id) is None:
+        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    instance_id = _instance_named(session, instance).id if instance else None
+    names = {}
+    rows = []
+    for row in repository.suggestions(session, query_id, instance_id):
+        if include_rejected or not _rejected(row):
+            rows.append(row)
+    for row in rows:
+        if row.instance_id not in names:
+            names[row.instance_id] = tables_service.find_instance(
+                session=session, instance_id=row.instance_id
+            ).name
+    return SuggestionList(
+        query_id=query_id, suggestions=[_out(row, names[row.instance_id]) for row in rows]
+    )
+
+
+def set_status(*, session: Session, suggestion_id: int, status: str) -> SuggestionOut:
+    """Dismiss a suggestion (``dismissed``) or take the dismissal back (``new``)."""
+    row = repository.get(session, suggestion_id)
+    if row is None:
+        raise SuggestionNotFound(f"No suggestion with id {suggestion_id}.")
+    if status not in (SuggestionStatus.NEW, SuggestionStatus.DISMISSED):
+        raise InvalidStatusChange(f"Status {status!r} cannot be set; use 'new' or 'dismissed'.")
+    if row.status == SuggestionStatus.APPLIED:
+        raise InvalidStatusChange(
+            f"Suggestion {suggestion_id} is applied: an index with its columns exists on "
+            f"{row.table_name}. It changes by itself if that index is dropped."
+        )
+    if row.status != status:
+        row.status = status
+        row.updated_at = utcnow()
+        session.flush()
+    instance = tables_service.find_instance(session=session, instance_id=row.instance_id)
+    return _out(row, instance.name)
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def request_advice(
+    *, session: Session, settings: Settings, query_id: str, instance: str
+) -> AdviceRequested:
+    """Queue a fresh advice run for a query on an instance (checked to be reachable)."""
+    if repository.query_class(session, query_id) is None:
+        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    found = _instance_named(session, instance)
+    try:  # a missing or unusable DSN is said now, not in a worker log
+        connection_options(settings, found)
+    except (InvalidDsn, SecretUnreadable) as exc:
+        raise NoConnection(
+            f"Instance '{found.name}' has a DSN that cannot be used ({exc}); an admin sets it "
+            f"again with PATCH /api/v1/instances/{found.id}."
+        ) from exc
+    # Nothing is written here, so there is no commit to wait for before enqueueing.
+    try:
+        celery_client(settings).send_task(ADVISE_QUERY_TASK, args=[query_id, found.id])
+    except Exception as exc:
+        log.exception("could not enqueue advice for query %s", query_id)
+        raise QueueUnavailable(
+            "The task queue is unreachable, so the advice was not queued; try again shortly."
+        ) from exc
+    return AdviceRequested(query_id=query_id, instance=found.name)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def advise_query(
+    *,
+    session: Session,
+    settings: Settings,
+    query_id: str,
+    instance_id: int,
+    now: datetime | None = None,
+) -> AdviceRun:
+    """Advise a query on an instance and store the suggestions (see the module docstring);
+    when the refresh found a table's structure changed, the other queries advised on that
+    table are re-evaluated too.
+
+    Raises:
+        QueryNotFound, InstanceNotFound, NoConnection, AdviceUnavailable,
+        quanta.monitored.MonitoredError (the server could not be read).
+    """
+    now = now or utcnow()
+    run = _advise(
+        session=session, settings=settings, query_id=query_id, instance_id=instance_id, now=now
+    )
+    if run.snapshot.changed:
+        reevaluate_tables(
+            session=session,
+            settings=settings,
+            instance_id=instance_id,
+            tables=run.snapshot.changed,
+            skip=(query_id,),
+            now=now,
+        )
+    return run
+
+
+def reevaluate_tables(
+    *,
+    session: Session,
+    settings: Settings,
+    instance_id: int,
+    tables: Iterable[str],
+    skip: Sequence[str] = (),
+    now: datetime | None = None,
+) -> list[str]:
+    """Advise again every query with suggestions on these tables; the query_ids re-run.
+
+    A query that fails (its server went away, its example no longer parses) is logged and
+    left as it was; the others still run.
+    """
+    now = now or utcnow()
+    done = []
+    for query_id in repository.queries_on_tables(session, instance_id, sorted(set(tables))):
+        if query_id in skip:
+            continue
+        try:
+            with session.begin_nested():
+                _advise(
+                    session=session,
+                    settings=settings,
+                    query_id=query_id,
+                    instance_id=instance_id,
+                    now=now,
+                )
+        except (AdviceUnavailable, MonitoredError, NoConnection) as exc:
+            log.warning("re-evaluating query %s on instance %s: %s", query_id, instance_id, exc)
+            continue
+        done.append(query_id)
+    return done
+
+
+def refresh_suggested_tables(
+    *, session: Session, settings: Settings, instance_id: int, now: datetime | None = None
+) -> SnapshotRefresh:
+    """Refresh the stale snapshots of the tables with suggestions on an instance, and
+    re-evaluate the queries on those whose structure changed."""
+    now = now or utcnow()
+    refresh = tables_service.refresh_tables(
+        session=session,
+        settings=settings,
+        instance_id=instance_id,
+        tables=repository.suggested_tables(session, instance_id),
+        now=now,
+    )
+    reevaluate_tables(
+        session=session, settings=settings, instance_id=instance_id, tables=refresh.changed, now=now
+    )
+    return refresh
+
+
+def daily_work(
+    *, session: Session, settings: Settings, now: datetime | None = None
+) -> list[DailyUnit]:
+    """What the daily job does per reachable instance: its tables with suggestions (refresh,
+    re-evaluate) and its top QUANTA_ADVICE_TOP_QUERIES queries by load over the last day
+    (advise; their table snapshots are refreshed on the way when older than a day)."""
+    now = now or utcnow()
+    window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
+    units = []
+    for instance in tables_service.connected_instances(session=session):
+        top = queries_service.top_queries(
+            session=session,
+            settings=settings,
+            window=window,
+            limit=settings.advice_top_queries,
+            offset=0,
+            sparkline_points=1,
+            flt=BucketFilter(instances=(instance.name,)),
+        )
+        units.append(
+            DailyUnit(
+                instance_id=instance.id,
+                instance=instance.name,
+                top_queries=tuple(row.query_id for row in top.rows),
+            )
+        )
+    return units
+
+
+def _advise(
+    *, session: Session, settings: Settings, query_id: str, instance_id: int, now: datetime
+) -> AdviceRun:
+    query = repository.query_class(session, query_id)
+    if query is None:
+        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    instance = tables_service.find_instance(session=session, instance_id=instance_id)
+    examples = repository.latest_examples(session, query_id, instance_id)
+    usable = next((e for e in examples if e.literals == FULL_LITERALS and not e.truncated), None)
+    # A masked or truncated example still tells the database of unqualified table names.
+    default_db = (usable or examples[0]).schema_name or None if examples else None
+    sql = usable.text if usable else query.fingerprint
+    info = describe_statement(query.fingerprint, *([sql] if usable else []))
+    tables = tables_service.qualify_tables(info.tables, default_db)
+    if not tables:
+        raise AdviceUnavailable(
+            f"Query {query_id} names no table that can be resolved to database.table "
+            "(no table, or unqualified names and no example telling the database)."
+        )
+    refresh = tables_service.refresh_tables(
+        session=session, settings=settings, instance_id=instance_id, tables=tables, now=now
+    )
+    document = tables_service.schema_document(
+        session=session, instance_id=instance_id, tables=tables
+    )
+    if document["server"] is None:
+        raise AdviceUnavailable(
+            f"None of the tables of query {query_id} ({', '.join(tables)}) exist on instance "
+            f"'{instance.name}'."
+        )
+    try:
+        advice = advise(sql, parse_schema(document), default_db)
+    except (AdviceError, SchemaError) as exc:
+        raise AdviceUnavailable(f"Query {query_id} cannot be advised: {exc}") from exc
+    items = _one_per_key([_item(a, "" if usable else FINGERPRINT_NOTE) for a in advice])
+    existing = repository.suggestions(session, query_id, instance_id)
+    validations = _validate(
+        settings=settings,
+        instance=instance,
+        sql=sql if usable else None,
+        default_db=default_db,
+        tables=sorted(document["tables"]),
+        items=[i for i in items if _needs_validation(i, existing)],
+    )
+    created, changed = _store(
+        session=session,
+        query_id=query_id,
+        instance_id=instance_id,
+        items=items,
+        existing=existing,
+        documents=document["tables"],
+        validations=validations,
+        now=now,
+    )
+    stored = repository.suggestions(session, query_id, instance_id)
+    for row in stored:
+        fresh = row.id in created or row.id in changed
+        if fresh and row.action in INDEXED_ACTIONS and not _rejected(row):
+            _announce(session, settings, row)
+    return AdviceRun(
+        query_id=query_id,
+        instance_id=instance_id,
+        from_example=usable is not None,
+        suggestions=tuple(stored),
+        created=tuple(created),
+        changed=tuple(changed),
+        snapshot=refresh,
+    )
+
+
+def _item(advice: TableAdvice, prefix: str) -> _Item:
+    columns = [{"name": c.name, "desc": c.desc, "rule": c.rule.value} for c in advice.columns]
+    notes = list(advice.notes)
+    if advice.alternative is not None:
+        notes.append(f"Alternative: {advice.alternative.ddl} ({advice.alternative.reason})")
+    reason = prefix + advice.reason
+    redundant = list(advice.redundant)
+    return _Item(
+        table=advice.table,
+        action=advice.action.value,
+        columns=columns,
+        ddl=advice.ddl,
+        reason=reason,
+        notes=notes,
+        redundant=redundant,
+        content_hash=_content_hash(
+            advice.table, advice.action.value, columns, advice.ddl, reason, notes, redundant
+        ),
+    )
+
+
+def _one_per_key(items: Sequence[_Item]) -> list[_Item]:
+    """One item per (table, DDL): a table read twice (a self-join, a subquery) can get the
+    same index twice, or two reasons for no index; the first is kept, with the others'
+    reasons as notes."""
+    merged: dict[tuple[str, str], _Item] = {}
+    for item in items:
+        key = (item.table, item.ddl)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = item
+        elif item.reason != first.reason and item.reason not in first.notes:
+            notes = [*first.notes, item.reason]
+            merged[key] = _Item(
+                table=first.table,
+                action=first.action,
+                columns=first.columns,
+                ddl=first.ddl,
+                reason=first.reason,
+                notes=notes,
+                redundant=first.redundant,
+                content_hash=_content_hash(
+                    first.table,
+                    first.action,
+                    first.columns,
+                    first.ddl,
+                    first.reason,
+                    notes,
+                    first.redundant,
+                ),
+            )
+    return list(merged.values())
+
+
+def _content_hash(*fields: Any) -> str:
+    """SHA-256 of what a suggestion says (its JSON, keys sorted)."""
+    encoded = json.dumps(list(fields), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode()).hexdigest()
+
+
+def _needs_validation(item: _Item, existing: Sequence[Suggestion]) -> bool:
+    if item.action not in INDEXED_ACTIONS:
+        return False
+    same = [r for r in existing if (r.table_name, r.ddl) == (item.table, item.ddl)]
+    if not same or same[0].content_hash != item.content_hash:
+        return True
+    # Never checked, or the check failed (sandbox down): try again.
+    return same[0].validation is None or same[0].validation.get("improved") is None
+
+
+def _validate(
+    *,
+    settings: Settings,
+    instance: Instance,
+    sql: str | None,
+    default_db: str | None,
+    tables: list[str],
+    items: list[_Item],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Sandbox results by (table, ddl); empty when there is no sandbox or nothing to check."""
+    sandbox = sandbox_options(settings, instance)
+    if sandbox is None or not items:
+        return {}
+    if sql is None:
+        return {
+            (i.table, i.ddl): {"error": "not checked: no usable example", "improved": None}
+            for i in items
+        }
+    candidates = [
+        Candidate(
+            key=number,
+            table=item.table,
+            columns=tuple(
+                AdviceColumn(c["name"], c["desc"], Rule(c["rule"])) for c in item.columns
+            ),
+            ddl=item.ddl,
+        )
+        for number, item in enumerate(items)
+    ]
+    try:
+        results = validate_indexes(
+            monitored=connection_options(settings, instance),
+            sandbox=sandbox,
+            limits=monitored_settings(settings),
+            sql=sql,
+            default_db=default_db,
+            tables=tables,
+            candidates=candidates,
+            sample_rows=settings.advice_sandbox_sample_rows,
+        )
+    except (MonitoredError, SandboxError) as exc:
+        log.warning("sandbox validation on instance %s failed: %s", instance.name, exc)
+        return {(i.table, i.ddl): {"error": str(exc), "improved": None} for i in items}
+    return {(items[key].table, items[key].ddl): result for key, result in results.items()}
+
+
+def _store(
+    *,
+    session: Session,
+    query_id: str,
+    instance_id: int,
+    items: Sequence[_Item],
+    existing: Sequence[Suggestion],
+    documents: Mapping[str, Mapping[str, Any]],
+    validations: Mapping[tuple[str, str], dict[str, Any]],
+    now: datetime,
+) -> tuple[list[int], list[int]]:
+    """Upsert the advice into the stored suggestions; (ids created, ids changed)."""
+    for stored in existing:
+        _track_applied(stored, documents.get(stored.table_name), now)
+    applied_tables = {r.table_name for r in existing if r.status == SuggestionStatus.APPLIED}
+    by_key = {(r.table_name, r.ddl): r for r in existing}
+    new_keys = {(i.table, i.ddl) for i in items}
+    used: set[int] = set()
+    created_rows: list[Suggestion] = []
+    changed: list[int] = []
+    for item in items:
+        key = (item.table, item.ddl)
+        if item.action == Action.NONE.value and item.table in applied_tables:
+            continue  # the applied suggestion already says an index serves this table
+        row = by_key.get(key)
+        if row is not None:
+            used.add(row.id)
+            if key in validations:
+                row.validation = validations[key]
+            if row.content_hash != item.content_hash:
+                _fill(row, item, now)
+                changed.append(row.id)
+            continue
+        spare = next(
+            (
+                r
+                for r in existing
+                if r.table_name == item.table
+                and r.id not in used
+                and (r.table_name, r.ddl) not in new_keys
+                and r.status != SuggestionStatus.APPLIED
+            ),
+            None,
+        )
+        if spare is not None:
+            used.add(spare.id)
+            _fill(spare, item, now)
+            spare.validation = validations.get(key)
+            changed.append(spare.id)
+            continue
+        added = Suggestion(query_id=query_id, instance_id=instance_id, created_at=now)
+        _fill(added, item, now)
+        added.validation = validations.get(key)
+        session.add(added)
+        created_rows.append(added)
+    for stored in existing:
+        if stored.id not in used and stored.status != SuggestionStatus.APPLIED:
+            session.delete(stored)  # advice the advisor no longer gives
+    session.flush()
+    return [r.id for r in created_rows], changed
+
+
+def _fill(row: Suggestion, item: _Item, now: datetime) -> None:
+    row.table_name = item.table
+    row.action = item.action
+    row.columns = item.columns
+    row.ddl = item.ddl
+    row.reason = item.reason
+    row.notes = item.notes
+    row.redundant = item.redundant
+    row.content_hash = item.content_hash
+    row.status = SuggestionStatus.NEW.value
+    row.updated_at = now
+
+
+def _track_applied(row: Suggestion, document: Mapping[str, Any] | None, now: datetime) -> None:
+    """``applied`` when an index now starts with the suggested columns; back to ``new`` when
+    an applied suggestion's index is gone."""
+    if row.action not in INDEXED_ACTIONS or document is None:
+        return
+    wanted = tuple(str(c["name"]).lower() for c in row.columns)
+    present = any(
+        columns[: len(wanted)] == wanted for _name, columns in tables_service.indexes_of(document)
+    )
+    if present and row.status != SuggestionStatus.APPLIED:
+        row.status = SuggestionStatus.APPLIED.value
+        row.updated_at = now
+    elif not present and row.status == SuggestionStatus.APPLIED:
+        row.status = SuggestionStatus.NEW.value
+        row.updated_at = now
+
+
+def _rejected(row: Suggestion) -> bool:
+    """The sandbox showed the index does not improve the plan."""
+    return row.validation is not None and row.validation.get("improved") is False
+
+
+def _announce(session: Session, settings: Settings, suggestion: Suggestion) -> None:
+    """Queue chat messages about a new or changed suggestion for every channel whose filters
+    match (quanta.notify; a channel gets the same content once), with the query's share of
+    its instance's load over the last day and the sandbox plans when there are some."""
+    instance = tables_service.find_instance(session=session, instance_id=suggestion.instance_id)
+    now = utcnow()
+    detail = queries_service.query_detail(
+        session=session,
+        settings=settings,
+        window=queries_service.TimeWindow(now - DAILY_WINDOW, now),
+        query_id=suggestion.query_id,
+        flt=BucketFilter(instances=(instance.name,)),
+    )
+    validation = suggestion.validation or {}
+    plan_before = _plan_text(validation.get("before"))
+    plan_after = _plan_text(validation.get("after"))
+    notice_hash = hashlib.sha256(
+        json.dumps([suggestion.content_hash, plan_before, plan_after]).encode()
+    ).hexdigest()
+    publish_suggestion(
+        session=session,
+        settings=settings,
+        notice=SuggestionNotice(
+            suggestion_id=suggestion.id,
+            query_id=suggestion.query_id,
+            fingerprint=detail.fingerprint,
+            instance=instance.name,
+            table=suggestion.table_name,
+            load_share=detail.share,
+            calls=detail.count,
+            ddl=suggestion.ddl,
+            reason=suggestion.reason,
+            content_hash=notice_hash,
+            plan_before=plan_before,
+            plan_after=plan_after,
+        ),
+    )
+
+
+def _plan_text(plan: Any) -> str | None:
+    """A tabular EXPLAIN as short lines: ``orders: ref idx_orders_phone, 2 rows``."""
+    if not isinstance(plan, list) or not plan:
+        return None
+    return "\n".join(
+        f"{row.get('table')}: {row.get('type')}"
+        + (f" {row['key']}" if row.get("key") else "")
+        + f", {row.get('rows')} rows"
+        for row in plan
+    )
+
+
+def _instance_named(session: Session, name: str | None) -> Instance:
+    found = repository.instance_by_name(session, name or "")
+    if found is None:
+        raise InstanceNotFound(f"No instance named {name!r}.")
+    return found
+
+
+def _out(row: Suggestion, instance: str) -> SuggestionOut:
+    return SuggestionOut(
+        id=row.id,
+        query_id=row.query_id,
+        instance=instance,
+        table=row.table_name,
+        action=row.action,
+        columns=[SuggestionColumnOut(**c) for c in row.columns],
+        ddl=row.ddl,
+        reason=row.reason,
+        notes=row.notes,
+        redundant=row.redundant,
+        status=row.status,
+        content_hash=row.content_hash,
+        validation=row.validation,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )

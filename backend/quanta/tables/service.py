@@ -1,0 +1,242 @@
+"""Use cases of schema snapshots: take them from the monitored server, serve them as the
+index advisor's JSON.
+
+A snapshot is read through :func:`quanta.monitored.schema_snapshot` (information_schema and
+SHOW INDEX in a read-only transaction, nothing else) and kept per (instance, table), replaced
+by each refresh. Its ``content_hash`` covers the structure only (engine, columns, keys,
+indexes): row estimates and cardinalities move every day and are not a schema change.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.exc import NoResultFound
+from sqlalchemy.orm import Session
+
+from quanta.core.config import Settings
+from quanta.core.db import utcnow
+from quanta.instances.models import Instance
+from quanta.instances.service import connection_options, get_instance, monitored_settings
+from quanta.monitored import schema_snapshot
+from quanta.tables import repository
+from quanta.tables.models import TableSnapshot
+from quanta.tables.schemas import ServerOut, TableSnapshotOut
+
+
+class InstanceNotFound(LookupError):
+    """No instance has this id."""
+
+
+class TableNotSnapshotted(LookupError):
+    """No snapshot of this table was ever taken for this instance."""
+
+
+class InvalidTableName(ValueError):
+    """A table name that is not ``database.table``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRefresh:
+    """What one refresh did, by ``db.table``.
+
+    ``taken``: read from the server now; ``changed``: the ones whose structure differs from
+    the previous snapshot, or that were snapshotted before and are gone now (a first
+    snapshot is not a change); ``fresh``: younger than the maximum age, not read;
+    ``missing``: not found on the server (a stored snapshot of one is deleted).
+    """
+
+    taken: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    fresh: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def qualify_tables(tables: Iterable[str], default_db: str | None) -> list[str]:
+    """``db.table`` names, lower case, sorted: unqualified ones get ``default_db``, or are
+    left out when there is none (the server could not resolve them either)."""
+    qualified: set[str] = set()
+    for name in tables:
+        parts = [part.strip("`") for part in name.split(".", 1)]
+        if len(parts) == 2 and all(parts):
+            qualified.add(f"{parts[0]}.{parts[1]}".lower())
+        elif len(parts) == 1 and parts[0] and default_db:
+            qualified.add(f"{default_db}.{parts[0]}".lower())
+    return sorted(qualified)
+
+
+def structure_hash(document: Mapping[str, Any]) -> str:
+    """SHA-256 of a table document's structure: engine, columns (type, nullability), primary
+    key and indexes (columns, direction, prefix, uniqueness, visibility); statistics ignored.
+
+    Example:
+        >>> a = {"engine": "InnoDB", "rows": 10, "columns": {"id": {"type": "int"}}}
+        >>> structure_hash(a) == structure_hash({**a, "rows": 99})
+        True
+    """
+    columns = document.get("columns") or {}
+    structure = {
+        "engine": str(document.get("engine") or "").lower(),
+        "columns": {
+            str(name).lower(): [str(c.get("type", "")), bool(c.get("nullable", True))]
+            for name, c in columns.items()
+        },
+        "primary_key": [str(c).lower() for c in document.get("primary_key") or []],
+        "indexes": sorted(
+            _index_structure(index)
+            for key in ("indexes", "functional_indexes")
+            for index in document.get(key) or []
+        ),
+    }
+    encoded = json.dumps(structure, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode()).hexdigest()
+
+
+def _index_structure(index: Mapping[str, Any]) -> str:
+    parts = []
+    for part in index.get("columns") or []:
+        if isinstance(part, Mapping):
+            parts.append(
+                [str(part.get("name")).lower(), bool(part.get("desc")), part.get("sub_part")]
+            )
+        else:
+            parts.append([str(part).lower(), False, None])
+    described = [
+        str(index.get("name")).lower(),
+        parts,
+        bool(index.get("unique")),
+        bool(index.get("visible", True)),
+    ]
+    return json.dumps(described, separators=(",", ":"))
+
+
+def find_instance(*, session: Session, instance_id: int) -> Instance:
+    """The instance with this id; InstanceNotFound otherwise."""
+    try:
+        return get_instance(session=session, instance_id=instance_id)
+    except NoResultFound:
+        raise InstanceNotFound(f"No instance with id {instance_id}.") from None
+
+
+def connected_instances(*, session: Session) -> list[Instance]:
+    """The instances a worker can reach (a DSN is registered)."""
+    return repository.connected_instances(session)
+
+
+def refresh_tables(
+    *,
+    session: Session,
+    settings: Settings,
+    instance_id: int,
+    tables: Iterable[str],
+    force: bool = False,
+    now: datetime | None = None,
+) -> SnapshotRefresh:
+    """Snapshot the tables (``db.table``) whose snapshot is missing or older than
+    QUANTA_SCHEMA_SNAPSHOT_MAX_AGE_HOURS (all of them with ``force``), in one read-only
+    session on the instance's server.
+
+    Raises:
+        InstanceNotFound, quanta.instances.service.NoConnection: no such instance, no DSN.
+        quanta.monitored.MonitoredError: the server is unreachable or refused a read.
+    """
+    now = now or utcnow()
+    names = qualify_tables(tables, None)
+    stored = repository.find_many(session, instance_id, names)
+    cutoff = now - timedelta(hours=settings.schema_snapshot_max_age_hours)
+    stale = [n for n in names if force or n not in stored or stored[n].taken_at < cutoff]
+    fresh = tuple(n for n in names if n not in stale)
+    if not stale:
+        return SnapshotRefresh(fresh=fresh)
+    instance = find_instance(session=session, instance_id=instance_id)
+    snapshot = schema_snapshot(
+        connection_options(settings, instance), stale, settings=monitored_settings(settings)
+    )
+    server = snapshot["server"]
+    changed: list[str] = []
+    for name, document in sorted(snapshot["tables"].items()):
+        digest = structure_hash(document)
+        row = stored.get(name)
+        if row is None:
+            row = TableSnapshot(instance_id=instance_id, table_name=name, changed_at=now)
+            session.add(row)
+        elif row.content_hash != digest:
+            row.changed_at = now
+            changed.append(name)
+        row.taken_at = now
+        row.server_flavor = str(server["flavor"])
+        row.server_version = str(server["version"])
+        row.content_hash = digest
+        row.document = document
+    for name in snapshot["missing"]:
+        gone = stored.get(name)
+        if gone is not None:  # dropped or renamed on the server: advice on it is void
+            session.delete(gone)
+            changed.append(name)
+    session.flush()
+    return SnapshotRefresh(
+        taken=tuple(sorted(snapshot["tables"])),
+        changed=tuple(changed),
+        fresh=fresh,
+        missing=tuple(sorted(snapshot["missing"])),
+    )
+
+
+def schema_document(*, session: Session, instance_id: int, tables: Iterable[str]) -> dict[str, Any]:
+    """The stored snapshots of ``tables`` as the advisor's JSON (``{"server", "tables"}``).
+
+    Tables never snapshotted are absent; the server is the one of the newest snapshot, None
+    when there is no snapshot at all.
+    """
+    rows = repository.find_many(session, instance_id, qualify_tables(tables, None))
+    newest = max(rows.values(), key=lambda r: r.taken_at, default=None)
+    server = {"flavor": newest.server_flavor, "version": newest.server_version} if newest else None
+    return {"server": server, "tables": {name: row.document for name, row in rows.items()}}
+
+
+def table_snapshot(*, session: Session, instance_id: int, table: str) -> TableSnapshotOut:
+    """The latest snapshot of ``db.table`` on an instance, with when it was taken.
+
+    Raises:
+        InvalidTableName, InstanceNotFound, TableNotSnapshotted.
+    """
+    names = qualify_tables([table], None)
+    if len(names) != 1 or table.count(".") != 1:
+        raise InvalidTableName(
+            f"{table!r} is not a table name: use database.table, e.g. shop.orders."
+        )
+    find_instance(session=session, instance_id=instance_id)
+    row = repository.find(session, instance_id, names[0])
+    if row is None:
+        raise TableNotSnapshotted(
+            f"No snapshot of {names[0]} was taken on instance {instance_id} yet: snapshots are "
+            "taken when a query touching the table is advised (POST "
+            "/api/v1/queries/{query_id}/suggestions) and daily for the top queries."
+        )
+    return TableSnapshotOut(
+        instance_id=instance_id,
+        table=row.table_name,
+        taken_at=row.taken_at,
+        changed_at=row.changed_at,
+        content_hash=row.content_hash,
+        server=ServerOut(flavor=row.server_flavor, version=row.server_version),
+        document=row.document,
+    )
+
+
+def indexes_of(document: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """(name, column names lower case) of every index of a table document, primary key first."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+    primary = document.get("primary_key") or []
+    if primary:
+        found.append(("PRIMARY", tuple(str(c).lower() for c in primary)))
+    for index in document.get("indexes") or []:
+        columns = tuple(
+            str(p.get("name") if isinstance(p, Mapping) else p).lower()
+            for p in index.get("columns") or []
+        )
+        found.append((str(index.get("name")), columns))
+    return found

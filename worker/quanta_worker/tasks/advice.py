@@ -1,0 +1,91 @@
+"""Index advice tasks: advise one query, and the daily refresh of snapshots and advice."""
+
+import logging
+
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from quanta.advice import service
+from quanta.core.config import get_settings
+from quanta.core.crypto import SecretUnreadable
+from quanta.core.db import session_scope
+from quanta.core.tasks import ADVISE_QUERY_TASK, REFRESH_ADVICE_TASK
+from quanta.instances.dsn import InvalidDsn
+from quanta.monitored import MonitoredError
+from quanta_worker.celery_app import app
+from quanta_worker.tasks import session_factory
+
+log = logging.getLogger(__name__)
+
+# What makes one unit of work fail without failing the others: the query, instance or
+# server is not in a state to be advised; the message says why.
+EXPECTED_FAILURES = (
+    service.AdviceUnavailable,
+    service.InstanceNotFound,
+    service.NoConnection,
+    service.QueryNotFound,
+    MonitoredError,
+    InvalidDsn,
+    SecretUnreadable,
+)
+
+
+@app.task(
+    name=ADVISE_QUERY_TASK,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # A locked store is worth retrying, and so is losing a race with a concurrent run for
+    # the same query (IntegrityError: the retry sees its rows); a server that refuses us is
+    # not (logged below).
+    autoretry_for=(OperationalError, IntegrityError),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def advise_query(query_id: str, instance_id: int) -> int:
+    """Advise a query on an instance; returns the number of suggestions stored (-1: failed)."""
+    try:
+        with session_scope(session_factory()) as session:
+            run = service.advise_query(
+                session=session, settings=get_settings(), query_id=query_id, instance_id=instance_id
+            )
+            stored = len(run.suggestions)
+    except EXPECTED_FAILURES as exc:
+        log.warning("advice for query %s on instance %s: %s", query_id, instance_id, exc)
+        return -1
+    log.info("query %s on instance %s: %d suggestions", query_id, instance_id, stored)
+    return stored
+
+
+@app.task(name=REFRESH_ADVICE_TASK, acks_late=True)
+def refresh_advice() -> dict[str, int]:
+    """Per reachable instance: refresh the snapshots of tables with suggestions (re-evaluating
+    on change), then advise its top queries by load. Each unit commits on its own, so one
+    unreachable server or bad query does not hold back the rest."""
+    settings = get_settings()
+    with session_scope(session_factory()) as session:
+        units = service.daily_work(session=session, settings=settings)
+    counts = {"instances": len(units), "advised": 0, "failed": 0}
+    for unit in units:
+        try:
+            with session_scope(session_factory()) as session:
+                service.refresh_suggested_tables(
+                    session=session, settings=settings, instance_id=unit.instance_id
+                )
+        except EXPECTED_FAILURES as exc:
+            log.warning("snapshots of instance %s: %s", unit.instance, exc)
+            counts["failed"] += 1
+            continue
+        for query_id in unit.top_queries:
+            try:
+                with session_scope(session_factory()) as session:
+                    service.advise_query(
+                        session=session,
+                        settings=settings,
+                        query_id=query_id,
+                        instance_id=unit.instance_id,
+                    )
+                counts["advised"] += 1
+            except EXPECTED_FAILURES as exc:
+                log.warning("advice for query %s on %s: %s", query_id, unit.instance, exc)
+                counts["failed"] += 1
+    return counts
