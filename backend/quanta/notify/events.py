@@ -1,0 +1,60 @@
+"""What other domains hand to notify: plain, frozen values with no ORM objects in them.
+
+The advisor builds a `SuggestionNotice` per suggestion and calls
+`quanta.notify.service.publish_suggestion`; annotations build an `ImpactNotice` and call
+`publish_impact`. Both are JSON-friendly so a delivery can keep its own copy.
+"""
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+EventType = Literal["new_suggestion", "annotation_impact"]
+NEW_SUGGESTION: EventType = "new_suggestion"
+ANNOTATION_IMPACT: EventType = "annotation_impact"
+EVENT_TYPES: tuple[EventType, ...] = (NEW_SUGGESTION, ANNOTATION_IMPACT)
+
+
+@dataclass(frozen=True, slots=True)
+class SuggestionNotice:
+    """One index suggestion worth telling a team about.
+
+    `load_share` is the query's share of the instance's load, 0..1. `content_hash` changes
+    whenever the suggestion's substance (DDL, reason, plans) changes: a channel receives the
+    same suggestion again only when it does.
+    """
+
+    suggestion_id: int
+    query_id: str
+    fingerprint: str
+    instance: str
+    table: str
+    load_share: float
+    calls: int
+    ddl: str
+    reason: str
+    content_hash: str
+    plan_before: str | None = None
+    plan_after: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The notice as JSON primitives."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ImpactNotice:
+    """Regressions found after an annotation (deploy, schema change).
+
+    Each regression is a small dict, e.g. {"query_id": ..., "fingerprint": ...,
+    "metric": "load", "before": 0.2, "after": 1.4, "change": 6.0}; builders show the keys
+    they know and ignore the rest.
+    """
+
+    annotation_id: int
+    text: str
+    instance_names: list[str] = field(default_factory=list)
+    regressions: list[dict[str, object]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """The notice as JSON primitives."""
+        return asdict(self)

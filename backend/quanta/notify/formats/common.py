@@ -1,0 +1,161 @@
+"""Text pieces every chat format shares: links, numbers, shortened query text, digest lines.
+
+Pure functions over the notices: no I/O, no settings object (the public URL is passed in).
+"""
+
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from quanta.notify.events import ImpactNotice, SuggestionNotice
+
+# A fingerprint is shown "short": enough to recognise the query, the link has the rest.
+FINGERPRINT_CHARS = 300
+# Plans are summaries (EXPLAIN access types, rows); longer ones are cut for the message.
+PLAN_CHARS = 500
+# DDL is the point of the message; it is only cut when absurdly long (many columns).
+DDL_CHARS = 1500
+REASON_CHARS = 500
+# An impact message lists the worst regressions; the link shows all of them.
+IMPACT_ROWS = 10
+ELLIPSIS = "…"
+
+# Accent colours: amber for a suggestion (act on it), red for regressions, grey for the rest.
+SUGGESTION_COLOR = 0xE8A317
+IMPACT_COLOR = 0xD93F0B
+NEUTRAL_COLOR = 0x6A737D
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line, cut to at most `limit` characters with an ellipsis when cut.
+
+    >>> shorten("select *\\n  from t", 20)
+    'select * from t'
+    >>> shorten("abcdef", 4)
+    'abc…'
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)] + ELLIPSIS
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` (line breaks kept) cut to at most `limit` characters with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + ELLIPSIS
+
+
+def query_link(public_url: str, query_id: str, instance: str) -> str:
+    """The query's page in the UI, on the instance the notice is about."""
+    return (
+        f"{public_url.rstrip('/')}/queries/{quote(query_id, safe='')}?"
+        f"{urlencode({'instance': instance})}"
+    )
+
+
+def annotation_link(public_url: str, annotation_id: int) -> str:
+    """The annotation's impact view in the UI."""
+    return f"{public_url.rstrip('/')}/annotations/{annotation_id}"
+
+
+def percent(share: float) -> str:
+    """A 0..1 share as a percentage with one decimal: 0.4234 -> '42.3%'."""
+    return f"{share * 100:.1f}%"
+
+
+def calls(count: int) -> str:
+    """A count with thousands separators: 12345 -> '12,345'."""
+    return f"{count:,}"
+
+
+def suggestion_title(notice: SuggestionNotice) -> str:
+    """One line naming what the suggestion is about."""
+    return f"Index suggestion for {notice.table} on {notice.instance}"
+
+
+def impact_title(notice: ImpactNotice) -> str:
+    """One line naming the annotation whose regressions follow."""
+    return f"Regressions after “{shorten(notice.text, 120)}”"
+
+
+def impact_scope(notice: ImpactNotice) -> str:
+    """The instances an annotation covers, for a message."""
+    return ", ".join(notice.instance_names) if notice.instance_names else "all instances"
+
+
+def regression_lines(notice: ImpactNotice) -> list[str]:
+    """One plain line per regression, worst first as given, at most IMPACT_ROWS plus a tail.
+
+    Each regression is a dict; the keys shown are fingerprint (or query_id), instance, metric,
+    before, after and change (a ratio, 0.5 = +50%). Missing keys are left out of the line.
+    """
+    lines = [_regression_line(row) for row in notice.regressions[:IMPACT_ROWS]]
+    hidden = len(notice.regressions) - IMPACT_ROWS
+    if hidden > 0:
+        lines.append(f"… and {hidden} more")
+    if not lines:
+        lines.append("No query regressed.")
+    return lines
+
+
+def _regression_line(row: dict[str, object]) -> str:
+    query = row.get("fingerprint") or row.get("query_id") or "?"
+    line = shorten(str(query), 80)
+    if row.get("instance"):
+        line += f" on {row['instance']}"
+    metric = row.get("metric")
+    before, after = row.get("before"), row.get("after")
+    if metric is not None:
+        line += f": {metric}"
+    if before is not None and after is not None:
+        line += f" {_number(before)} → {_number(after)}"
+    change = row.get("change")
+    if isinstance(change, int | float):
+        line += f" ({change * 100:+.0f}%)"
+    return line
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class DigestItem:
+    """One held message as a digest shows it: a short line and where to read more."""
+
+    event: str
+    text: str
+    link: str
+    notice: dict[str, object]  # the held notice, whole (the JSON webhook passes it on)
+
+
+def digest_item(event: str, payload: dict[str, object], public_url: str) -> DigestItem:
+    """The digest line of a held delivery, from its stored notice."""
+    if event == "new_suggestion":
+        notice = SuggestionNotice(**payload)  # type: ignore[arg-type]
+        text = (
+            f"{notice.instance} · {notice.table} · {percent(notice.load_share)} of load · "
+            f"{shorten(notice.ddl, 160)}"
+        )
+        link = query_link(public_url, notice.query_id, notice.instance)
+        return DigestItem(event, text, link, payload)
+    impact = ImpactNotice(**payload)  # type: ignore[arg-type]
+    text = f"{impact_title(impact)} · {len(impact.regressions)} regressed queries"
+    return DigestItem(event, text, annotation_link(public_url, impact.annotation_id), payload)
+
+
+def digest_title(count: int, per_hour: int) -> str:
+    """The digest's heading: how many messages it rolls up, and why."""
+    noun = "message" if count == 1 else "messages"
+    return f"Quanta digest: {count} {noun} held back (limit {per_hour} per hour)"
+
+
+def check_text(channel_name: str, public_url: str) -> str:
+    """The body of a "send test message"."""
+    return (
+        f"Quanta test message: channel “{channel_name}” is connected. Index suggestions "
+        f"will link to {public_url.rstrip('/')}."
+    )

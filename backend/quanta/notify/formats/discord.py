@@ -1,0 +1,96 @@
+"""Discord messages: one embed per message (title, url, description, fields, color).
+
+Limits from Discord's embed reference: title 256 characters, description 4096, 25 fields,
+field name 256 and value 1024, 6000 characters over the whole embed. `allowed_mentions`
+is emptied so query text such as `@everyone` can never ping anyone.
+"""
+
+from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.formats.common import (
+    DDL_CHARS,
+    FINGERPRINT_CHARS,
+    IMPACT_COLOR,
+    NEUTRAL_COLOR,
+    PLAN_CHARS,
+    REASON_CHARS,
+    SUGGESTION_COLOR,
+    DigestItem,
+    calls,
+    cut,
+    impact_scope,
+    impact_title,
+    percent,
+    regression_lines,
+    shorten,
+    suggestion_title,
+)
+
+TITLE_CHARS = 256
+DESCRIPTION_CHARS = 4096
+FIELD_VALUE_CHARS = 1024
+NO_MENTIONS: dict[str, list[str]] = {"parse": []}
+
+Message = dict[str, object]
+
+
+def _field(name: str, value: str, *, inline: bool) -> dict[str, object]:
+    return {"name": name, "value": cut(value, FIELD_VALUE_CHARS), "inline": inline}
+
+
+def _message(embed: dict[str, object]) -> Message:
+    return {"embeds": [embed], "allowed_mentions": NO_MENTIONS}
+
+
+def suggestion(notice: SuggestionNotice, link: str) -> Message:
+    """A suggestion: the DDL as an sql block in the description, facts as fields."""
+    description = f"```sql\n{cut(notice.ddl, DDL_CHARS)}\n```\n{cut(notice.reason, REASON_CHARS)}"
+    fields = [
+        _field("Query", f"`{shorten(notice.fingerprint, FINGERPRINT_CHARS)}`", inline=False),
+        _field("Instance", notice.instance, inline=True),
+        _field("Load share", percent(notice.load_share), inline=True),
+        _field("Calls", calls(notice.calls), inline=True),
+    ]
+    if notice.plan_after is not None:
+        if notice.plan_before is not None:
+            fields.append(_field("Plan before", cut(notice.plan_before, PLAN_CHARS), inline=False))
+        fields.append(_field("Plan after", cut(notice.plan_after, PLAN_CHARS), inline=False))
+    return _message(
+        {
+            "title": shorten(suggestion_title(notice), TITLE_CHARS),
+            "url": link,
+            "description": cut(description, DESCRIPTION_CHARS),
+            "color": SUGGESTION_COLOR,
+            "fields": fields,
+        }
+    )
+
+
+def impact(notice: ImpactNotice, link: str) -> Message:
+    """An annotation's regressions as a bulleted description."""
+    lines = "\n".join(f"- {line}" for line in regression_lines(notice))
+    return _message(
+        {
+            "title": shorten(impact_title(notice), TITLE_CHARS),
+            "url": link,
+            "description": cut(lines, DESCRIPTION_CHARS),
+            "color": IMPACT_COLOR,
+            "fields": [_field("Instances", impact_scope(notice), inline=False)],
+        }
+    )
+
+
+def digest(title: str, items: list[DigestItem]) -> Message:
+    """The rate limit's overflow: linked lines in the description, cut at Discord's limit."""
+    lines = "\n".join(f"- [{item.text}]({item.link})" for item in items)
+    return _message(
+        {
+            "title": shorten(title, TITLE_CHARS),
+            "description": cut(lines, DESCRIPTION_CHARS),
+            "color": NEUTRAL_COLOR,
+        }
+    )
+
+
+def check(text: str) -> Message:
+    """The "send test message" body."""
+    return {"content": text, "allowed_mentions": NO_MENTIONS}

@@ -1,0 +1,97 @@
+"""Mattermost messages: Slack-style `attachments` (fallback, color, title, title_link, text,
+fields), the format Mattermost incoming webhooks render natively.
+
+Mattermost posts hold up to 16383 characters; the per-field cuts in common.py keep us below.
+"""
+
+from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.formats.common import (
+    DDL_CHARS,
+    FINGERPRINT_CHARS,
+    IMPACT_COLOR,
+    NEUTRAL_COLOR,
+    PLAN_CHARS,
+    REASON_CHARS,
+    SUGGESTION_COLOR,
+    DigestItem,
+    calls,
+    cut,
+    impact_scope,
+    impact_title,
+    percent,
+    regression_lines,
+    shorten,
+    suggestion_title,
+)
+
+MAX_DIGEST_ROWS = 100
+
+Message = dict[str, object]
+
+
+def _color(rgb: int) -> str:
+    return f"#{rgb:06X}"
+
+
+def _field(title: str, value: str, *, short: bool = True) -> dict[str, object]:
+    return {"title": title, "value": value, "short": short}
+
+
+def suggestion(notice: SuggestionNotice, link: str) -> Message:
+    """A suggestion as one attachment: query and DDL in code, facts as short fields."""
+    text = (
+        f"`{shorten(notice.fingerprint, FINGERPRINT_CHARS)}`\n"
+        f"```sql\n{cut(notice.ddl, DDL_CHARS)}\n```\n"
+        f"**Why:** {cut(notice.reason, REASON_CHARS)}"
+    )
+    fields = [
+        _field("Instance", notice.instance),
+        _field("Table", notice.table),
+        _field("Load share", percent(notice.load_share)),
+        _field("Calls", calls(notice.calls)),
+    ]
+    if notice.plan_after is not None:
+        if notice.plan_before is not None:
+            fields.append(_field("Plan before", cut(notice.plan_before, PLAN_CHARS), short=False))
+        fields.append(_field("Plan after", cut(notice.plan_after, PLAN_CHARS), short=False))
+    attachment = {
+        "fallback": f"{suggestion_title(notice)}: {shorten(notice.ddl, 200)}",
+        "color": _color(SUGGESTION_COLOR),
+        "title": suggestion_title(notice),
+        "title_link": link,
+        "text": text,
+        "fields": fields,
+    }
+    return {"attachments": [attachment]}
+
+
+def impact(notice: ImpactNotice, link: str) -> Message:
+    """An annotation's regressions as a bulleted attachment."""
+    attachment = {
+        "fallback": impact_title(notice),
+        "color": _color(IMPACT_COLOR),
+        "title": impact_title(notice),
+        "title_link": link,
+        "text": "\n".join(f"- {line}" for line in regression_lines(notice)),
+        "fields": [_field("Instances", impact_scope(notice), short=False)],
+    }
+    return {"attachments": [attachment]}
+
+
+def digest(title: str, items: list[DigestItem]) -> Message:
+    """The rate limit's overflow as one attachment listing linked lines."""
+    lines = [f"- {item.text} [Open]({item.link})" for item in items[:MAX_DIGEST_ROWS]]
+    if len(items) > MAX_DIGEST_ROWS:
+        lines.append(f"… and {len(items) - MAX_DIGEST_ROWS} more")
+    attachment = {
+        "fallback": title,
+        "color": _color(NEUTRAL_COLOR),
+        "title": title,
+        "text": "\n".join(lines),
+    }
+    return {"attachments": [attachment]}
+
+
+def check(text: str) -> Message:
+    """The "send test message" body."""
+    return {"text": text}

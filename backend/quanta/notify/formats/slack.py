@@ -1,0 +1,120 @@
+"""Slack messages as Block Kit (incoming webhooks accept `text` + `blocks`).
+
+Limits from Slack's Block Kit reference: header text 150 characters, section text 3000,
+section fields 10 items of 2000, context 10 elements, button text 75, button url 3000,
+50 blocks per message. `text` is the notification fallback shown where blocks are not.
+"""
+
+from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.formats.common import (
+    DDL_CHARS,
+    FINGERPRINT_CHARS,
+    PLAN_CHARS,
+    REASON_CHARS,
+    DigestItem,
+    calls,
+    cut,
+    impact_scope,
+    impact_title,
+    percent,
+    regression_lines,
+    shorten,
+    suggestion_title,
+)
+
+HEADER_CHARS = 150
+SECTION_CHARS = 3000
+MAX_BLOCKS = 50
+
+Message = dict[str, object]
+
+
+def escape(text: str) -> str:
+    """Escape the three characters mrkdwn reserves for links and mentions (`<`, `>`, `&`)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _mrkdwn(text: str) -> dict[str, str]:
+    return {"type": "mrkdwn", "text": text}
+
+
+def _header(text: str) -> dict[str, object]:
+    return {"type": "header", "text": {"type": "plain_text", "text": shorten(text, HEADER_CHARS)}}
+
+
+def _button(text: str, url: str) -> dict[str, object]:
+    return {
+        "type": "actions",
+        "elements": [
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": text},
+                "url": url,
+                "action_id": "open_in_quanta",
+            }
+        ],
+    }
+
+
+def suggestion(notice: SuggestionNotice, link: str) -> Message:
+    """A suggestion: header, query, facts, DDL, reason, plans when validated, a link button."""
+    fingerprint = escape(shorten(notice.fingerprint, FINGERPRINT_CHARS))
+    blocks: list[object] = [
+        _header(suggestion_title(notice)),
+        {"type": "section", "text": _mrkdwn(f"`{fingerprint}`")},
+        {
+            "type": "section",
+            "fields": [
+                _mrkdwn(f"*Instance*\n{escape(notice.instance)}"),
+                _mrkdwn(f"*Load share*\n{percent(notice.load_share)}"),
+                _mrkdwn(f"*Calls*\n{calls(notice.calls)}"),
+                _mrkdwn(f"*Table*\n{escape(notice.table)}"),
+            ],
+        },
+        {"type": "section", "text": _mrkdwn(f"```{escape(cut(notice.ddl, DDL_CHARS))}```")},
+        {"type": "section", "text": _mrkdwn(f"*Why:* {escape(cut(notice.reason, REASON_CHARS))}")},
+    ]
+    if notice.plan_after is not None:
+        # Only a validated suggestion (index tried on a scratch copy) has a plan after.
+        elements = []
+        if notice.plan_before is not None:
+            elements.append(
+                _mrkdwn(f"*Plan before:* {escape(cut(notice.plan_before, PLAN_CHARS))}")
+            )
+        elements.append(_mrkdwn(f"*Plan after:* {escape(cut(notice.plan_after, PLAN_CHARS))}"))
+        blocks.append({"type": "context", "elements": elements})
+    blocks.append(_button("Open query in Quanta", link))
+    fallback = (
+        f"{suggestion_title(notice)} ({percent(notice.load_share)} of load): "
+        f"{shorten(notice.ddl, 200)}"
+    )
+    return {"text": fallback, "blocks": blocks}
+
+
+def impact(notice: ImpactNotice, link: str) -> Message:
+    """An annotation's regressions as a bulleted section and a link button."""
+    bullets = "\n".join(f"• {escape(line)}" for line in regression_lines(notice))
+    blocks: list[object] = [
+        _header(impact_title(notice)),
+        {"type": "context", "elements": [_mrkdwn(f"Instances: {escape(impact_scope(notice))}")]},
+        {"type": "section", "text": _mrkdwn(cut(bullets, SECTION_CHARS))},
+        _button("Open impact in Quanta", link),
+    ]
+    return {"text": impact_title(notice), "blocks": blocks}
+
+
+def digest(title: str, items: list[DigestItem]) -> Message:
+    """The rate limit's overflow: one section per item, each linking to its page."""
+    blocks: list[object] = [_header(title)]
+    for item in items[: MAX_BLOCKS - 2]:
+        text = f"• {escape(item.text)} <{item.link}|Open>"
+        blocks.append({"type": "section", "text": _mrkdwn(cut(text, SECTION_CHARS))})
+    hidden = len(items) - (MAX_BLOCKS - 2)
+    if hidden > 0:
+        blocks.append({"type": "context", "elements": [_mrkdwn(f"… and {hidden} more")]})
+    return {"text": title, "blocks": blocks}
+
+
+def check(text: str) -> Message:
+    """The "send test message" body."""
+    return {"text": text, "blocks": [{"type": "section", "text": _mrkdwn(escape(text))}]}

@@ -1,0 +1,114 @@
+"""Microsoft Teams messages: an Adaptive Card (schema 1.4) in a `message` attachment.
+
+This is the shape Teams incoming webhooks and Workflows ("Post to a channel when a webhook
+request is received") both accept. Teams caps a message at about 28 KB, which the per-field
+cuts in common.py keep us far below.
+"""
+
+from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.formats.common import (
+    DDL_CHARS,
+    FINGERPRINT_CHARS,
+    PLAN_CHARS,
+    REASON_CHARS,
+    DigestItem,
+    calls,
+    cut,
+    impact_scope,
+    impact_title,
+    percent,
+    regression_lines,
+    shorten,
+    suggestion_title,
+)
+
+CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
+CARD_SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
+CARD_VERSION = "1.4"
+MAX_DIGEST_ROWS = 50
+
+Message = dict[str, object]
+
+
+def _text(text: str, **style: object) -> dict[str, object]:
+    return {"type": "TextBlock", "text": text, "wrap": True, **style}
+
+
+def _breaks(text: str) -> str:
+    """Teams renders a single newline in a TextBlock as a space; it needs a blank line."""
+    return text.replace("\n", "\n\n")
+
+
+def _title(text: str) -> dict[str, object]:
+    return _text(text, size="Medium", weight="Bolder")
+
+
+def _card(body: list[object], actions: list[object]) -> Message:
+    content: dict[str, object] = {
+        "$schema": CARD_SCHEMA,
+        "type": "AdaptiveCard",
+        "version": CARD_VERSION,
+        "body": body,
+        "msteams": {"width": "Full"},
+    }
+    if actions:
+        content["actions"] = actions
+    return {
+        "type": "message",
+        "attachments": [{"contentType": CARD_CONTENT_TYPE, "contentUrl": None, "content": content}],
+    }
+
+
+def _open(title: str, url: str) -> dict[str, object]:
+    return {"type": "Action.OpenUrl", "title": title, "url": url}
+
+
+def suggestion(notice: SuggestionNotice, link: str) -> Message:
+    """A suggestion: title, query, facts, DDL, reason, plans when validated, an Open action."""
+    body: list[object] = [
+        _title(suggestion_title(notice)),
+        _text(shorten(notice.fingerprint, FINGERPRINT_CHARS), fontType="Monospace"),
+        {
+            "type": "FactSet",
+            "facts": [
+                {"title": "Instance", "value": notice.instance},
+                {"title": "Table", "value": notice.table},
+                {"title": "Load share", "value": percent(notice.load_share)},
+                {"title": "Calls", "value": calls(notice.calls)},
+            ],
+        },
+        _text("Suggested index", weight="Bolder"),
+        _text(_breaks(cut(notice.ddl, DDL_CHARS)), fontType="Monospace"),
+        _text(cut(notice.reason, REASON_CHARS)),
+    ]
+    if notice.plan_after is not None:
+        if notice.plan_before is not None:
+            before = _breaks(cut(notice.plan_before, PLAN_CHARS))
+            body.append(_text(f"Plan before: {before}", isSubtle=True))
+        after = _breaks(cut(notice.plan_after, PLAN_CHARS))
+        body.append(_text(f"Plan after: {after}", isSubtle=True))
+    return _card(body, [_open("Open query in Quanta", link)])
+
+
+def impact(notice: ImpactNotice, link: str) -> Message:
+    """An annotation's regressions, one line each."""
+    body: list[object] = [
+        _title(impact_title(notice)),
+        _text(f"Instances: {impact_scope(notice)}", isSubtle=True),
+        *(_text(f"- {line}") for line in regression_lines(notice)),
+    ]
+    return _card(body, [_open("Open impact in Quanta", link)])
+
+
+def digest(title: str, items: list[DigestItem]) -> Message:
+    """The rate limit's overflow, one line each with a markdown link."""
+    body: list[object] = [_title(title)]
+    body += [_text(f"- {item.text} [Open]({item.link})") for item in items[:MAX_DIGEST_ROWS]]
+    if len(items) > MAX_DIGEST_ROWS:
+        body.append(_text(f"… and {len(items) - MAX_DIGEST_ROWS} more", isSubtle=True))
+    return _card(body, [])
+
+
+def check(text: str) -> Message:
+    """The "send test message" body."""
+    return _card([_text(text)], [])

@@ -1,0 +1,136 @@
+"""HTTP endpoints of chat channels (admin only)."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Response, status
+
+from quanta.deps import AUTH_RESPONSES, AdminPrincipal, ErrorDetail, SessionDep, SettingsDep
+from quanta.notify import service
+from quanta.notify.models import DeliveryStatus
+from quanta.notify.schemas import (
+    ChannelCreate,
+    ChannelOut,
+    ChannelTestResult,
+    ChannelUpdate,
+    DeliveryOut,
+)
+
+MAX_DELIVERIES = 500
+DEFAULT_DELIVERIES = 50
+
+router = APIRouter(prefix="/channels", tags=["channels"], responses={**AUTH_RESPONSES})
+NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorDetail, "description": "No channel with this id."}
+}
+CONFLICT: dict[int | str, dict[str, object]] = {
+    409: {"model": ErrorDetail, "description": "Another channel has this name."}
+}
+
+
+def _not_found(exc: service.ChannelNotFound) -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
+
+
+@router.get("", operation_id="list_channels")
+def list_channels(session: SessionDep, _: AdminPrincipal) -> list[ChannelOut]:
+    """Every chat channel, webhook URLs redacted."""
+    return service.list_channels(session=session)
+
+
+@router.post(
+    "", operation_id="create_channel", status_code=status.HTTP_201_CREATED, responses=CONFLICT
+)
+def create_channel(
+    body: ChannelCreate, session: SessionDep, settings: SettingsDep, _: AdminPrincipal
+) -> ChannelOut:
+    """Add a channel; its webhook URL is stored encrypted and shown redacted."""
+    try:
+        return service.create_channel(session=session, settings=settings, data=body)
+    except service.ChannelConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+
+
+@router.get("/{channel_id}", operation_id="get_channel", responses=NOT_FOUND)
+def get_channel(channel_id: int, session: SessionDep, _: AdminPrincipal) -> ChannelOut:
+    """One channel."""
+    try:
+        return service.get_channel(session=session, channel_id=channel_id)
+    except service.ChannelNotFound as exc:
+        raise _not_found(exc) from exc
+
+
+@router.patch(
+    "/{channel_id}",
+    operation_id="update_channel",
+    responses={
+        **NOT_FOUND,
+        **CONFLICT,
+        422: {"model": ErrorDetail, "description": "Contradictory or invalid settings."},
+    },
+)
+def update_channel(
+    channel_id: int,
+    body: ChannelUpdate,
+    session: SessionDep,
+    settings: SettingsDep,
+    _: AdminPrincipal,
+) -> ChannelOut:
+    """Change some of a channel's settings."""
+    try:
+        return service.update_channel(
+            session=session, settings=settings, channel_id=channel_id, data=body
+        )
+    except service.ChannelNotFound as exc:
+        raise _not_found(exc) from exc
+    except service.ChannelConflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    except service.InvalidChannel as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+
+
+@router.delete(
+    "/{channel_id}",
+    operation_id="delete_channel",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=NOT_FOUND,
+)
+def delete_channel(channel_id: int, session: SessionDep, _: AdminPrincipal) -> Response:
+    """Remove a channel and its delivery history."""
+    try:
+        service.delete_channel(session=session, channel_id=channel_id)
+    except service.ChannelNotFound as exc:
+        raise _not_found(exc) from exc
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/{channel_id}/test", operation_id="send_test_message", responses=NOT_FOUND)
+def send_test_message(
+    channel_id: int, session: SessionDep, settings: SettingsDep, _: AdminPrincipal
+) -> ChannelTestResult:
+    """Send a test message now and report what the service answered (recorded as a delivery)."""
+    try:
+        return service.send_test(session=session, settings=settings, channel_id=channel_id)
+    except service.ChannelNotFound as exc:
+        raise _not_found(exc) from exc
+
+
+@router.get("/{channel_id}/deliveries", operation_id="list_channel_deliveries", responses=NOT_FOUND)
+def list_deliveries(
+    channel_id: int,
+    session: SessionDep,
+    _: AdminPrincipal,
+    delivery_status: Annotated[
+        DeliveryStatus | None, Query(alias="status", description="Only deliveries in this state.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_DELIVERIES)] = DEFAULT_DELIVERIES,
+) -> list[DeliveryOut]:
+    """The channel's deliveries, newest first, each with its attempts (time, status, error)."""
+    try:
+        return service.list_deliveries(
+            session=session,
+            channel_id=channel_id,
+            status=delivery_status.value if delivery_status else None,
+            limit=limit,
+        )
+    except service.ChannelNotFound as exc:
+        raise _not_found(exc) from exc
