@@ -261,22 +261,27 @@ def _primary_buckets(
     *columns: str,
     where: Callable[[Table], list[Any]] | None = None,
 ) -> Any:
-    # Only each instance's primary source counts, so a query both sources saw counts once.
-    needed = tuple(dict.fromkeys(("instance_id", "source", *columns)))
-    buckets = bucket_rows_for_union(segments, *needed, where=where).subquery("b")
-    primary = func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
-    return buckets, and_(Instance.id == buckets.c.instance_id, buckets.c.source == primary)
+    """The buckets of each instance's primary source only, so a query both sources saw
+    counts once. The condition sits in every branch of the union, next to the other
+    filters: a join with the instances instead hid the row counts from the planner."""
+    primary = select(
+        Instance.id, func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
+    )
+
+    def conditions(table: Table) -> list[Any]:
+        own = where(table) if where else []
+        return [*own, tuple_(table.c.instance_id, table.c.source).in_(primary)]
+
+    return bucket_rows_for_union(segments, *columns, where=conditions).subquery("b")
 
 
 def histograms(
     session: Session, segments: Sequence[Segment], query_id: str, instance_id: int | None
 ) -> Sequence[bytes]:
     """The stored histograms of a query in the segments (primary sources only)."""
-    buckets, on = _primary_buckets(segments, "query_id", "histogram")
-    stmt = (
-        select(buckets.c.histogram)
-        .join_from(buckets, Instance, on)
-        .where(buckets.c.query_id == query_id, buckets.c.histogram.is_not(None))
+    buckets = _primary_buckets(segments, "query_id", "histogram")
+    stmt = select(buckets.c.histogram).where(
+        buckets.c.query_id == query_id, buckets.c.histogram.is_not(None)
     )
     if instance_id is not None:
         stmt = stmt.where(buckets.c.instance_id == instance_id)
@@ -344,8 +349,8 @@ _AGGREGATED = (
 )
 
 
-def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> tuple[Any, Any]:
-    """The filtered buckets subquery and its join with the instances (primary sources).
+def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> Any:
+    """The filtered buckets (of primary sources) as a subquery.
 
     The filters go inside each segment's SELECT (see `bucket_rows_for_union`), so an
     instance or a query is read through the bucket tables' indexes.
@@ -366,8 +371,7 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
             where.append(table.c.query_id.in_(_search(flt.search)))
         return where
 
-    buckets, on = _primary_buckets(segments, *columns, where=conditions)
-    return buckets, buckets.join(Instance, on)
+    return _primary_buckets(segments, *columns, where=conditions)
 
 
 def _search(term: str) -> Select[Any]:
@@ -398,12 +402,10 @@ def aggregate(
     query_time_min/max, lock_time_max, one sum per ``SUM_METRICS`` name, and with
     ``count_queries`` (a costly DISTINCT) ``queries``, the number of distinct query ids.
     """
-    buckets, source = _filtered(segments, flt, "query_id", *group_by, *_AGGREGATED)
+    buckets = _filtered(segments, flt, "query_id", *group_by, *_AGGREGATED)
     keys = [buckets.c[name] for name in group_by]
     distinct = [func.count(func.distinct(buckets.c.query_id)).label("queries")]
-    stmt = select(*keys, *_aggregates(buckets), *(distinct if count_queries else [])).select_from(
-        source
-    )
+    stmt = select(*keys, *_aggregates(buckets), *(distinct if count_queries else []))
     if keys:
         stmt = stmt.group_by(*keys)
     return session.execute(stmt).all()
@@ -462,12 +464,9 @@ def per_query(
     # Only the metrics the list shows and the sort key: a narrower scan and aggregate.
     sums = [*LIST_SUMS, *([sort] if sort in SUM_METRICS and sort not in LIST_SUMS else [])]
     columns = ("count", "query_time_sum", "query_time_min", "query_time_max", "lock_time_max")
-    buckets, source = _filtered(
-        segments, flt, "query_id", *columns, *(f"{name}_sum" for name in sums)
-    )
+    buckets = _filtered(segments, flt, "query_id", *columns, *(f"{name}_sum" for name in sums))
     grouped = (
         select(buckets.c.query_id, *_aggregates(buckets, sums))
-        .select_from(source)
         .group_by(buckets.c.query_id)
         .subquery("per_query")
     )
@@ -512,10 +511,9 @@ def load_by_bucket(
     """Query time per query and bucket start of the filtered buckets, for the given queries."""
     if not query_ids:
         return []
-    buckets, source = _filtered(segments, flt, "query_id", "bucket_start", "query_time_sum")
+    buckets = _filtered(segments, flt, "query_id", "bucket_start", "query_time_sum")
     stmt = (
         select(buckets.c.query_id, buckets.c.bucket_start, func.sum(buckets.c.query_time_sum))
-        .select_from(source)
         .where(buckets.c.query_id.in_(query_ids))
         .group_by(buckets.c.query_id, buckets.c.bucket_start)
     )
@@ -532,12 +530,8 @@ def histograms_by(
     """(value of bucket column ``key``, stored histogram) of the filtered buckets."""
     if query_ids is not None and not query_ids:
         return iter(())
-    buckets, source = _filtered(segments, flt, "query_id", key, "histogram")
-    stmt = (
-        select(buckets.c[key], buckets.c.histogram)
-        .select_from(source)
-        .where(buckets.c.histogram.is_not(None))
-    )
+    buckets = _filtered(segments, flt, "query_id", key, "histogram")
+    stmt = select(buckets.c[key], buckets.c.histogram).where(buckets.c.histogram.is_not(None))
     if query_ids is not None:
         stmt = stmt.where(buckets.c.query_id.in_(query_ids))
     return ((value, data) for value, data in session.execute(stmt))
