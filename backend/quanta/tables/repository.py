@@ -33,6 +33,12 @@ def find_many(
     return {row.table_name: row for row in rows}
 
 
+def all_of(session: Session, instance_id: int) -> dict[str, TableSnapshot]:
+    """Every table snapshot of an instance, by table name."""
+    rows = session.scalars(select(TableSnapshot).where(TableSnapshot.instance_id == instance_id))
+    return {row.table_name: row for row in rows}
+
+
 def connected_instances(session: Session) -> list[Instance]:
     """Instances a worker can reach (a DSN is registered), by id.
 

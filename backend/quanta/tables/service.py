@@ -185,13 +185,19 @@ def refresh_tables(
     )
 
 
-def schema_document(*, session: Session, instance_id: int, tables: Iterable[str]) -> dict[str, Any]:
-    """The stored snapshots of ``tables`` as the advisor's JSON (``{"server", "tables"}``).
+def schema_document(
+    *, session: Session, instance_id: int, tables: Iterable[str] | None
+) -> dict[str, Any]:
+    """The stored snapshots of ``tables`` (None: all) as the advisor's JSON.
 
-    Tables never snapshotted are absent; the server is the one of the newest snapshot, None
-    when there is no snapshot at all.
+    The document is ``{"server", "tables"}``. Tables never snapshotted are absent; the
+    server is the one of the newest snapshot, None when there is no snapshot at all.
     """
-    rows = repository.find_many(session, instance_id, qualify_tables(tables, None))
+    rows = (
+        repository.all_of(session, instance_id)
+        if tables is None
+        else repository.find_many(session, instance_id, qualify_tables(tables, None))
+    )
     newest = max(rows.values(), key=lambda r: r.taken_at, default=None)
     server = {"flavor": newest.server_flavor, "version": newest.server_version} if newest else None
     return {"server": server, "tables": {name: row.document for name, row in rows.items()}}
