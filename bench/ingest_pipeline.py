@@ -7,6 +7,9 @@ the start of the import until the last batch is processed and its buckets commit
 batch 'done' and the minute buckets holding every event). In the same run, times
 `pt-query-digest` on the same file. The target is >= 3x pt-query-digest with 2 workers.
 
+It also reports the CPU seconds each part used while the events went through (agent, API,
+worker pool, PostgreSQL), from /proc, to show where the time goes on a shared 2-core box.
+
 Usage: .venv/bin/python bench/ingest_pipeline.py [--events N] [--workers W] [--batch-size B]
 Last line: ``RESULT events_per_s=X speedup_vs_pt=Y``.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -48,8 +52,8 @@ VENV_BIN = Path(sys.executable).parent
 @contextlib.contextmanager
 def quanta_run(
     data_dir: Path, database_url: str, redis_url: str, workers: int
-) -> Iterator[tuple[str, str]]:
-    """`quanta run` on PostgreSQL + Redis; yields (URL, admin token); Ctrl-C after."""
+) -> Iterator[tuple[str, str, int]]:
+    """`quanta run` on PostgreSQL + Redis; yields (URL, admin token, pid); Ctrl-C after."""
     port = free_port()
     env = {
         **os.environ,
@@ -85,7 +89,7 @@ def quanta_run(
                 for line in log_path.read_text().splitlines():
                     if line.startswith(ADMIN_TOKEN_PREFIX):
                         token = line.removeprefix(ADMIN_TOKEN_PREFIX).strip()
-            yield f"http://127.0.0.1:{port}", token
+            yield f"http://127.0.0.1:{port}", token, process.pid
         finally:
             os.killpg(process.pid, signal.SIGINT)
             try:
@@ -103,6 +107,42 @@ def committed(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, int]:
     ).fetchone()
     assert row is not None
     return int(row[0]), int(row[1])  # type: ignore[call-overload]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and of its children it has reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return 0.0
+    fields = stat.rsplit(")", 1)[1].split()
+    ticks = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int) -> list[int]:
+    """The process and all its descendants."""
+    pids, index = [pid], 0
+    while index < len(pids):
+        for task in Path(f"/proc/{pids[index]}/task").glob("*/children"):
+            with contextlib.suppress(FileNotFoundError):
+                pids += [int(child) for child in task.read_text().split()]
+        index += 1
+    return pids
+
+
+def server_cpu(quanta_pid: int, pg_datadir: Path) -> dict[str, float]:
+    """CPU seconds so far of the API, the worker (with its pool), beat and PostgreSQL."""
+    parts = {"api": 0.0, "worker": 0.0, "beat": 0.0, "postgresql": 0.0}
+    for pid in _tree(quanta_pid)[1:]:
+        with contextlib.suppress(FileNotFoundError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            role = next((p for p in ("uvicorn", "worker", "beat") if p.encode() in argv), None)
+            if role:
+                parts["api" if role == "uvicorn" else role] += _cpu_seconds(pid)
+    postmaster = int((pg_datadir / "postmaster.pid").read_text().split()[0])
+    parts["postgresql"] = sum(_cpu_seconds(pid) for pid in _tree(postmaster))
+    return parts
 
 
 def time_pt(log: Path) -> float:
@@ -126,10 +166,16 @@ def time_pipeline(
     """Seconds from the start of the import to the last committed bucket; and the import's."""
     with started_postgres() as pg, started_redis() as redis:
         database_url = pg.create_database("bench")
-        with quanta_run(work / "data", database_url, redis.url, workers) as (url, token):
+        with quanta_run(work / "data", database_url, redis.url, workers) as (
+            url,
+            token,
+            quanta_pid,
+        ):
             httpx.get(url + "/healthz", timeout=10).raise_for_status()
             with pg.connect("bench") as conn:
                 progress: list[str] = []
+                cpu_before = server_cpu(quanta_pid, pg.datadir)
+                agent_before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.monotonic()
                 agent = subprocess.Popen(
                     [str(VENV_BIN / "quanta-agent"), "import", str(log), "--server", url,
@@ -154,7 +200,18 @@ def time_pipeline(
                         raise RuntimeError(f"only {counted} of {events} events committed")
                     time.sleep(POLL_SECONDS)
                 elapsed = time.monotonic() - started
+                agent_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu_after = server_cpu(quanta_pid, pg.datadir)
                 reader.join()
+                cpu = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
+                cpu["agent"] = (agent_after.ru_utime + agent_after.ru_stime) - (
+                    agent_before.ru_utime + agent_before.ru_stime
+                )
+                print(
+                    "CPU seconds while ingesting: "
+                    + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
+                    + f"; {sum(cpu.values()) * 1e6 / events:.0f} us per event in all"
+                )
                 print("agent:", "".join(progress).strip())
                 if counted != events:
                     raise RuntimeError(f"{counted} events committed, {events} imported")
