@@ -360,3 +360,45 @@ def test_filters_list_values_with_their_share(seeded: TestClient) -> None:
     assert [v["value"] for v in body["host"]] == ["web1", "web2"]
     narrowed = get(seeded, "/filters", instance="db2", **TWO_HOURS)
     assert [(v["value"], v["share"]) for v in narrowed["user"]] == [("admin", 1.0)]
+
+
+# -- group_by -------------------------------------------------------------------------------
+
+
+def test_group_by_user_ranks_users_by_load_with_shares_and_sparklines(seeded: TestClient) -> None:
+    body = top(seeded, group_by="user")
+    assert (body["group_by"], body["rows"]) == ("user", [])
+    groups = {g["value"]: g for g in body["groups"]}
+    assert [g["value"] for g in body["groups"]] == ["app", "admin", "batch"]
+    # A's every 4th call (25 of them, 0.01 .. 0.97 s in steps of 0.04) ran as "batch".
+    assert groups["batch"]["query_time"] == pytest.approx(12.25)
+    assert groups["app"]["query_time"] == pytest.approx(A_TIME - 12.25 + C_TIME)
+    assert groups["admin"]["query_time"] == pytest.approx(B_TIME)
+    assert [groups[u]["count"] for u in ("app", "admin", "batch")] == [80, 10, 25]
+    assert sum(g["share"] for g in body["groups"]) == pytest.approx(1.0)
+    assert groups["admin"]["query_time_p95"] == pytest.approx(2.0, rel=ACCURACY)
+    assert body["totals"]["count"] == 115
+    assert body["totals"]["queries"] == 3
+    sparkline = groups["admin"]["sparkline"]
+    assert sum(p["load"] for p in sparkline) * 7200 / len(sparkline) == pytest.approx(B_TIME)
+
+
+def test_group_by_instance_sorts_by_any_metric_and_pages(seeded: TestClient) -> None:
+    by_count = top(seeded, group_by="instance", sort="count", order="asc")
+    assert [(g["value"], g["count"]) for g in by_count["groups"]] == [("db2", 10), ("db1", 105)]
+    by_p99 = top(seeded, group_by="instance", sort="query_time_p99")
+    assert [g["value"] for g in by_p99["groups"]] == ["db1", "db2"]
+    assert by_p99["groups"][0]["query_time_p99"] == pytest.approx(6.0, rel=ACCURACY)
+    second = top(seeded, group_by="schema", limit=1, offset=1)
+    assert [(g["value"], g["load"] * 7200) for g in second["groups"]] == [
+        ("crm", pytest.approx(B_TIME))
+    ]
+    filtered = top(seeded, group_by="host", instance="db1")
+    assert [(g["value"], g["count"]) for g in filtered["groups"]] == [("web1", 105)]
+
+
+def test_unknown_group_by_is_a_400_that_lists_the_choices(seeded: TestClient) -> None:
+    body = get(seeded, "/queries", expect=400, group_by="table", **TWO_HOURS)
+    assert body["detail"] == (
+        "Unknown group_by 'table'; use one of: query, schema, user, host, instance."
+    )

@@ -506,16 +506,21 @@ def query_class(session: Session, query_id: str) -> QueryClass | None:
 
 
 def load_by_bucket(
-    session: Session, segments: Sequence[Segment], flt: BucketFilter, query_ids: Sequence[str]
-) -> Sequence[Row[str, datetime, float]]:
-    """Query time per query and bucket start of the filtered buckets, for the given queries."""
-    if not query_ids:
+    session: Session,
+    segments: Sequence[Segment],
+    flt: BucketFilter,
+    values: Sequence[Any],
+    key: str = "query_id",
+) -> Sequence[Row[Any, datetime, float]]:
+    """Query time per bucket start of the filtered buckets, for these values of bucket
+    column ``key`` (the page's query ids, or the values of a dimension)."""
+    if not values:
         return []
-    buckets = _filtered(segments, flt, "query_id", "bucket_start", "query_time_sum")
+    buckets = _filtered(segments, flt, key, "bucket_start", "query_time_sum")
     stmt = (
-        select(buckets.c.query_id, buckets.c.bucket_start, func.sum(buckets.c.query_time_sum))
-        .where(buckets.c.query_id.in_(query_ids))
-        .group_by(buckets.c.query_id, buckets.c.bucket_start)
+        select(buckets.c[key], buckets.c.bucket_start, func.sum(buckets.c.query_time_sum))
+        .where(buckets.c[key].in_(values))
+        .group_by(buckets.c[key], buckets.c.bucket_start)
     )
     return session.execute(stmt).all()
 

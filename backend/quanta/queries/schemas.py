@@ -56,8 +56,27 @@ class QueryRow(BaseModel):
     flags: QueryFlags | None = None
 
 
+class GroupRow(BaseModel):
+    """One value of the group_by dimension (a schema, user, client host or instance)."""
+
+    value: str = Field(description="The dimension's value ('' when the source gave none).")
+    count: int
+    qps: float
+    query_time: float
+    load: float
+    share: float = Field(description="Fraction (0..1) of the total query time in the range.")
+    query_time_avg: float | None
+    query_time_p95: float | None
+    query_time_p99: float | None
+    query_time_max: float | None
+    rows_examined: int | None
+    rows_sent: int | None
+    sparkline: list[SparkPoint]
+
+
 class TopQueries(BaseModel):
-    """The heaviest queries of a time range, with totals."""
+    """The heaviest queries of a time range, with totals; or, with group_by other than
+    query, the heaviest values of that dimension (in ``groups``, ``rows`` empty)."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -68,6 +87,8 @@ class TopQueries(BaseModel):
     rows: list[QueryRow]
     sort: str = "load"
     order: str = "desc"
+    group_by: str = "query"
+    groups: list[GroupRow] = Field(default_factory=list)
 
 
 class MetricStat(BaseModel):

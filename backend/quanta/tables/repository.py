@@ -2,10 +2,11 @@
 
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from quanta.instances.models import Instance
+from quanta.queries.models import QueryClass
 from quanta.tables.models import TableSnapshot
 
 
@@ -37,6 +38,33 @@ def all_of(session: Session, instance_id: int) -> dict[str, TableSnapshot]:
     """Every table snapshot of an instance, by table name."""
     rows = session.scalars(select(TableSnapshot).where(TableSnapshot.instance_id == instance_id))
     return {row.table_name: row for row in rows}
+
+
+def named(session: Session, names: Sequence[str]) -> list[TableSnapshot]:
+    """Snapshots of these tables on every instance: ``db.table`` exactly, or ``table`` in
+    any database."""
+    wanted = {name.lower() for name in names}
+    if not wanted:
+        return []
+    qualified = [name for name in wanted if "." in name]
+    # Table names never hold '%' or '_' wildcards here unescaped: match the suffix exactly.
+    suffixes = [name for name in wanted if "." not in name]
+    stmt = select(TableSnapshot).where(
+        or_(
+            TableSnapshot.table_name.in_(qualified),
+            *(TableSnapshot.table_name.endswith(f".{name}", autoescape=True) for name in suffixes),
+        )
+    )
+    return list(session.scalars(stmt.order_by(TableSnapshot.table_name, TableSnapshot.instance_id)))
+
+
+def catalog_tables(session: Session, query_id: str) -> list[str] | None:
+    """The tables the query catalog lists for a query; None when the query is unknown.
+
+    Read here rather than through the queries domain, which has no such use case.
+    """
+    row = session.get(QueryClass, query_id)
+    return None if row is None else list(row.tables or [])
 
 
 def connected_instances(session: Session) -> list[Instance]:

@@ -4,7 +4,7 @@ from fastapi import APIRouter, HTTPException, status
 
 from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep
 from quanta.tables import service
-from quanta.tables.schemas import TableSnapshotOut
+from quanta.tables.schemas import QueryTablesOut, TableSnapshotOut
 
 router = APIRouter(tags=["tables"], responses=AUTH_RESPONSES)
 
@@ -26,4 +26,19 @@ def get_table_snapshot(
     except service.InvalidTableName as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
     except (service.InstanceNotFound, service.TableNotSnapshotted) as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+
+
+@router.get(
+    "/queries/{query_id}/tables",
+    operation_id="list_query_tables",
+    responses={404: {"model": ErrorDetail, "description": "No query with this query_id."}},
+)
+def list_query_tables(
+    query_id: str, session: SessionDep, _principal: ReadPrincipal
+) -> QueryTablesOut:
+    """The tables a query references, each with its latest schema snapshot per instance."""
+    try:
+        return service.query_tables(session=session, query_id=query_id)
+    except service.QueryNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc

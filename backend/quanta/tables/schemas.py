@@ -27,3 +27,17 @@ class TableSnapshotOut(BaseModel):
         "primary_key_parts, indexes (with cardinality, sub_part, desc, visible), "
         "functional_indexes."
     )
+
+
+class QueryTableOut(BaseModel):
+    """A table a query references, with its latest snapshot on each instance that has one."""
+
+    name: str = Field(description="As the query writes it (db.table or table).")
+    snapshots: list[TableSnapshotOut]
+
+
+class QueryTablesOut(BaseModel):
+    """The tables a query references (from its fingerprint, parsed with sqlglot)."""
+
+    query_id: str
+    tables: list[QueryTableOut]

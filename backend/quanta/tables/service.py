@@ -24,7 +24,7 @@ from quanta.instances.service import connection_options, get_instance, monitored
 from quanta.monitored import schema_snapshot
 from quanta.tables import repository
 from quanta.tables.models import TableSnapshot
-from quanta.tables.schemas import ServerOut, TableSnapshotOut
+from quanta.tables.schemas import QueryTableOut, QueryTablesOut, ServerOut, TableSnapshotOut
 
 
 class InstanceNotFound(LookupError):
@@ -222,15 +222,7 @@ def table_snapshot(*, session: Session, instance_id: int, table: str) -> TableSn
             "taken when a query touching the table is advised (POST "
             "/api/v1/queries/{query_id}/suggestions) and daily for the top queries."
         )
-    return TableSnapshotOut(
-        instance_id=instance_id,
-        table=row.table_name,
-        taken_at=row.taken_at,
-        changed_at=row.changed_at,
-        content_hash=row.content_hash,
-        server=ServerOut(flavor=row.server_flavor, version=row.server_version),
-        document=row.document,
-    )
+    return _snapshot_out(row)
 
 
 def indexes_of(document: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
@@ -246,3 +238,37 @@ def indexes_of(document: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]
         )
         found.append((str(index.get("name")), columns))
     return found
+
+
+class QueryNotFound(LookupError):
+    """No query with that id in the catalog."""
+
+
+def query_tables(*, session: Session, query_id: str) -> QueryTablesOut:
+    """The tables a query references, each with its latest snapshot per instance."""
+    tables = repository.catalog_tables(session, query_id)
+    if tables is None:
+        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    snapshots = repository.named(session, tables)
+    out = []
+    for name in tables:
+        wanted = name.lower().strip("`")
+        mine = [
+            _snapshot_out(row)
+            for row in snapshots
+            if row.table_name == wanted or row.table_name.split(".", 1)[1] == wanted
+        ]
+        out.append(QueryTableOut(name=name, snapshots=mine))
+    return QueryTablesOut(query_id=query_id, tables=out)
+
+
+def _snapshot_out(row: TableSnapshot) -> TableSnapshotOut:
+    return TableSnapshotOut(
+        instance_id=row.instance_id,
+        table=row.table_name,
+        taken_at=row.taken_at,
+        changed_at=row.changed_at,
+        content_hash=row.content_hash,
+        server=ServerOut(flavor=row.server_flavor, version=row.server_version),
+        document=row.document,
+    )
