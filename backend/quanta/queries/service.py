@@ -258,7 +258,7 @@ def top_queries(
     )
     total_time = total.query_time
     page_ids = [r.query_id for r in rows]
-    merged = _merged_histograms(session, segments, flt, "query_id", page_ids)
+    merged = merged_histograms(session, segments, flt, "query_id", page_ids)
     slots = plan_slots(window.start, window.end, sparkline_points)
     points_by_query: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
     for query_id, start, query_time in repository.load_by_bucket(session, segments, flt, page_ids):
@@ -367,7 +367,7 @@ def query_detail(
     segments = read_plan(settings=settings, window=window)
     (row,) = repository.aggregate(session, segments, mine)
     (everything,) = repository.aggregate(session, segments, base)
-    histogram = _merged_histograms(session, segments, mine, "query_id", [query_id]).get(query_id)
+    histogram = merged_histograms(session, segments, mine, "query_id", [query_id]).get(query_id)
     seconds = window.seconds
     count = row.calls or 0
     query_time = row.query_time or 0.0
@@ -479,7 +479,7 @@ def _by_percentile(
     for start in range(0, len(candidates), PERCENTILE_CHUNK):
         chunk = candidates[start : start + PERCENTILE_CHUNK]
         ids = [r.query_id for r in chunk]
-        merged = _merged_histograms(session, segments, flt, "query_id", ids)
+        merged = merged_histograms(session, segments, flt, "query_id", ids)
         for query_id in ids:
             histogram = merged.get(query_id)
             values[query_id] = histogram.quantile(q) if histogram else None
@@ -498,13 +498,14 @@ def _by_percentile(
     return sorted(candidates, key=rank)
 
 
-def _merged_histograms(
+def merged_histograms(
     session: Session,
     segments: list[Segment],
     flt: repository.BucketFilter,
     key: str,
     query_ids: list[str] | None,
 ) -> dict[Any, LatencyHistogram]:
+    """The filtered buckets' histograms merged per value of bucket column ``key``."""
     merged: dict[Any, LatencyHistogram] = defaultdict(LatencyHistogram)
     for value, data in repository.histograms_by(session, segments, flt, key, query_ids):
         merged[value].merge_bytes(data)
@@ -555,7 +556,7 @@ def _series(
     first = floor_to(window.start, resolution)
     segments = [Segment(resolution, first, window.end)]
     rows = {r[0]: r for r in repository.aggregate(session, segments, flt, ["bucket_start"])}
-    merged = _merged_histograms(session, segments, flt, "bucket_start", None)
+    merged = merged_histograms(session, segments, flt, "bucket_start", None)
     width = resolution.width
     points = []
     ts = first
