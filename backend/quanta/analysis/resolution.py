@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -33,6 +33,7 @@ __all__ = [
     "floor_to",
     "plan_reads",
     "series_resolution",
+    "width_at",
 ]
 
 
@@ -92,6 +93,18 @@ class Segment:
     resolution: Resolution
     start: datetime
     end: datetime
+
+
+def width_at(segments: Sequence[Segment]) -> Callable[[datetime], timedelta]:
+    """The bucket width at a bucket start, from the segment that read it."""
+
+    def width(start: datetime) -> timedelta:
+        for segment in segments:
+            if segment.start <= start < segment.end:
+                return segment.resolution.width
+        return Resolution.MINUTE.width
+
+    return width
 
 
 def plan_reads(

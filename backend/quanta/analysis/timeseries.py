@@ -1,6 +1,6 @@
 """Shape sparse per-minute sums into evenly spaced series for charts."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -41,19 +41,39 @@ def plan_slots(start: datetime, end: datetime, max_points: int) -> Slots:
 
 
 def load_series(
-    points: Iterable[tuple[datetime, float]], slots: Slots
+    points: Iterable[tuple[datetime, float]],
+    slots: Slots,
+    bucket_width: Callable[[datetime], timedelta] = lambda _start: MINUTE,
 ) -> list[tuple[datetime, float]]:
     """Average active sessions per slot from (bucket start, query time sum) points; gaps are 0.
+
+    A bucket wider than a slot (an hour bucket under 24-minute slots) is spread evenly over
+    the slots it covers: what it holds is known only at its own resolution, and putting it
+    all in one slot would draw a spike followed by empty slots.
 
     Example:
         >>> s = Slots(datetime(2026, 1, 1), timedelta(minutes=2), 2)
         >>> load_series([(datetime(2026, 1, 1, 0, 1), 60.0)], s)[0][1]
         0.5
+        >>> [load for _, load in load_series(
+        ...     [(datetime(2026, 1, 1), 240.0)], s, lambda _start: timedelta(minutes=4))]
+        [1.0, 1.0]
     """
     sums = [0.0] * slots.count
     for ts, query_time in points:
-        slot = slots.index(ts)
-        if slot is not None:
-            sums[slot] += query_time
+        width = bucket_width(ts)
+        if width <= slots.width:
+            slot = slots.index(ts)
+            if slot is not None:
+                sums[slot] += query_time
+            continue
+        end = ts + width
+        first = max(0, (ts - slots.start) // slots.width)
+        for slot in range(first, slots.count):
+            low = max(ts, slots.start + slot * slots.width)
+            high = min(end, slots.start + (slot + 1) * slots.width)
+            if high <= low:
+                break
+            sums[slot] += query_time * ((high - low) / width)
     seconds = slots.width.total_seconds()
     return [(ts, total / seconds) for ts, total in zip(slots.starts(), sums, strict=True)]

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from quanta.analysis.resolution import Segment, width_at
 from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core.config import Settings
 from quanta.queries import repository
@@ -142,7 +143,7 @@ def _sort_key(
 
 def _load_series(
     session: Session,
-    segments: list[Any],
+    segments: list[Segment],
     flt: repository.BucketFilter,
     column: str,
     values: list[Any],
@@ -156,6 +157,9 @@ def _load_series(
     ):
         by_value[value].append((start, query_time))
     return {
-        value: [SparkPoint(ts=ts, load=load) for ts, load in load_series(by_value[value], slots)]
+        value: [
+            SparkPoint(ts=ts, load=load)
+            for ts, load in load_series(by_value[value], slots, width_at(segments))
+        ]
         for value in values
     }

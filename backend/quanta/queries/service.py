@@ -30,6 +30,7 @@ from quanta.analysis.resolution import (
     floor_to,
     plan_reads,
     series_resolution,
+    width_at,
 )
 from quanta.analysis.statement import describe_statement
 from quanta.analysis.timeseries import load_series, plan_slots
@@ -260,6 +261,7 @@ def top_queries(
     page_ids = [r.query_id for r in rows]
     merged = merged_histograms(session, segments, flt, "query_id", page_ids)
     slots = plan_slots(window.start, window.end, sparkline_points)
+    widths = width_at(segments)
     points_by_query: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
     for query_id, start, query_time in repository.load_by_bucket(session, segments, flt, page_ids):
         points_by_query[query_id].append((start, query_time))
@@ -293,7 +295,7 @@ def top_queries(
                 ),
                 sparkline=[
                     SparkPoint(ts=ts, load=load)
-                    for ts, load in load_series(points_by_query[r.query_id], slots)
+                    for ts, load in load_series(points_by_query[r.query_id], slots, widths)
                 ],
             )
         )
