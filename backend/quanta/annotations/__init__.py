@@ -1,0 +1,1 @@
+"""Annotations: deploys and schema changes marked on the timeline, and their measured impact."""

@@ -1,0 +1,189 @@
+"""SQL statements of the annotations domain (annotations, and the buckets their impact reads)."""
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, func, literal, or_, select
+from sqlalchemy.orm import Session
+
+from quanta.analysis.resolution import Resolution
+from quanta.annotations.models import Annotation, AnnotationInstance, AnnotationTag
+from quanta.instances.models import Instance
+from quanta.queries.models import BUCKET_MODELS, QueryClass
+
+# The source whose buckets count for an instance that has not chosen one yet (the same
+# default as the query analytics reads).
+DEFAULT_PRIMARY_SOURCE = "slowlog"
+# Query ids per IN list: bounded statements whatever the number of queries.
+IN_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotationRow:
+    """An annotation with its tags and instance names."""
+
+    annotation: Annotation
+    tags: list[str]
+    instances: list[str]
+
+
+def instance_ids_by_name(session: Session, names: Sequence[str]) -> dict[str, int]:
+    """The ids of the instances among ``names`` that exist."""
+    if not names:
+        return {}
+    stmt = select(Instance.name, Instance.id).where(Instance.name.in_(names))
+    return dict(session.execute(stmt).all())
+
+
+def instance_names(session: Session) -> list[str]:
+    """Every instance's name, sorted."""
+    return list(session.scalars(select(Instance.name).order_by(Instance.name)))
+
+
+def add_annotation(
+    session: Session, annotation: Annotation, tags: Sequence[str], instance_ids: Sequence[int]
+) -> None:
+    """Insert an annotation with its tags and instances (flushed, not committed)."""
+    session.add(annotation)
+    session.flush()
+    session.add_all(AnnotationTag(annotation_id=annotation.id, tag=tag) for tag in tags)
+    session.add_all(
+        AnnotationInstance(annotation_id=annotation.id, instance_id=i) for i in instance_ids
+    )
+    session.flush()
+
+
+def get_annotation(session: Session, annotation_id: int) -> AnnotationRow | None:
+    """One annotation with its tags and instances, or None."""
+    annotation = session.get(Annotation, annotation_id)
+    if annotation is None:
+        return None
+    return next(_with_details(session, [annotation]))
+
+
+def list_annotations(
+    session: Session,
+    *,
+    start: datetime,
+    end: datetime,
+    instance: str | None,
+    tags: Sequence[str],
+) -> list[AnnotationRow]:
+    """Annotations overlapping [start, end), oldest first, optionally filtered.
+
+    ``instance``: only those about this instance or about all instances. ``tags``: only
+    those carrying at least one of them.
+    """
+    stmt = select(Annotation).where(
+        Annotation.time < end, func.coalesce(Annotation.end_time, Annotation.time) >= start
+    )
+    if instance is not None:
+        mine = (
+            select(AnnotationInstance.annotation_id)
+            .join(Instance, Instance.id == AnnotationInstance.instance_id)
+            .where(Instance.name == instance)
+        )
+        any_instance = select(AnnotationInstance.annotation_id)
+        stmt = stmt.where(or_(Annotation.id.in_(mine), Annotation.id.not_in(any_instance)))
+    if tags:
+        tagged = select(AnnotationTag.annotation_id).where(AnnotationTag.tag.in_(tags))
+        stmt = stmt.where(Annotation.id.in_(tagged))
+    stmt = stmt.order_by(Annotation.time, Annotation.id)
+    return list(_with_details(session, list(session.scalars(stmt))))
+
+
+def _with_details(session: Session, annotations: list[Annotation]) -> Iterator[AnnotationRow]:
+    # Two reads for the whole list, not two per annotation.
+    ids = [a.id for a in annotations]
+    tags: dict[int, list[str]] = defaultdict(list)
+    names: dict[int, list[str]] = defaultdict(list)
+    if ids:
+        for annotation_id, tag in session.execute(
+            select(AnnotationTag.annotation_id, AnnotationTag.tag)
+            .where(AnnotationTag.annotation_id.in_(ids))
+            .order_by(AnnotationTag.tag)
+        ):
+            tags[annotation_id].append(tag)
+        for annotation_id, name in session.execute(
+            select(AnnotationInstance.annotation_id, Instance.name)
+            .join(Instance, Instance.id == AnnotationInstance.instance_id)
+            .where(AnnotationInstance.annotation_id.in_(ids))
+            .order_by(Instance.name)
+        ):
+            names[annotation_id].append(name)
+    for a in annotations:
+        yield AnnotationRow(a, tags[a.id], names[a.id])
+
+
+def annotation_instance_ids(session: Session, annotation_id: int) -> list[int]:
+    """The ids of the instances an annotation names (empty: all)."""
+    stmt = select(AnnotationInstance.instance_id).where(
+        AnnotationInstance.annotation_id == annotation_id
+    )
+    return list(session.scalars(stmt))
+
+
+def delete_annotation(session: Session, annotation_id: int) -> None:
+    """Delete an annotation and its tags and instances (children first: SQLite may not
+    enforce ON DELETE CASCADE)."""
+    session.execute(delete(AnnotationTag).where(AnnotationTag.annotation_id == annotation_id))
+    session.execute(
+        delete(AnnotationInstance).where(AnnotationInstance.annotation_id == annotation_id)
+    )
+    session.execute(delete(Annotation).where(Annotation.id == annotation_id))
+
+
+def impact_buckets(
+    session: Session,
+    *,
+    resolution: Resolution,
+    ranges: Sequence[tuple[datetime, datetime]],
+    instance_ids: Sequence[int],
+) -> Iterator[Any]:
+    """Primary-source buckets of ``resolution`` starting in any of ``ranges``.
+
+    Rows: query_id, instance_id, bucket_start, count, query_time_sum, rows_examined_sum,
+    histogram, of the instances ``instance_ids``. The bucket rows are summed by the caller:
+    histograms cannot be merged by SQL.
+    """
+    table = BUCKET_MODELS[resolution].__table__
+    b = table.c
+    primary = func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
+    stmt = (
+        select(
+            b.query_id,
+            b.instance_id,
+            b.bucket_start,
+            b.count,
+            b.query_time_sum,
+            b.rows_examined_sum,
+            b.histogram,
+        )
+        .join(Instance, and_(Instance.id == b.instance_id, b.source == primary))
+        .where(b.instance_id.in_(instance_ids))
+    )
+    if not instance_ids:
+        return
+    # One statement per range: each is an index range (instance, bucket_start) of the key.
+    for lo, hi in ranges:
+        yield from session.execute(stmt.where(b.bucket_start >= lo, b.bucket_start < hi))
+
+
+def fingerprints(session: Session, query_ids: Sequence[str]) -> dict[str, str]:
+    """The fingerprint of each of ``query_ids`` in the catalog."""
+    out: dict[str, str] = {}
+    ids = list(query_ids)
+    for i in range(0, len(ids), IN_CHUNK):
+        stmt = select(QueryClass.query_id, QueryClass.fingerprint).where(
+            QueryClass.query_id.in_(ids[i : i + IN_CHUNK])
+        )
+        out.update(session.execute(stmt).all())
+    return out
+
+
+def instance_names_by_id(session: Session) -> dict[int, str]:
+    """Every instance's name by id."""
+    return dict(session.execute(select(Instance.id, Instance.name)).all())

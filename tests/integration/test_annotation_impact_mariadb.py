@@ -1,0 +1,269 @@
+"""The issue's flow on a real MariaDB: a full-scan workload, `quanta annotate`, ADD INDEX,
+the same workload, `quanta annotate` again; the impact view says what the index did.
+
+Real statements, real slow log, real `quanta annotate` processes against a real API
+(uvicorn in a thread). Only time is compressed: each phase takes seconds, so its events
+are spread, in the order MariaDB logged them, over a 15-minute window before and after
+the annotations, then go through the ingest API and the batch service like an agent's.
+"""
+
+import contextlib
+import gzip
+import json
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from sqlalchemy import select
+
+from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.slowlog import read_slow_log
+from quanta.auth.service import ensure_admin_token
+from quanta.core.config import Settings
+from quanta.core.db import session_scope
+from quanta.core.migrate import upgrade_to_head
+from quanta.ingest import service as ingest
+from quanta.ingest.models import IngestBatch
+from quanta.main import create_app
+from quanta_agent.importer import event_to_wire
+from tests.fixtures.servers import MariaDBServer, free_port, started_mariadb
+
+pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
+
+QUANTA = str(Path(sys.executable).parent / "quanta")
+TOKEN = "qnt_impact_test_admin_token"
+ROWS = 50_000
+CUSTOMERS = 1_000
+RUNS = 600  # of each statement per phase: 40 a minute over 15 minutes
+WINDOW = timedelta(minutes=15)
+BATCH = 500
+# The annotations, on whole minutes two hours ago; the ALTER took 2 minutes.
+STARTED = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=2)
+FINISHED = STARTED + timedelta(minutes=2)
+
+MARKER = "quanta-test-phase-"
+SCAN = "SELECT id, amount FROM test.orders WHERE customer_id = {k}"
+CONTROL = "SELECT name FROM test.customers WHERE id = {k}"
+
+
+@dataclass(frozen=True)
+class Api:
+    url: str
+    settings: Settings
+    app: Any
+
+    def post_batch(self, batch_id: str, events: list[dict[str, Any]]) -> None:
+        body = json.dumps({"batch_id": batch_id, "instance": "db1", "events": events})
+        response = httpx.post(
+            f"{self.url}/api/v1/ingest",
+            content=gzip.compress(body.encode()),
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Encoding": "gzip"},
+            timeout=30,
+        )
+        assert response.status_code == 202, response.text
+
+    def process_batches(self) -> None:
+        factory = self.app.state.session_factory
+        with session_scope(factory) as session:
+            ids = list(session.scalars(select(IngestBatch.id).order_by(IngestBatch.id)))
+        for batch_pk in ids:
+            with session_scope(factory) as session:
+                ingest.process_batch(session=session, settings=self.settings, batch_pk=batch_pk)
+
+    def get(self, path: str, **params: str) -> dict[str, Any]:
+        response = httpx.get(
+            self.url + path,
+            params=params,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[Api]:
+    settings = Settings(env="test", data_dir=tmp_path / "data", database_url=None)
+    upgrade_to_head(settings)
+    app = create_app(settings)
+    with session_scope(app.state.session_factory) as session:
+        ensure_admin_token(session=session, token=TOKEN)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield Api(f"http://127.0.0.1:{port}", settings, app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        app.state.engine.dispose()
+
+
+def setup_schema(server: MariaDBServer) -> None:
+    with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+        cur.execute(
+            "CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, customer_id INT NOT NULL,"
+            " note VARCHAR(40) NOT NULL, amount DECIMAL(10,2) NOT NULL) ENGINE=InnoDB"
+        )
+        cur.execute(
+            "CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL) ENGINE=InnoDB"
+        )
+        cur.execute(
+            f"INSERT INTO orders (customer_id, note, amount) SELECT seq % {CUSTOMERS} + 1,"
+            f" CONCAT('note ', seq), seq / 100 FROM seq_1_to_{ROWS}"
+        )
+        cur.execute(f"INSERT INTO customers SELECT seq, CONCAT('c', seq) FROM seq_1_to_{CUSTOMERS}")
+
+
+def run_workload(server: MariaDBServer, seed: int) -> None:
+    """The application's reads: the same mix, in the same pattern, in both phases."""
+    rng = random.Random(seed)
+    with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+        for _ in range(RUNS):
+            cur.execute(SCAN.format(k=rng.randint(1, CUSTOMERS)))
+            cur.fetchall()
+            cur.execute(CONTROL.format(k=rng.randint(1, CUSTOMERS)))
+            cur.fetchall()
+
+
+def mark(server: MariaDBServer, name: str) -> None:
+    """Log a marker statement: the phases are read from the slow log between markers."""
+    with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+        cur.execute(f"SELECT '{MARKER}{name}'")
+
+
+def phases(log: Path) -> dict[str, list[dict[str, Any]]]:
+    """The workload's events per phase (after each marker, up to the next), as wire events.
+
+    Waits for the last marker: the server writes an entry after answering its client.
+    """
+    deadline = time.monotonic() + 10
+    while f"{MARKER}end".encode() not in log.read_bytes():
+        assert time.monotonic() < deadline, "the slow log did not get the end marker"
+        time.sleep(0.05)
+    out: dict[str, list[dict[str, Any]]] = {}
+    current: list[dict[str, Any]] | None = None
+    with log.open("rb") as handle:
+        for event in read_slow_log(handle):
+            if MARKER in event.query:
+                current = out.setdefault(event.query.split(MARKER)[1].rstrip("'"), [])
+            elif (
+                current is not None and event.query.startswith("SELECT") and "test." in event.query
+            ):
+                current.append(event_to_wire(event, datetime.now(UTC)))
+    return out
+
+
+def spread(events: list[dict[str, Any]], start: datetime) -> list[dict[str, Any]]:
+    """The events in their logged order, evenly over WINDOW from ``start``."""
+    step = WINDOW / len(events)
+    return [{**e, "ts": (start + step * (i + 0.5)).isoformat()} for i, e in enumerate(events)]
+
+
+def annotate(api: Api, text: str, at: datetime, *more: str) -> int:
+    """`quanta annotate` as a CI step runs it: server and token from the environment."""
+    args = ["--tag", "schema", "--instance", "db1", "--time", at.isoformat(), *more]
+    result = subprocess.run(
+        [QUANTA, "annotate", text, *args],
+        env={"QUANTA_SERVER": api.url, "QUANTA_TOKEN": TOKEN, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    words = result.stdout.split()
+    assert words[0] == "annotation", result.stdout
+    assert result.stdout.endswith(f": {text}\n"), result.stdout
+    return int(words[1])
+
+
+def row_of(body: dict[str, Any], sql: str) -> dict[str, Any]:
+    qid = query_id(fingerprint(sql.format(k=1)))
+    [row] = [r for r in body["queries"] if r["query_id"] == qid]
+    return row
+
+
+def test_an_added_index_shows_as_improved_and_the_control_query_does_not_move(
+    api: Api,
+) -> None:
+    with started_mariadb() as own:
+        server = own.server
+        setup_schema(server)
+        mark(server, "before")
+        run_workload(server, seed=1)
+        mark(server, "alter")
+        with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+            cur.execute("ALTER TABLE orders ADD INDEX idx_customer (customer_id)")
+        mark(server, "after")
+        run_workload(server, seed=2)
+        mark(server, "end")
+        logged = phases(server.slow_log_path)
+        before, after = logged["before"], logged["after"]
+
+    assert len(before) == len(after) == 2 * RUNS
+    events = spread(before, STARTED - WINDOW) + spread(after, FINISHED)
+    for n in range(0, len(events), BATCH):
+        api.post_batch(f"b{n}", events[n : n + BATCH])
+    api.process_batches()
+    started = annotate(api, "Started ALTER TABLE orders ADD INDEX idx_customer", STARTED)
+    finished = annotate(api, "Finished ALTER TABLE orders ADD INDEX idx_customer", FINISHED)
+    ranged = annotate(
+        api,
+        "ALTER TABLE orders ADD INDEX idx_customer",
+        STARTED,
+        "--end-time",
+        FINISHED.isoformat(),
+    )
+
+    listed = httpx.get(
+        f"{api.url}/api/v1/annotations",
+        params={"instance": "db1", "tag": "schema", "from": "now-3h"},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    ).json()
+    assert [a["id"] for a in listed] == [started, ranged, finished]
+
+    # Before the start and after the end of the ALTER: the windows hold the two workloads.
+    body = api.get(f"/api/v1/annotations/{ranged}/impact", window="15m")
+    assert body["window_seconds"] == 900
+    scan, control = row_of(body, SCAN), row_of(body, CONTROL)
+    assert body["queries"][0]["query_id"] == scan["query_id"]  # the largest change in load
+    assert (scan["status"], scan["verdict"]) == ("changed", "improved")
+    m = scan["metrics"]
+    for name in ("load", "avg_latency", "p95_latency", "rows_examined_per_call"):
+        assert m[name]["significant"], (name, m[name])
+        assert m[name]["change_pct"] < -0.5, (name, m[name])
+    # A full scan of every row before; about the customer's own rows after.
+    assert m["rows_examined_per_call"]["before"] == pytest.approx(ROWS, rel=0.01)
+    assert m["rows_examined_per_call"]["after"] <= 2 * ROWS / CUSTOMERS
+    assert m["avg_latency"]["after"] < m["avg_latency"]["before"] / 2
+    assert m["count"]["before"] == m["count"]["after"] == RUNS
+    assert not m["count"]["significant"]
+    assert (control["status"], control["verdict"]) == ("unchanged", "unchanged"), control
+    assert not any(v["significant"] for v in control["metrics"].values()), control
+    assert control["metrics"]["rows_examined_per_call"]["change"] == 0
+    assert control["metrics"]["count"]["change"] == 0
+
+    # Either point annotation alone: the 2 minutes of the ALTER fall in one of the windows.
+    for point in (started, finished):
+        body = api.get(f"/api/v1/annotations/{point}/impact", window="15m")
+        scan = row_of(body, SCAN)
+        assert (scan["status"], scan["verdict"]) == ("changed", "improved")
+        assert scan["metrics"]["rows_examined_per_call"]["significant"]
+        assert scan["metrics"]["avg_latency"]["significant"]
