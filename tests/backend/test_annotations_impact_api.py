@@ -16,10 +16,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.fingerprint import query_id as fingerprint_id
+from quanta.annotations.service import announce_impacts
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import BatchStatus, IngestBatch
+from quanta.notify.models import Delivery
 
 # The change, on a whole minute two hours ago; 30-minute windows either side.
 T = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=2)
@@ -213,3 +215,42 @@ def test_one_hour_window_still_counts_idle_minutes(fed: TestClient) -> None:
         control["metrics"]["avg_latency"]["before"] * 300 / 3600
     )
     assert control["verdict"] == "unchanged"
+
+
+def test_regressions_are_announced_to_subscribed_channels_once(
+    fed: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    created = fed.post(
+        "/api/v1/annotations", json={"text": "deploy v42", "time": T.isoformat()}
+    ).json()
+    channel = fed.post(
+        "/api/v1/channels",
+        json={"name": "ops", "type": "webhook", "url": "http://127.0.0.1:9/hook",
+              "events": ["annotation_impact"]},
+    )  # fmt: skip
+    assert channel.status_code == 201, channel.text
+    # The 30-minute window after the change ended 1.5 hours ago: within the day it is announced.
+    announce = Settings(**{**settings.model_dump(), "annotation_announce_window": "30m"})
+    with session_scope(session_factory) as session:
+        first = announce_impacts(session=session, settings=announce, now=datetime.now(UTC))
+    with session_scope(session_factory) as session:
+        again = announce_impacts(session=session, settings=announce, now=datetime.now(UTC))
+    assert (first, again) == ([created["id"]], [created["id"]])
+    with session_scope(session_factory) as session:
+        deliveries = session.scalars(select(Delivery)).all()
+        assert len(deliveries) == 1  # the same regressions are not queued twice
+        payload = deliveries[0].payload
+    # Only db2's query got slower; db1's index made its scan faster (not a regression).
+    assert [r["query_id"] for r in payload["regressions"]] == [query_id(OTHER_SERVER)]
+    assert payload["regressions"][0]["instance"] == "db2"
+    assert payload["text"] == "deploy v42"
+
+
+def test_annotations_whose_window_after_is_still_running_are_not_announced(
+    fed: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    fed.post("/api/v1/annotations", json={"text": "deploy v42", "time": T.isoformat()})
+    # A 6-hour window after T (two hours ago) is not over.
+    later = Settings(**{**settings.model_dump(), "annotation_announce_window": "6h"})
+    with session_scope(session_factory) as session:
+        assert announce_impacts(session=session, settings=later, now=datetime.now(UTC)) == []

@@ -1,7 +1,7 @@
 """Use cases of annotations: create, list, delete, and the impact of the change they mark."""
 
 from collections import defaultdict
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
@@ -30,10 +30,14 @@ from quanta.annotations.schemas import (
 from quanta.auth.service import Principal
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
+from quanta.notify.events import ImpactNotice
+from quanta.notify.service import publish_impact
 from quanta.queries.service import TimeWindow, parse_time, retained_since
 
 # Unknown instance names listed in an error, at most.
 MAX_NAMES_SHOWN = 10
+# Annotations whose window after ended longer ago than this are not announced any more.
+ANNOUNCE_LOOKBACK = timedelta(days=1)
 
 __all__ = [
     "AnnotationNotFound",
@@ -41,6 +45,7 @@ __all__ = [
     "NotAllowed",
     "NothingToCompare",
     "annotation_impact",
+    "announce_impacts",
     "create_annotation",
     "delete_annotation",
     "list_annotations",
@@ -271,3 +276,59 @@ def _out(row: repository.AnnotationRow) -> AnnotationOut:
         created_by=a.created_by,
         created_at=a.created_at,
     )
+
+
+def announce_impacts(*, session: Session, settings: Settings, now: datetime) -> list[int]:
+    """Send the regressions of recent annotations to the chat channels that want them.
+
+    An annotation is announced once the window after it (QUANTA_ANNOTATION_ANNOUNCE_WINDOW)
+    is over, during the day that follows; the notify domain sends a given set of
+    regressions to a channel only once, so running this often repeats nothing. Returns
+    the ids of the annotations that had regressions.
+    """
+    length = parse_window(settings.annotation_announce_window)
+    ended_by = now - length
+    candidates = repository.list_annotations(
+        session, start=ended_by - ANNOUNCE_LOOKBACK, end=ended_by, instance=None, tags=()
+    )
+    announced = []
+    for row in candidates:
+        if (row.annotation.end_time or row.annotation.time) > ended_by:
+            continue  # the window after a ranged annotation is still running
+        try:
+            impact = annotation_impact(
+                session=session,
+                settings=settings,
+                annotation_id=row.annotation.id,
+                window=settings.annotation_announce_window,
+                now=now,
+            )
+        except NothingToCompare:
+            continue
+        regressions = [_regression(q) for q in impact.queries if q.verdict == "regressed"]
+        if regressions:
+            notice = ImpactNotice(
+                annotation_id=row.annotation.id,
+                text=row.annotation.text,
+                instance_names=list(row.instances),
+                regressions=regressions,
+            )
+            publish_impact(session=session, settings=settings, notice=notice)
+            announced.append(row.annotation.id)
+    return announced
+
+
+def _regression(row: ImpactRow) -> dict[str, object]:
+    load = row.metrics["load"]
+    latency = row.metrics["p95_latency"]
+    return {
+        "query_id": row.query_id,
+        "fingerprint": row.fingerprint,
+        "instance": row.instance,
+        "metric": "load",
+        "before": load.before,
+        "after": load.after,
+        "change": load.change_pct,
+        "p95_before": latency.before,
+        "p95_after": latency.after,
+    }
