@@ -27,9 +27,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-import numpy as np
-from scipy.stats import mannwhitneyu
-
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.resolution import Resolution, ceil_to, floor_to
 
@@ -311,6 +308,11 @@ def mann_whitney_many(
         ...                                          ([1, 2, 3, 4, 5], [5, 4, 3, 2, 1])])]
         [0.0079, 1.0]
     """
+    # Imported here: scipy.stats takes seconds to import, and every `quanta` command and
+    # the API load this module (the settings validate the announce window with it).
+    import numpy as np
+    from scipy.stats import mannwhitneyu
+
     out: list[float | None] = [None] * len(pairs)
     by_shape: dict[tuple[int, int, str], list[int]] = defaultdict(list)
     for i, (before, after) in enumerate(pairs):
