@@ -1,14 +1,243 @@
-"""HTTP endpoints about the caller's own credentials."""
+"""HTTP endpoints of credentials: who am I, sign in/out, API tokens and users (admin)."""
 
-from fastapi import APIRouter
+from datetime import timedelta
 
-from quanta.auth.schemas import WhoAmI
-from quanta.deps import AUTH_RESPONSES, AnyPrincipal
+from fastapi import APIRouter, HTTPException, Request, Response, status
+
+from quanta.auth import service
+from quanta.auth.models import ApiToken, User
+from quanta.auth.schemas import (
+    LoginIn,
+    LoginOut,
+    TokenCreate,
+    TokenCreated,
+    TokenOut,
+    UserCreate,
+    UserOut,
+    WhoAmI,
+)
+from quanta.core.http import client_address, rate_limit
+from quanta.deps import (
+    AUTH_RESPONSES,
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    AdminPrincipal,
+    AnyPrincipal,
+    ErrorDetail,
+    SessionDep,
+    SettingsDep,
+)
 
 router = APIRouter(tags=["auth"], responses=AUTH_RESPONSES)
+# Sign-in and sign-out need no credentials: their own router, without the 401/403 answers.
+public_router = APIRouter(tags=["auth"])
+
+RATE_LIMITED: dict[int | str, dict[str, object]] = {
+    429: {"model": ErrorDetail, "description": "Too many attempts; see Retry-After."}
+}
 
 
 @router.get("/me", operation_id="whoami")
-def whoami(principal: AnyPrincipal) -> WhoAmI:
-    """The token's name and scopes: lets a client check a token before using it."""
-    return WhoAmI(name=principal.name, scopes=sorted(principal.scopes))
+def whoami(request: Request, principal: AnyPrincipal) -> WhoAmI:
+    """The token's name and scopes: lets a client check a token before using it.
+
+    For a signed-in user (session cookie) also the user, role and the CSRF token to send as
+    X-CSRF-Token with writes, so a reloaded page can pick its session up again.
+    """
+    cookie = request.cookies.get(SESSION_COOKIE)
+    signed_in = principal.user_id is not None and cookie is not None
+    return WhoAmI(
+        name=principal.name,
+        scopes=sorted(principal.scopes),
+        user=principal.name if principal.user_id is not None else None,
+        role=service.role_of(principal) if principal.user_id is not None else None,
+        csrf_token=service.csrf_token_for(cookie) if signed_in and cookie else None,
+    )
+
+
+@public_router.post(
+    "/auth/login",
+    operation_id="login",
+    responses={
+        401: {"model": ErrorDetail, "description": "Unknown user name or wrong password."},
+        **RATE_LIMITED,
+    },
+)
+def login(
+    body: LoginIn, request: Request, response: Response, session: SessionDep, settings: SettingsDep
+) -> LoginOut:
+    """Sign in: sets the HttpOnly session cookie and the readable CSRF cookie.
+
+    Every write made with the cookie must send the returned csrf_token as X-CSRF-Token.
+    """
+    rate_limit(request, "login", f"addr:{client_address(request)}")
+    rate_limit(request, "login", f"user:{body.name.lower()}")
+    max_age = timedelta(seconds=settings.session_max_age_seconds)
+    try:
+        signed = service.sign_in(
+            session=session, name=body.name, password=body.password, max_age=max_age
+        )
+    except service.InvalidCredentials as exc:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, str(exc)) from exc
+    secure = settings.cookie_secure
+    if secure is None:
+        secure = request.url.scheme == "https"
+    for name, value, httponly in (
+        (SESSION_COOKIE, signed.secret, True),
+        (CSRF_COOKIE, signed.csrf_token, False),  # the page reads it to send X-CSRF-Token
+    ):
+        response.set_cookie(
+            name,
+            value,
+            max_age=settings.session_max_age_seconds,
+            path="/",
+            secure=secure,
+            httponly=httponly,
+            samesite="strict",
+        )
+    return LoginOut(
+        user=signed.user.name,
+        role=signed.user.role,
+        csrf_token=signed.csrf_token,
+        expires_at=signed.expires_at,
+    )
+
+
+@public_router.post("/auth/logout", operation_id="logout", status_code=status.HTTP_204_NO_CONTENT)
+def logout(request: Request, session: SessionDep) -> Response:
+    """Sign out: ends the cookie's session and clears the cookies (always succeeds)."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        service.sign_out(session=session, secret=cookie)
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    response.delete_cookie(SESSION_COOKIE, path="/", samesite="strict")
+    response.delete_cookie(CSRF_COOKIE, path="/", samesite="strict")
+    return response
+
+
+TOKEN_NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorDetail, "description": "No API token with this id."}
+}
+BAD_TOKEN: dict[int | str, dict[str, object]] = {
+    422: {
+        "model": ErrorDetail,
+        "description": "Unknown scopes, or an ingest token without instances.",
+    }
+}
+
+
+@router.get("/tokens", operation_id="list_tokens")
+def list_tokens(session: SessionDep, _principal: AdminPrincipal) -> list[TokenOut]:
+    """Every API token with its scopes and last use; secrets are never shown again."""
+    return [_token_out(row) for row in service.list_tokens(session=session)]
+
+
+@router.post(
+    "/tokens",
+    operation_id="create_token",
+    status_code=status.HTTP_201_CREATED,
+    responses=BAD_TOKEN,
+)
+def create_token(
+    body: TokenCreate, request: Request, session: SessionDep, _principal: AdminPrincipal
+) -> TokenCreated:
+    """Create an API token; the answer holds its secret, shown this once only."""
+    try:
+        new = service.create_token(
+            session=session, name=body.name, scopes=body.scopes, instances=body.instances
+        )
+    except service.InvalidToken as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    request.state.audit_detail = {
+        "token_id": new.row.id,
+        "name": new.row.name,
+        "scopes": new.row.scopes,
+        "instances": new.row.instances,
+    }
+    return TokenCreated(**_token_out(new.row).model_dump(), token=new.secret)
+
+
+@router.delete(
+    "/tokens/{token_id}",
+    operation_id="revoke_token",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={
+        **TOKEN_NOT_FOUND,
+        409: {"model": ErrorDetail, "description": "It is the token making the request."},
+    },
+)
+def revoke_token(
+    token_id: int, request: Request, session: SessionDep, principal: AdminPrincipal
+) -> Response:
+    """Revoke an API token: it stops working at once (revoking twice is fine)."""
+    try:
+        row = service.revoke_token(
+            session=session, token_id=token_id, caller_token_id=principal.token_id
+        )
+    except service.TokenNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except service.InvalidToken as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    request.state.audit_detail = {"name": row.name}
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/users", operation_id="list_users")
+def list_users(session: SessionDep, _principal: AdminPrincipal) -> list[UserOut]:
+    """Every UI user, by name."""
+    return [_user_out(user) for user in service.list_users(session=session)]
+
+
+@router.post(
+    "/users",
+    operation_id="create_user",
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        409: {"model": ErrorDetail, "description": "The name is taken."},
+        422: {"model": ErrorDetail, "description": "Unknown role or too short a password."},
+    },
+)
+def create_user(
+    body: UserCreate,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: AdminPrincipal,
+) -> UserOut:
+    """Create a UI user who signs in with a name and password (role viewer or admin)."""
+    try:
+        user = service.create_user(
+            session=session,
+            name=body.name,
+            password=body.password,
+            role=body.role,
+            min_password_length=settings.password_min_length,
+        )
+    except service.DuplicateUser as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    except service.InvalidUser as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    request.state.audit_detail = {"user_id": user.id, "name": user.name, "role": user.role}
+    return _user_out(user)
+
+
+def _token_out(row: ApiToken) -> TokenOut:
+    return TokenOut(
+        id=row.id,
+        name=row.name,
+        scopes=row.scopes,
+        instances=row.instances,
+        created_at=row.created_at,
+        last_used_at=row.last_used_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+def _user_out(user: User) -> UserOut:
+    return UserOut(
+        id=user.id,
+        name=user.name,
+        role=user.role,
+        created_at=user.created_at,
+        last_login_at=user.last_login_at,
+    )

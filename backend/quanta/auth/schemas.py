@@ -1,10 +1,86 @@
-"""Response bodies of the auth endpoints."""
+"""Request and response bodies of the auth endpoints (sign-in, tokens, users)."""
 
-from pydantic import BaseModel
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+NAME_MAX = 100
 
 
 class WhoAmI(BaseModel):
-    """The caller's token name and scopes."""
+    """The caller's token name and scopes; for a signed-in user also who and the CSRF token."""
 
     name: str
     scopes: list[str]
+    user: str | None = Field(default=None, description="The signed-in user, for a session.")
+    role: str | None = Field(default=None, description="viewer or admin, for a session.")
+    csrf_token: str | None = Field(
+        default=None,
+        description="For a cookie session: send it as X-CSRF-Token with every write.",
+    )
+
+
+class LoginIn(BaseModel):
+    """A user name and password."""
+
+    name: str = Field(min_length=1, max_length=NAME_MAX)
+    password: str = Field(min_length=1, max_length=1024)
+
+
+class LoginOut(BaseModel):
+    """A new session: the cookie is set; writes must send ``csrf_token`` as X-CSRF-Token."""
+
+    user: str
+    role: str
+    csrf_token: str
+    expires_at: datetime
+
+
+class TokenCreate(BaseModel):
+    """A new API token's name, scopes and, for ingest, the instances it may feed."""
+
+    name: str = Field(min_length=1, max_length=NAME_MAX)
+    scopes: list[str] = Field(
+        min_length=1, max_length=4, description="ingest, annotate, read, admin"
+    )
+    instances: list[str] | None = Field(
+        default=None,
+        max_length=1000,
+        description="Instance names an ingest token may send batches for (required for ingest).",
+    )
+
+
+class TokenOut(BaseModel):
+    """An API token as listed: never its secret."""
+
+    id: int
+    name: str
+    scopes: list[str]
+    instances: list[str] | None
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class TokenCreated(TokenOut):
+    """A token just created; ``token`` is shown this once and cannot be read again."""
+
+    token: str
+
+
+class UserCreate(BaseModel):
+    """A new UI user."""
+
+    name: str = Field(min_length=1, max_length=NAME_MAX)
+    password: str = Field(min_length=1, max_length=1024)
+    role: str = Field(description="viewer or admin")
+
+
+class UserOut(BaseModel):
+    """A UI user (never the password hash)."""
+
+    id: int
+    name: str
+    role: str
+    created_at: datetime
+    last_login_at: datetime | None
