@@ -14,16 +14,21 @@ from typing import Annotated
 
 import typer
 
+from quanta.auth.cli import token_app, user_app
 from quanta.core.config import Settings, get_settings
 from quanta.core.security import generate_token
 
 app = typer.Typer(help="Quanta query analytics server.", no_args_is_help=True)
+app.add_typer(user_app, name="user")
+app.add_typer(token_app, name="token")
 
 HEALTH_WAIT_SECONDS = 60.0
 CHILD_STOP_SECONDS = 15.0
 ADMIN_TOKEN_FILE = "admin-token"
 DEFAULT_DIGEST_LIMIT = 20
 MAX_SKIPPED_SHOWN = 20
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+ANNOTATE_TIMEOUT_SECONDS = 10.0
 
 Children = dict[str, subprocess.Popen[bytes]]
 
@@ -57,19 +62,90 @@ def serve() -> None:
     """Run the API only (no worker, no beat)."""
     import uvicorn
 
+    from quanta.core.observability import configure_logging, enter_metrics_mode, uvicorn_log_config
+
     settings = get_settings()
+    configure_logging(settings)
+    enter_metrics_mode(settings, fresh=False)  # worker processes may share the directory
     if settings.admin_token:
         _register_admin_token(settings, settings.admin_token.get_secret_value())
-    uvicorn.run("quanta.main:create_app", factory=True, host=settings.host, port=settings.port)
+    # On SIGTERM uvicorn stops accepting, finishes the requests in flight, then exits.
+    uvicorn.run(
+        "quanta.main:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        log_config=uvicorn_log_config(settings),
+    )
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Pool processes; default QUANTA_WORKER_CONCURRENCY.")
+    ] = None,
+    queues: Annotated[
+        str | None, typer.Option(help="Comma-separated queues; default all (ingest,analysis,...).")
+    ] = None,
+) -> None:
+    """Run a Celery worker; start several (any host) to scale out. SIGTERM finishes tasks."""
+    from quanta.core.observability import (
+        configure_logging,
+        enter_metrics_mode,
+        log_format,
+        take_over_celery_logging,
+    )
+    from quanta.core.tasks import QUEUES
+
+    settings = get_settings()
+    configure_logging(settings)
+    if log_format(settings) == "json":
+        take_over_celery_logging(settings)
+    enter_metrics_mode(settings, fresh=False)
+    from quanta_worker.celery_app import app as celery_app
+
+    celery_app.worker_main(
+        ["worker", "--queues", queues or ",".join(QUEUES),
+         "--concurrency", str(concurrency or settings.worker_concurrency),
+         "--loglevel", settings.log_level]
+    )  # fmt: skip
+
+
+@app.command()
+def beat() -> None:
+    """Run the periodic scheduler; exactly one per deployment."""
+    from quanta.core.observability import (
+        configure_logging,
+        enter_metrics_mode,
+        log_format,
+        take_over_celery_logging,
+    )
+
+    settings = get_settings()
+    configure_logging(settings)
+    if log_format(settings) == "json":
+        take_over_celery_logging(settings)
+    enter_metrics_mode(settings, fresh=False)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    from quanta_worker.celery_app import app as celery_app
+
+    celery_app.start(
+        ["beat", "--loglevel", settings.log_level,
+         "--schedule", str(settings.data_dir / "celerybeat-schedule")]
+    )  # fmt: skip
 
 
 @app.command()
 def run() -> None:
     """Migrate, then run the API, a Celery worker and beat until Ctrl-C."""
     from quanta.core.migrate import upgrade_to_head
+    from quanta.core.observability import configure_logging, enter_metrics_mode
 
     settings = get_settings()
+    configure_logging(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # The children (API, worker, beat) share their metrics through this fresh directory.
+    enter_metrics_mode(settings, fresh=True)
     upgrade_to_head(settings)
     _prepare_partitions(settings)
     token = _bootstrap_admin_token(settings)
@@ -229,6 +305,51 @@ def advise(
         typer.echo(json.dumps(advice_to_json(advice, findings), indent=2, ensure_ascii=False))
     else:
         typer.echo(render_text(advice, findings), nl=False)
+
+
+@app.command()
+def annotate(
+    text: Annotated[str, typer.Argument(help="What happened, e.g. 'Started ALTER TABLE ...'.")],
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
+    instance: Annotated[
+        list[str] | None,
+        typer.Option("--instance", help="An instance it is about (repeatable); default all."),
+    ] = None,
+    when: Annotated[
+        str | None,
+        typer.Option("--time", help="When (ISO 8601, naive is UTC, or now-5m); default now."),
+    ] = None,
+    end_time: Annotated[
+        str | None, typer.Option("--end-time", help="End of a ranged annotation.")
+    ] = None,
+    server: Annotated[
+        str, typer.Option(envvar="QUANTA_SERVER", help="The Quanta server's URL.")
+    ] = DEFAULT_SERVER,
+    token: Annotated[
+        str | None, typer.Option(envvar="QUANTA_TOKEN", help="A token with the annotate scope.")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for an answer.")] = (
+        ANNOTATE_TIMEOUT_SECONDS
+    ),
+) -> None:
+    """Mark a deploy or schema change on every chart; prints the stored annotation's id."""
+    from quanta.annotations.client import AnnotateError, confirmation, parse_when, post_annotation
+
+    if not token:
+        raise typer.BadParameter("no token: pass --token or set QUANTA_TOKEN", param_hint="--token")
+    body: dict[str, object] = {"text": text, "tags": tag or [], "instances": instance or []}
+    try:
+        if when:
+            body["time"] = parse_when(when)
+        if end_time:
+            body["end_time"] = parse_when(end_time)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    try:
+        stored = post_annotation(server=server, token=token, body=body, timeout=timeout)
+    except AnnotateError as exc:
+        raise typer.Exit(_fail(str(exc))) from None
+    typer.echo(confirmation(stored))
 
 
 def _read_json(path: Path, what: str) -> object:

@@ -2,10 +2,12 @@
 
 from quanta.advice.models import Suggestion
 from quanta.annotations.models import Annotation, AnnotationInstance, AnnotationTag
-from quanta.auth.models import ApiToken
+from quanta.audit.models import AuditEntry
+from quanta.auth.models import ApiToken, User
 from quanta.diagnostics.models import ExplainRun, ProfileRun
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
+from quanta.notify.models import Channel, Delivery, DeliveryAttempt
 from quanta.queries.models import (
     QueryBucketDay,
     QueryBucketHour,
@@ -14,6 +16,7 @@ from quanta.queries.models import (
     QueryExample,
     QueryInstance,
 )
+from quanta.statistics.models import ObjectStatistics
 from quanta.tables.models import TableSnapshot
 
 __all__ = [
@@ -21,9 +24,14 @@ __all__ = [
     "AnnotationInstance",
     "AnnotationTag",
     "ApiToken",
+    "AuditEntry",
+    "Channel",
+    "Delivery",
+    "DeliveryAttempt",
     "ExplainRun",
     "IngestBatch",
     "Instance",
+    "ObjectStatistics",
     "ProfileRun",
     "QueryBucketDay",
     "QueryBucketHour",
@@ -33,4 +41,5 @@ __all__ = [
     "QueryInstance",
     "Suggestion",
     "TableSnapshot",
+    "User",
 ]

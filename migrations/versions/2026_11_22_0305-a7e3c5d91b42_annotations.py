@@ -1,7 +1,7 @@
 """annotations: deploys and schema changes on the timeline, with tags and instances
 
 Revision ID: a7e3c5d91b42
-Revises: 3c1f0a9e7b21
+Revises: 7a4c2e91b0d5
 Create Date: 2026-11-22 03:00:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import quanta.core.db
 
 revision: str = "a7e3c5d91b42"
-down_revision: str | None = "3c1f0a9e7b21"
+down_revision: str | None = "7a4c2e91b0d5"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

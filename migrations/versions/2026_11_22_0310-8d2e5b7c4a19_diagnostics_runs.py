@@ -1,7 +1,7 @@
 """diagnostics: EXPLAIN and profile runs of query examples on monitored instances
 
 Revision ID: 8d2e5b7c4a19
-Revises: 3c1f0a9e7b21
+Revises: a7e3c5d91b42
 Create Date: 2026-11-22 03:10:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import quanta.core.db
 
 revision: str = "8d2e5b7c4a19"
-down_revision: str | None = "3c1f0a9e7b21"
+down_revision: str | None = "a7e3c5d91b42"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

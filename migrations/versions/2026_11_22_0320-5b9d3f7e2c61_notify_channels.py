@@ -1,7 +1,7 @@
 """notify: chat channels, their deliveries and every delivery attempt
 
 Revision ID: 5b9d3f7e2c61
-Revises: 3c1f0a9e7b21
+Revises: 8d2e5b7c4a19
 Create Date: 2026-11-22 03:20:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import quanta.core.db
 
 revision: str = "5b9d3f7e2c61"
-down_revision: str | None = "3c1f0a9e7b21"
+down_revision: str | None = "8d2e5b7c4a19"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """access control: users, session tokens, token binding and last use, audit log
 
 Revision ID: c4d8e2a61f07
-Revises: 3c1f0a9e7b21
+Revises: 5b9d3f7e2c61
 Create Date: 2026-11-22 03:30:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import quanta.core.db
 
 revision: str = "c4d8e2a61f07"
-down_revision: str | None = "3c1f0a9e7b21"
+down_revision: str | None = "5b9d3f7e2c61"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -3,8 +3,11 @@ schedule. Start with `celery -A quanta_worker.celery_app worker` (see `quanta ru
 
 from quanta.core.config import get_settings
 from quanta.core.tasks import (
+    ANNOUNCE_IMPACTS_TASK,
     AUTO_DIAGNOSE_TASK,
     MAINTAIN_STORE_TASK,
+    NOTIFY_TICK_TASK,
+    REFRESH_ADVICE_TASK,
     REQUEUE_STALE_BATCHES_TASK,
     create_celery,
 )
@@ -14,14 +17,22 @@ app = create_celery(settings)
 app.conf.include = [
     "quanta_worker.tasks.ingest",
     "quanta_worker.tasks.store",
+    "quanta_worker.tasks.notify",
     "quanta_worker.tasks.diagnostics",
+    "quanta_worker.tasks.advice",
+    "quanta_worker.tasks.annotations",
 ]
 
 # Every periodic job lives here.
 app.conf.beat_schedule = {
+    # Chat: send digests once a channel's hourly limit frees up; re-enqueue lost deliveries.
+    "notify-tick": {
+        "task": NOTIFY_TICK_TASK,
+        "schedule": settings.notify_tick_seconds,
+    },
     "requeue-stale-batches": {
         "task": REQUEUE_STALE_BATCHES_TASK,
-        "schedule": 60.0,
+        "schedule": settings.ingest_requeue_check_seconds,
     },
     # Retention per resolution and PostgreSQL time partitions (rollups need no job: every
     # resolution is written at ingest, see docs/architecture.md).
@@ -33,5 +44,16 @@ app.conf.beat_schedule = {
     "auto-diagnose": {
         "task": AUTO_DIAGNOSE_TASK,
         "schedule": float(settings.diagnostics_auto_interval_seconds),
+    },
+    # Schema snapshots of tables with suggestions (re-evaluating those whose structure
+    # changed) and index advice for each instance's top queries by load, once a day.
+    "refresh-advice": {
+        "task": REFRESH_ADVICE_TASK,
+        "schedule": float(settings.advice_refresh_seconds),
+    },
+    # Regressions after annotations to chat, once the window after each is over.
+    "announce-impacts": {
+        "task": ANNOUNCE_IMPACTS_TASK,
+        "schedule": float(settings.annotation_announce_check_seconds),
     },
 }

@@ -8,6 +8,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from quanta.analysis.grouping import parse_rules
+from quanta.analysis.impact import parse_window
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MIN_PRODUCTION_TOKEN_LENGTH = 24
@@ -140,12 +141,76 @@ class Settings(BaseSettings):
     annotation_impact_min_change: float = Field(
         default=0.10, ge=0, description="...and the relative change at least this (0.10 = 10%)."
     )
+    annotation_impact_min_load_change: float = Field(
+        default=0.001, ge=0, description="...and a load change at least this (active sessions)."
+    )
+    annotation_impact_min_latency_change: float = Field(
+        default=0.001, ge=0, description="...and a latency change at least this (seconds)."
+    )
     annotation_impact_max_slots: int = Field(
-        default=1440, ge=10, description="Most buckets per window; coarser buckets beyond."
+        default=360, ge=10, description="Most buckets per window (360: minutes up to 6 h)."
+    )
+    annotation_announce_window: str = Field(
+        default="1h",
+        description="Regressions after an annotation go to chat once this window after it "
+        "is over (5m..7d).",
+    )
+    annotation_announce_check_seconds: int = Field(
+        default=900, ge=60, description="How often beat looks for annotations to announce."
     )
     annotation_impact_max_queries: int = Field(
         default=1000, ge=1, description="Most queries an impact answer lists (largest first)."
     )
+
+    # Access control and hardening (quanta.auth, quanta.audit, quanta.core.http).
+    session_max_age_seconds: int = Field(
+        default=12 * 3600, ge=60, description="A UI sign-in lasts this long, then asks again."
+    )
+    cookie_secure: bool | None = Field(
+        default=None,
+        description="Mark session cookies Secure; default: when the request came over https.",
+    )
+    token_touch_seconds: int = Field(
+        default=60, ge=1, description="A token's last_used_at is written at most this often."
+    )
+    password_min_length: int = Field(default=10, ge=8)
+    http_max_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="Largest request body outside ingest (ingest has ingest_max_body_bytes).",
+    )
+    cors_allow_origins: list[str] = Field(
+        default=[], description="Origins a browser may call the API from; default none (closed)."
+    )
+    login_rate_limit: str = Field(
+        default="10/minute", description="Sign-in attempts per client address and per user name."
+    )
+    ingest_rate_limit: str = Field(
+        default="1200/minute", description="Ingest requests per token (agents send batches)."
+    )
+    audit_max_rows: int = Field(default=500, ge=1, description="Most audit entries per page.")
+
+    # Operations (quanta.core.observability): logs, Prometheus metrics, recovery of lost tasks.
+    log_format: Literal["json", "console"] | None = Field(
+        default=None, description="json or console; default console, json in production."
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    metrics_enabled: bool = Field(default=True, description="Serve Prometheus metrics.")
+    metrics_path: str = Field(default="/metrics", pattern=r"^/[A-Za-z0-9/_.-]*$")
+    metrics_require_token: bool = Field(
+        default=False, description="Ask /metrics for a read token (Prometheus norm: open)."
+    )
+    metrics_dir: Path | None = Field(
+        default=None,
+        description="Directory the API, worker and beat processes share their metrics in "
+        "(Prometheus multiprocess mode); default data_dir/metrics.",
+    )
+    ingest_requeue_check_seconds: float = Field(
+        default=60.0, ge=1, description="How often beat looks for batches whose task was lost."
+    )
+
+    # Statistics: an index is called unused only after this many days of observed reads.
+    index_unused_min_days: int = Field(default=7, ge=1)
 
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000
@@ -155,6 +220,20 @@ class Settings(BaseSettings):
     def _valid_grouping_rules(cls, rules: list[str]) -> list[str]:
         parse_rules(rules)  # a ValueError names the bad rule
         return rules
+
+    @field_validator("annotation_announce_window")
+    @classmethod
+    def _valid_announce_window(cls, window: str) -> str:
+        parse_window(window)  # a ValueError says which lengths are accepted
+        return window
+
+    @field_validator("login_rate_limit", "ingest_rate_limit")
+    @classmethod
+    def _valid_rate_limit(cls, value: str) -> str:
+        from limits import parse  # here: the agent installs no server extras
+
+        parse(value)  # a ValueError says what a limit looks like: "10/minute"
+        return value
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> "Settings":
@@ -166,6 +245,7 @@ class Settings(BaseSettings):
                 "`python -c 'from cryptography.fernet import Fernet; "
                 "print(Fernet.generate_key().decode())'`."
             )
+        _refuse_weak_secret_key(self.secret_key.get_secret_value())
         if self.admin_token is None:
             return self
         token = self.admin_token.get_secret_value()
@@ -191,6 +271,34 @@ class Settings(BaseSettings):
         if self.redis_url:
             return self.redis_url
         return f"sqla+sqlite:///{(self.data_dir / 'broker.db').resolve()}"
+
+
+# A random 32-byte key has ~30 distinct bytes (fewer than 18: odds below 1e-8); a key typed
+# or derived from text (hex digits, repeated characters) has far fewer.
+MIN_SECRET_KEY_DISTINCT_BYTES = 18
+
+
+def _refuse_weak_secret_key(key: str) -> None:
+    """Refuse a secret key that is a placeholder, not a Fernet key, or visibly not random."""
+    import base64
+    import binascii
+
+    if any(marker in key.lower() for marker in PLACEHOLDER_MARKERS):
+        raise ValueError("QUANTA_SECRET_KEY looks like a placeholder: generate a real key.")
+    try:
+        raw = base64.urlsafe_b64decode(key.encode())
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 32:
+        raise ValueError(
+            "QUANTA_SECRET_KEY is not a Fernet key (32 url-safe base64-encoded bytes): "
+            "generate one with `python -c 'from cryptography.fernet import Fernet; "
+            "print(Fernet.generate_key().decode())'`."
+        )
+    if len(set(raw)) < MIN_SECRET_KEY_DISTINCT_BYTES:
+        raise ValueError(
+            "QUANTA_SECRET_KEY is not random (too few distinct bytes): generate a real key."
+        )
 
 
 @lru_cache

@@ -22,6 +22,6 @@ def upgrade_to_head(settings: Settings) -> None:
     try:
         with engine.begin() as connection:
             config.attributes["connection"] = connection
-            command.upgrade(config, "heads")
+            command.upgrade(config, "head")
     finally:
         engine.dispose()

@@ -14,17 +14,27 @@ QUEUES = (INGEST_QUEUE, ANALYSIS_QUEUE, NOTIFY_QUEUE)
 PROCESS_BATCH_TASK = "quanta.ingest.process_batch"
 REQUEUE_STALE_BATCHES_TASK = "quanta.ingest.requeue_stale_batches"
 MAINTAIN_STORE_TASK = "quanta.queries.maintain_store"
+ADVISE_QUERY_TASK = "quanta.advice.advise_query"
+REFRESH_ADVICE_TASK = "quanta.advice.refresh_advice"
 RUN_EXPLAIN_TASK = "quanta.diagnostics.run_explain"
 RUN_PROFILE_TASK = "quanta.diagnostics.run_profile"
 AUTO_DIAGNOSE_TASK = "quanta.diagnostics.auto_diagnose"
+DELIVER_NOTIFICATION_TASK = "quanta.notify.deliver"
+NOTIFY_TICK_TASK = "quanta.notify.tick"
+ANNOUNCE_IMPACTS_TASK = "quanta.annotations.announce_impacts"
 
 TASK_ROUTES = {
+    DELIVER_NOTIFICATION_TASK: {"queue": NOTIFY_QUEUE},
+    NOTIFY_TICK_TASK: {"queue": NOTIFY_QUEUE},
     PROCESS_BATCH_TASK: {"queue": INGEST_QUEUE},
     REQUEUE_STALE_BATCHES_TASK: {"queue": INGEST_QUEUE},
     MAINTAIN_STORE_TASK: {"queue": ANALYSIS_QUEUE},
+    ADVISE_QUERY_TASK: {"queue": ANALYSIS_QUEUE},
+    REFRESH_ADVICE_TASK: {"queue": ANALYSIS_QUEUE},
     RUN_EXPLAIN_TASK: {"queue": ANALYSIS_QUEUE},
     RUN_PROFILE_TASK: {"queue": ANALYSIS_QUEUE},
     AUTO_DIAGNOSE_TASK: {"queue": ANALYSIS_QUEUE},
+    ANNOUNCE_IMPACTS_TASK: {"queue": ANALYSIS_QUEUE},
 }
 
 _clients: dict[str, Celery] = {}

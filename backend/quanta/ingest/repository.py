@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from quanta.ingest.models import BatchStatus, IngestBatch
@@ -28,3 +28,12 @@ def stale_batch_ids(session: Session, *, received_before: datetime) -> list[int]
         IngestBatch.status == BatchStatus.QUEUED, IngestBatch.received_at < received_before
     )
     return list(session.scalars(stmt))
+
+
+def queue_summary(session: Session) -> tuple[int, datetime | None]:
+    """How many batches are still queued, and when the oldest of them arrived."""
+    stmt = select(func.count(), func.min(IngestBatch.received_at)).where(
+        IngestBatch.status == BatchStatus.QUEUED
+    )
+    count, oldest = session.execute(stmt).one()
+    return int(count), oldest

@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
+from quanta.core.http import rate_limit
 from quanta.core.openapi import inline_schema
 from quanta.deps import AUTH_RESPONSES, IngestPrincipal, SessionDep, SettingsDep
 from quanta.ingest import service
@@ -17,7 +18,10 @@ router = APIRouter(tags=["ingest"], responses=AUTH_RESPONSES)
     "/ingest",
     operation_id="ingest_batch",
     status_code=status.HTTP_202_ACCEPTED,
-    responses={200: {"description": "Already received: its current status."}},
+    responses={
+        200: {"description": "Already received: its current status."},
+        429: {"description": "Too many batches from this token; see Retry-After."},
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -35,6 +39,7 @@ async def ingest_batch(
     content_encoding: Annotated[str | None, Header()] = None,
 ) -> IngestBatchOut:
     """Store a batch durably and queue it for processing; a resent batch_id changes nothing."""
+    rate_limit(request, "ingest", str(principal.token_id))
     body = await _read_body(request, limit=settings.ingest_max_body_bytes)
     try:
         # Decoding and validating a batch is CPU work: keep it off the event loop.
@@ -45,13 +50,16 @@ async def ingest_batch(
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(exc)) from exc
     except service.InvalidPayload as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
-    out, created = await run_in_threadpool(
-        service.accept_batch,
-        session=session,
-        settings=settings,
-        principal=principal,
-        decoded=decoded,
-    )
+    try:
+        out, created = await run_in_threadpool(
+            service.accept_batch,
+            session=session,
+            settings=settings,
+            principal=principal,
+            decoded=decoded,
+        )
+    except service.InstanceNotAllowed as exc:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, str(exc)) from exc
     if not created:
         response.status_code = status.HTTP_200_OK
     return out

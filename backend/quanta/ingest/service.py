@@ -16,12 +16,14 @@ from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
+from quanta.core.observability import QueueState, record_events_counted, record_ingest_batch
 from quanta.core.tasks import PROCESS_BATCH_TASK, celery_client
 from quanta.ingest import repository
 from quanta.ingest.models import BatchStatus, IngestBatch
 from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
 from quanta.instances.service import adopt_primary_source, get_instance, get_or_create_instance
 from quanta.queries.service import record_digest
+from quanta.statistics.service import record_statistics
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,10 @@ class InvalidPayload(IngestError):
 
 class BatchNotFound(IngestError):
     """No batch with that id."""
+
+
+class InstanceNotAllowed(IngestError):
+    """The token is bound to other instances than the batch's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +88,15 @@ def accept_batch(
     Returns the batch's status and whether it was new.
     """
     batch = decoded.batch
+    if not principal.may_ingest_for(batch.instance):
+        allowed = ", ".join(sorted(principal.instances or ()))
+        raise InstanceNotAllowed(
+            f"This token may only send batches for {allowed}, not '{batch.instance}': "
+            "create a token bound to that instance (quanta token create --instance NAME)."
+        )
     existing = repository.find_batch(session, token_id=principal.token_id, batch_id=batch.batch_id)
     if existing is not None:
+        record_ingest_batch(source=batch.source, events=len(batch.events), accepted=False)
         return _batch_out(existing), False
     instance = get_or_create_instance(session=session, name=batch.instance)
     row = IngestBatch(
@@ -105,9 +118,14 @@ def accept_batch(
             session, token_id=principal.token_id, batch_id=batch.batch_id
         )
         assert existing is not None
+        record_ingest_batch(source=batch.source, events=len(batch.events), accepted=False)
         return _batch_out(existing), False
     batch_pk = row.id
     run_after_commit(session, lambda: enqueue_batch(settings=settings, batch_pk=batch_pk))
+    run_after_commit(
+        session,
+        lambda: record_ingest_batch(source=batch.source, events=len(batch.events), accepted=True),
+    )
     return _batch_out(row), True
 
 
@@ -159,8 +177,14 @@ def process_batch(
         digest = digest_perfschema(batch.digests, fingerprinter)
         counted = sum(d.count_star for d in batch.digests)
     else:
-        # Table/index/user statistics feed other findings; they are not query load.
-        return 0
+        # Table/index/user statistics feed the index review; they are not query load.
+        return record_statistics(
+            session=session,
+            instance_id=row.instance_id,
+            tables=batch.tables,
+            indexes=batch.indexes,
+            users=batch.users,
+        )
     instance = get_instance(session=session, instance_id=row.instance_id)
     adopt_primary_source(session=session, instance=instance, source=batch.source)
     record_digest(
@@ -171,6 +195,7 @@ def process_batch(
         example_policy=_stricter_policy(instance.example_policy, batch.examples),
         example_max_chars=settings.example_max_chars,
     )
+    run_after_commit(session, lambda: record_events_counted(source=batch.source, events=counted))
     return counted
 
 
@@ -192,6 +217,13 @@ def requeue_stale_batches(*, session: Session, settings: Settings) -> list[int]:
     return stale
 
 
+def queue_state(*, session: Session) -> QueueState:
+    """Batches stored but not processed yet, and the age of the oldest (queue lag)."""
+    depth, oldest = repository.queue_summary(session)
+    age = max(0.0, (utcnow() - oldest).total_seconds()) if oldest is not None else 0.0
+    return QueueState(depth=depth, oldest_age_seconds=age)
+
+
 def _gunzip(body: bytes, *, limit: int) -> bytes:
     # Bounded decompression: a small gzip bomb must not exhaust memory.
     decompressor = zlib.decompressobj(wbits=31)
@@ -203,6 +235,10 @@ def _gunzip(body: bytes, *, limit: int) -> bytes:
         raise PayloadTooLarge(f"Decompressed body exceeds {limit} bytes.")
     if not decompressor.eof:
         raise InvalidPayload("Body is truncated gzip.")
+    if decompressor.unused_data:
+        # A second gzip member would escape the limit here and be inflated unbounded by the
+        # worker (gzip.decompress reads every member): accept exactly one.
+        raise InvalidPayload("Body has data after the gzip stream: send a single gzip member.")
     return raw
 
 

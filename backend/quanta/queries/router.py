@@ -3,10 +3,17 @@
 import dataclasses
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 
-from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
-from quanta.queries import service
+from quanta.deps import (
+    AUTH_RESPONSES,
+    AdminPrincipal,
+    ErrorDetail,
+    ReadPrincipal,
+    SessionDep,
+    SettingsDep,
+)
+from quanta.queries import groups, purge, service
 from quanta.queries.repository import BucketFilter
 from quanta.queries.schemas import Filters, QueryDetail, QueryExamples, TopQueries
 
@@ -82,9 +89,26 @@ def list_queries(
     order: Annotated[str, Query(description="asc or desc.")] = "desc",
     limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PER_PAGE)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
+    group_by: Annotated[
+        str, Query(description=f"One row per: {', '.join(groups.GROUP_BY)}.")
+    ] = "query",
 ) -> TopQueries:
-    """The top queries of a time range by any metric, with totals, shares and sparklines."""
+    """The top queries of a time range by any metric, with totals, shares and sparklines;
+    or, grouped by schema, user, host or instance, the heaviest values of that dimension."""
     try:
+        if group_by != "query":
+            return groups.top_groups(
+                session=session,
+                settings=settings,
+                window=window,
+                group_by=group_by,
+                limit=limit,
+                offset=offset,
+                sparkline_points=settings.sparkline_points,
+                flt=dataclasses.replace(flt, search=search),
+                sort=sort,
+                order=order,
+            )
         return service.top_queries(
             session=session,
             settings=settings,
@@ -152,3 +176,16 @@ def list_filters(
 ) -> Filters:
     """The values of instance, schema, user and host in the range, with their load share."""
     return service.filter_values(session=session, settings=settings, window=window, flt=flt)
+
+
+@router.delete("/queries/{query_id}", operation_id="purge_query", responses=NOT_FOUND)
+def purge_query(
+    query_id: str, request: Request, session: SessionDep, _principal: AdminPrincipal
+) -> purge.QueryPurged:
+    """Delete every stored trace of a query: buckets, examples, catalog row, runs, advice."""
+    try:
+        deleted = purge.purge_query(session=session, query_id=query_id)
+    except purge.NothingToPurge as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    request.state.audit_detail = {"deleted": deleted}
+    return purge.QueryPurged(query_id=query_id, deleted=deleted)

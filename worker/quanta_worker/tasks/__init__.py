@@ -8,6 +8,10 @@ from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.grouping import parse_rules
 from quanta.core.config import get_settings
 from quanta.core.db import create_db_engine, create_session_factory
+from quanta.core.observability import instrument_celery_tasks
+
+# Every task's duration, failures and retries, for /metrics (once per worker process).
+instrument_celery_tasks()
 
 
 @cache

@@ -1,7 +1,7 @@
 """object statistics: table, index and account counters from the agents' stats batches
 
 Revision ID: c4d8e2f1a6b3
-Revises: 3c1f0a9e7b21
+Revises: c4d8e2a61f07
 Create Date: 2026-11-22 03:30:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import quanta.core.db
 
 revision: str = "c4d8e2f1a6b3"
-down_revision: str | None = "3c1f0a9e7b21"
+down_revision: str | None = "c4d8e2a61f07"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
