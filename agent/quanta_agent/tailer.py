@@ -53,6 +53,8 @@ BANNER_END = b" started with:\n"
 # A character is at most this many bytes of UTF-8: lines are capped in bytes.
 MAX_BYTES_PER_CHAR = 4
 ROTATED_SUFFIX = ".old"
+# How many finished files are remembered so that none is read twice.
+FINISHED_FILES_KEPT = 64
 # Server-written lines an entry can begin with (besides '#' header lines).
 _ENTRY_OPENERS = (b"#", b"use ", b"SET ")
 
@@ -266,6 +268,40 @@ def find_file(identity: FileIdentity, candidates: Iterable[Path]) -> tuple[int, 
     return None
 
 
+def missed_rotations(
+    path: Path,
+    finished: os.stat_result,
+    successor: os.stat_result,
+    already_read: set[tuple[int, int]],
+) -> list[tuple[int, Path]]:
+    """Files the server wrote after ``finished`` and before ``successor``, oldest first.
+
+    When the log is rotated twice between two polls, the file in between was never open
+    here: it is the one next to the log (its name starts with the log's), not read yet,
+    and last written no earlier than the finished file, which the server had left. File
+    times tick in jiffies, so "no earlier" and not "later": a file rotated at once has
+    the same time as the one before it.
+    """
+    known = {(finished.st_dev, finished.st_ino), (successor.st_dev, successor.st_ino)}
+    known |= already_read
+    found: list[tuple[int, Path]] = []
+    try:
+        names = sorted(p for p in path.parent.iterdir() if p.name.startswith(path.name))
+    except OSError:
+        return []
+    for candidate in names:
+        st = _stat(candidate)
+        if st is None or (st.st_dev, st.st_ino) in known:
+            continue
+        if not finished.st_mtime_ns <= st.st_mtime_ns <= successor.st_mtime_ns:
+            continue
+        try:
+            found.append((os.open(candidate, os.O_RDONLY), candidate))
+        except OSError:
+            continue
+    return sorted(found, key=lambda item: os.fstat(item[0]).st_mtime_ns)
+
+
 def _stat(path: Path) -> os.stat_result | None:
     try:
         st = os.stat(path)
@@ -312,6 +348,8 @@ class SlowLogTailer:
         self._start_at_zero = False  # the file did not exist at start: all of it is new
         self._path: Path | None = None  # where the server writes
         self._new_path: Path | None = None  # where it writes since @@slow_query_log_file changed
+        # Files read to their end (device, inode): a rotated file is never read twice.
+        self._finished: deque[tuple[int, int]] = deque(maxlen=FINISHED_FILES_KEPT)
         self._next_locate = clock()
         self._rotation = self._options.rotate_above_mb > 0
         self._fd: int | None = None
@@ -577,14 +615,34 @@ class SlowLogTailer:
         return fd, path, last_banner_offset(fd)
 
     def _switch(self, fd: int, path: Path, start: int) -> None:
-        """Read the open file to its end, then follow ``fd`` from ``start``."""
+        """Read the open file to its end, any file the server wrote between it and ``fd``
+        (rotated again before a poll saw it), then follow ``fd`` from ``start``."""
+        assert self._fd is not None
+        finished = os.fstat(self._fd)
         self._read(drain=True)
         self._cut()
         self.close()
+        self._finished.append((finished.st_dev, finished.st_ino))
+        if path == self._file_path:  # rotated at the same path, not a newly named log
+            missed = missed_rotations(path, finished, os.fstat(fd), set(self._finished))
+            for missed_fd, missed_path in missed:
+                log.warning("%s: %s was rotated away before it was read; reading it now",
+                            self._instance.name, missed_path)  # fmt: skip
+                self._read_whole(missed_fd, missed_path)
         self._fd = fd
         log.info("%s: following %s from offset %d", self._instance.name, path, start)
         self._follow_state(path, identify(fd), start, self._state)
         self._commit_position()
+
+    def _read_whole(self, fd: int, path: Path) -> None:
+        self._fd = fd
+        self._follow_state(path, identify(fd), 0, self._state)
+        self._commit_position()
+        self._read(drain=True)
+        self._cut()
+        st = os.fstat(fd)
+        self._finished.append((st.st_dev, st.st_ino))
+        self.close()
 
     def _maybe_rotate(self) -> None:
         """Rename the log to ``.old`` and have the server reopen it, above the set size."""

@@ -259,6 +259,23 @@ def test_rotation_by_rename_drains_the_old_file_first(log_dir: Path) -> None:
     assert h.tailer.position == (path, len(BANNER + entry(5)))
 
 
+def test_a_file_rotated_away_between_two_polls_is_still_read(log_dir: Path) -> None:
+    path = log_dir / "slow.log"
+    old = log_dir / "slow.log.0"
+    old.write_bytes(BANNER + entry(0))  # rotated before the agent started: not read again
+    h = Harness(path, options={"from_start": True})
+    h.write(entry(1))
+    h.poll()
+    for n in (2, 3):  # two rotations (rename + FLUSH SLOW LOGS) before the next poll
+        path.rename(log_dir / f"slow.log.{n}")
+        h.write(BANNER + entry(n))
+    h.write(entry(4))
+    h.poll()
+    h.settle()
+    assert h.queries == [f"SELECT {n} FROM t" for n in (1, 2, 3, 4)]
+    assert h.tailer.position == (path, len(BANNER + entry(3) + entry(4)))
+
+
 def test_deleted_and_recreated_file(log_dir: Path) -> None:
     path = log_dir / "slow.log"
     h = Harness(path, options={"from_start": True})
