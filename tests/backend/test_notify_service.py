@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -351,6 +352,7 @@ def test_429_with_retry_after_then_success(
     receiver.script = [(429, {"Retry-After": "7"}, "rate limited")]
     add_channel(session_factory, notify_settings, receiver.url(), type="slack")
     [delivery_id] = publish(session_factory, notify_settings, notice())
+    counted_before = {outcome: attempts_counted(outcome) for outcome in ("retry", "sent")}
 
     retry_at = attempt(session_factory, notify_settings, delivery_id, T0)
     assert retry_at == T0 + timedelta(seconds=7)  # Retry-After, not the 2 s backoff
@@ -365,6 +367,16 @@ def test_429_with_retry_after_then_success(
     assert delivery(session_factory, delivery_id).status == "sent"
     assert attempts(session_factory, delivery_id) == [(T0, 429, retry_at), (retry_at, 200, None)]
     assert receiver.bodies()[0] == receiver.bodies()[1]
+    # /metrics counts each attempt by outcome.
+    assert {o: attempts_counted(o) - counted_before[o] for o in counted_before} == {
+        "retry": 1,
+        "sent": 1,
+    }
+
+
+def attempts_counted(outcome: str) -> float:
+    labels = {"channel_type": "slack", "outcome": outcome}
+    return REGISTRY.get_sample_value("quanta_notification_attempts_total", labels) or 0.0
 
 
 def test_retry_after_is_capped(

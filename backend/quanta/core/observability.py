@@ -129,6 +129,11 @@ class _Metrics:
         self.task_retries = Counter(
             "quanta_task_retries", "Celery task runs that asked for a retry.", ["task"]
         )
+        self.notification_attempts = Counter(
+            "quanta_notification_attempts",
+            "Chat delivery attempts, by channel type and outcome (sent, retry, failed).",
+            ["channel_type", "outcome"],
+        )
         self.http_requests = Counter(
             "quanta_http_requests",
             "API requests, by method, route template and status code.",
@@ -154,6 +159,11 @@ def record_events_counted(*, source: str, events: int) -> None:
     """Count the events a worker folded into the metric store."""
     if events:
         _metrics().events_counted.labels(source).inc(events)
+
+
+def record_notification_attempt(*, channel_type: str, outcome: str) -> None:
+    """Count one attempt to deliver a chat message."""
+    _metrics().notification_attempts.labels(channel_type, outcome).inc()
 
 
 def record_request(*, method: str, route: str, status: int, seconds: float) -> None:

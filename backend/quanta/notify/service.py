@@ -21,6 +21,7 @@ from tenacity import RetryCallState, Retrying, wait_exponential
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.core.db import run_after_commit, utcnow
+from quanta.core.observability import record_notification_attempt
 from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, celery_client
 from quanta.notify import formats, repository
 from quanta.notify.delivery import HttpResult, Transport, post_message, retry_after_seconds
@@ -457,6 +458,18 @@ def _settle(
     session: Session, settings: Settings, delivery: Delivery, result: HttpResult, now: datetime
 ) -> datetime | None:
     """Record the attempt and move the delivery on: sent, retried later, or failed."""
+    next_at = _next_step(session, settings, delivery, result, now)
+    outcome = {DeliveryStatus.SENT.value: "sent", DeliveryStatus.FAILED.value: "failed"}
+    channel = session.get_one(Channel, delivery.channel_id)  # loaded already by the caller
+    record_notification_attempt(
+        channel_type=channel.type, outcome=outcome.get(delivery.status, "retry")
+    )
+    return next_at
+
+
+def _next_step(
+    session: Session, settings: Settings, delivery: Delivery, result: HttpResult, now: datetime
+) -> datetime | None:
     if result.ok:
         _record(session, delivery, result, now=now, next_retry_at=None)
         delivery.status, delivery.sent_at = DeliveryStatus.SENT.value, now
