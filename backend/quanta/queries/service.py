@@ -405,7 +405,9 @@ def query_examples(
     """Real statements of a query in the window (slowest and sampled ones), slowest first."""
     if repository.query_class(session, query_id) is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    segments = read_plan(settings=settings, window=window)
+    # Every resolution, not the coarsest that fits: an hour keeps two statements where its
+    # minutes kept two each, and distinct real statements are what EXPLAIN and a reader want.
+    segments = [Segment(r, floor_to(window.start, r), window.end) for r in Resolution]
     found: dict[tuple[str, datetime], QueryExampleOut] = {}
     for example, instance in repository.examples(session, segments, query_id, instances):
         for kind in ("slowest", "sampled"):
@@ -419,8 +421,10 @@ def query_examples(
                 literals=getattr(example, f"{kind}_literals"),
                 truncated=getattr(example, f"{kind}_truncated"),
             )
-            # The sampled statement is often the slowest one too: list it once.
-            found.setdefault((out.text, out.ts), out)
+            # The sampled statement is often the slowest one too, and the same statement is
+            # kept at several resolutions: list it once.
+            if window.start <= out.ts < window.end:
+                found.setdefault((out.text, out.ts), out)
     ranked = sorted(found.values(), key=lambda e: (-e.query_time, e.ts))
     return QueryExamples(query_id=query_id, examples=ranked[:limit])
 
