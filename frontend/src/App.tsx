@@ -1,19 +1,32 @@
+import { Suspense, lazy } from 'react';
 import { BrowserRouter, Route, Routes } from 'react-router';
 import { AppHeader } from './components/Layout/AppHeader';
 import { EmptyState } from './components/Status/EmptyState';
+import { LoadingState } from './components/Status/LoadingState';
 import { useAuth } from './hooks/useAuth';
 import { AnnotationImpact } from './routes/AnnotationImpact';
 import { Annotations } from './routes/Annotations';
 import { Overview } from './routes/Overview';
-import { QueryDetail } from './routes/QueryDetail';
 import { Settings } from './routes/Settings';
 import { SignIn } from './routes/SignIn';
+
+// The detail view brings Recharts (the largest dependency): loaded when first opened.
+const QueryDetail = lazy(() =>
+  import('./routes/QueryDetail').then((module) => ({ default: module.QueryDetail })),
+);
 
 export function AppRoutes() {
   return (
     <Routes>
       <Route path="/" element={<Overview />} />
-      <Route path="/queries/:queryId" element={<QueryDetail />} />
+      <Route
+        path="/queries/:queryId"
+        element={
+          <Suspense fallback={<LoadingState label="Loading…" />}>
+            <QueryDetail />
+          </Suspense>
+        }
+      />
       <Route path="/annotations" element={<Annotations />} />
       <Route path="/annotations/:annotationId" element={<AnnotationImpact />} />
       <Route path="/settings" element={<Settings />} />

@@ -1,11 +1,18 @@
-"""The walking skeleton as a user walks it: statements on a real MariaDB, its slow log
-imported with quanta-agent into `quanta run`, the heaviest query seen in Chromium."""
+"""The UI as a user walks it: statements on a real MariaDB, its slow log imported with
+quanta-agent into `quanta run`, an annotation made through the API, then the overview,
+sorting, filters, grouping, search, deep links, a query's detail, the annotation's marker
+and impact, and the first render of 1,000 rows checked in headless Chromium
+(frontend/e2e/*.e2e.mjs)."""
 
+import json
 import os
 import shutil
 import subprocess
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.fixtures.quanta import agent_import, quanta_run
@@ -19,12 +26,23 @@ ARTIFACTS = REPO / "test-artifacts" / "e2e"
 SLOW_RUNS = 4
 SLOW_SECONDS = 0.25
 FAST_RUNS = 40
+INVENTORY_RUNS = 10
+# Distinct query classes, so the overview can be timed with 1,000 rows.
+BULK_CLASSES = 1000
+ANNOTATION = "Deploy v42: add orders index"
+INSTANCE = "mariadb-e2e"
+# The read-only account Quanta uses for EXPLAIN on the monitored server.
+READER, READER_PASSWORD = "quanta_ro", "ro-secret"
 
 
 def run_workload(mariadb: MariaDBServer) -> None:
-    """A handful of fast point lookups and a few slow statements that dominate the load."""
+    """Fast point lookups and a few slow statements that dominate the load in `shop`, a
+    scan in `inventory` (something to filter on), and 1,000 tiny distinct classes."""
     with mariadb.connect() as conn, conn.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS shop")
+        for database in ("shop", "inventory", "bulk"):
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
+        cur.execute(f"CREATE USER IF NOT EXISTS {READER}@'%' IDENTIFIED BY '{READER_PASSWORD}'")
+        cur.execute(f"GRANT SELECT, PROCESS ON *.* TO {READER}@'%'")
         cur.execute("USE shop")
         cur.execute("CREATE TABLE IF NOT EXISTS orders (id INT PRIMARY KEY, amount INT)")
         cur.execute(
@@ -36,30 +54,79 @@ def run_workload(mariadb: MariaDBServer) -> None:
             cur.execute(
                 "SELECT SLEEP(%s), COUNT(*) FROM orders WHERE amount > %s", (SLOW_SECONDS, i)
             )
+        cur.execute("USE inventory")
+        cur.execute("CREATE TABLE IF NOT EXISTS items (sku INT, qty INT)")
+        cur.execute("INSERT INTO items VALUES " + ",".join(f"({i},{i % 7})" for i in range(200)))
+        for i in range(INVENTORY_RUNS):
+            cur.execute("SELECT sku FROM items WHERE qty = %s", (i % 7,))
+        cur.execute("USE bulk")
+        for i in range(BULK_CLASSES):
+            # The alias is part of the fingerprint: each statement is its own class.
+            cur.execute(f"SELECT {i} AS bulk_{i}")
 
 
 @pytest.mark.services
-def test_heaviest_query_of_a_real_slow_log_shows_in_the_browser(
-    tmp_path: Path, mariadb_server: MariaDBServer
-) -> None:
+def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer) -> None:
     if not CHROMIUM.exists():
         service_unavailable("Chromium is missing: apt-get install chromium")
     if not (FRONTEND / "dist" / "index.html").exists() or not shutil.which("node"):
         pytest.fail("The UI is not built: run `make install` (Node 20+ required).")
+    # Only this run's screenshots: no stale failure shots from an earlier one.
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    started = datetime.now(UTC)
     run_workload(mariadb_server)
+    finished = datetime.now(UTC)
 
     with quanta_run(tmp_path / "data") as server:
-        result = agent_import(server, Path(mariadb_server.slow_log_path), instance="mariadb-e2e")
+        result = agent_import(server, Path(mariadb_server.slow_log_path), instance=INSTANCE)
         assert "Imported" in result.stdout
 
         def top_fingerprint() -> str | None:
-            rows = server.get("/api/v1/queries").json()["rows"]
+            body = server.get("/api/v1/queries").json()
+            rows = body["rows"]
+            if body["totals"]["queries"] < BULK_CLASSES:
+                return None
             return rows[0]["fingerprint"] if rows and "sleep" in rows[0]["fingerprint"] else None
 
-        top = server.wait_for(top_fingerprint, what="the SLEEP query on top")
+        top = server.wait_for(top_fingerprint, what="the SLEEP query on top of 1,000 classes")
         body = server.get("/api/v1/queries").json()
         assert body["rows"][0]["count"] == SLOW_RUNS
         assert body["rows"][0]["query_time"] >= SLOW_RUNS * SLOW_SECONDS
+
+        # Give the imported instance a DSN so that the Explain tab can request an EXPLAIN.
+        auth = {"Authorization": f"Bearer {server.token}"}
+        (instance,) = [i for i in server.get("/api/v1/instances").json() if i["name"] == INSTANCE]
+        patched = httpx.patch(
+            f"{server.url}/api/v1/instances/{instance['id']}",
+            json={
+                "dsn": f"mysql://{READER}:{READER_PASSWORD}@{mariadb_server.host}:"
+                f"{mariadb_server.port}/shop"
+            },
+            headers=auth,
+            timeout=30,
+        )
+        assert patched.status_code == 200, patched.text
+
+        # A ranged annotation just before the workload, as a CI job would make it; ended
+        # minutes ago so that the impact has whole minutes after it to compare.
+        created = httpx.post(
+            server.url + "/api/v1/annotations",
+            json={
+                "text": ANNOTATION,
+                "tags": ["deploy"],
+                "instances": [],
+                "time": (started - timedelta(minutes=4)).isoformat(),
+                "end_time": (started - timedelta(minutes=3)).isoformat(),
+            },
+            headers=auth,
+            timeout=30,
+        )
+        assert created.status_code == 201, created.text
+        annotation = created.json()
+
+        # The impact compares whole minutes: wait until the workload's minute is over.
+        next_minute = finished.replace(second=0, microsecond=0) + timedelta(minutes=1, seconds=1)
+        time.sleep(max(0.0, (next_minute - datetime.now(UTC)).total_seconds()))
 
         browser = subprocess.run(
             ["npm", "run", "--silent", "e2e"],
@@ -69,12 +136,23 @@ def test_heaviest_query_of_a_real_slow_log_shows_in_the_browser(
                 "QUANTA_E2E_URL": server.url,
                 "QUANTA_E2E_TOKEN": server.token,
                 "QUANTA_E2E_EXPECT_TOP": top,
+                "QUANTA_E2E_ANNOTATION": json.dumps(annotation),
+                "QUANTA_E2E_FILTER_SCHEMA": "inventory",
+                "QUANTA_E2E_SEARCH": "orders",
+                "QUANTA_E2E_MIN_CLASSES": str(BULK_CLASSES),
                 "QUANTA_E2E_ARTIFACTS": str(ARTIFACTS),
             },
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=600,
             check=False,
         )
-        assert browser.returncode == 0, f"browser test failed:\n{browser.stdout}\n{browser.stderr}"
-        assert (ARTIFACTS / "overview.png").exists()
+        (ARTIFACTS / "e2e.tap").write_text(browser.stdout)
+        assert browser.returncode == 0, (
+            f"browser test failed:\n{browser.stdout}\n{browser.stderr}\n"
+            f"server output:\n{server.log_tail(120)}"
+        )
+        for name in ("overview", "sorted", "filtered", "searched", "detail", "marker-hover"):
+            assert (ARTIFACTS / f"{name}.png").exists(), name
+        timing = json.loads((ARTIFACTS / "first-render-1000.json").read_text())
+        assert timing["rows"] == BULK_CLASSES

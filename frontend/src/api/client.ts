@@ -7,16 +7,15 @@ import type {
   AnnotationCreate,
   AnnotationImpact,
   AnnotationsParams,
+  Channel,
   ExplainRun,
-  Instance,
-  ProfileRun,
-  Suggestion,
-  SuggestionStatus,
-  TableInfo,
-} from './pending';
-import type {
   Filters,
+  Instance,
   Me,
+  ProfileRun,
+  SuggestionList,
+  SuggestionPatch,
+  TableSnapshot,
   QueryDetail,
   QueryExamples,
   ScopeQuery,
@@ -90,7 +89,7 @@ export async function fetchQueryDetail(
 /** GET /api/v1/queries/{query_id}/examples */
 export async function fetchQueryExamples(
   queryId: string,
-  params: { from?: string; to?: string; instance?: string[] },
+  params: { from?: string | null; to?: string | null; instance?: string[] | null },
   signal?: AbortSignal,
 ): Promise<QueryExamples> {
   return unwrap(
@@ -101,132 +100,138 @@ export async function fetchQueryExamples(
   );
 }
 
-// Endpoints not in openapi.json yet (see pending.ts): plain fetch with the same auth and
-// error handling. Move each to `api` once the generated types have it.
-type QueryValue = string | number | boolean | readonly string[] | undefined;
-
-async function request<T>(
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  path: string,
-  options: { query?: Record<string, QueryValue>; body?: unknown; signal?: AbortSignal } = {},
-): Promise<T> {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(options.query ?? {})) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value as string[]) search.append(name, item);
-    else search.set(name, String(value));
-  }
-  const headers = new Headers({ Accept: 'application/json' });
-  const { token } = tokenStore.getSnapshot();
-  if (token) headers.set('Authorization', `Bearer ${token}`);
-  if (options.body !== undefined) headers.set('Content-Type', 'application/json');
-  const query = search.toString();
-  const response = await fetch(query ? `${path}?${query}` : path, {
-    method,
-    headers,
-    body: options.body === undefined ? null : JSON.stringify(options.body),
-    signal: options.signal ?? null,
-  });
-  const body: unknown =
-    response.status === 204 || response.headers.get('Content-Length') === '0'
-      ? undefined
-      : await response.text().then((text) => {
-          try {
-            return text ? (JSON.parse(text) as unknown) : undefined;
-          } catch {
-            return text;
-          }
-        });
-  if (!response.ok) throw apiErrorFrom(response.status, response.statusText, body);
-  return body as T;
+/** The answer of a call that has no body (204), or an ApiError. */
+async function unwrapEmpty(
+  request: Promise<{ error?: unknown; response: Response }>,
+): Promise<void> {
+  const { error, response } = await request;
+  if (!response.ok) throw apiErrorFrom(response.status, response.statusText, error);
 }
 
-const segment = encodeURIComponent;
-
-export function fetchAnnotations(
+/** GET /api/v1/annotations: those overlapping the range, oldest first. */
+export async function fetchAnnotations(
   params: AnnotationsParams,
   signal?: AbortSignal,
 ): Promise<Annotation[]> {
-  return request('GET', '/api/v1/annotations', { query: { ...params }, signal });
+  return unwrap(api.GET('/api/v1/annotations', { params: { query: params }, signal }));
 }
 
-export function createAnnotation(body: AnnotationCreate): Promise<Annotation> {
-  return request('POST', '/api/v1/annotations', { body });
+export async function createAnnotation(body: AnnotationCreate): Promise<Annotation> {
+  return unwrap(api.POST('/api/v1/annotations', { body }));
 }
 
-export function deleteAnnotation(id: number): Promise<void> {
-  return request('DELETE', `/api/v1/annotations/${id}`);
+export async function deleteAnnotation(id: number): Promise<void> {
+  return unwrapEmpty(
+    api.DELETE('/api/v1/annotations/{annotation_id}', {
+      params: { path: { annotation_id: id } },
+    }),
+  );
 }
 
-export function fetchAnnotationImpact(
+/** GET /api/v1/annotations/{id}/impact: each query before and after the annotation. */
+export async function fetchAnnotationImpact(
   id: number,
   window: string,
   signal?: AbortSignal,
 ): Promise<AnnotationImpact> {
-  return request('GET', `/api/v1/annotations/${id}/impact`, { query: { window }, signal });
+  return unwrap(
+    api.GET('/api/v1/annotations/{annotation_id}/impact', {
+      params: { path: { annotation_id: id }, query: { window } },
+      signal,
+    }),
+  );
 }
 
-/** The kinds of per-query, per-instance collections the detail tabs show. */
-export type Collected = 'explain' | 'profile';
-
-export function fetchCollected(
-  kind: 'explain',
-  queryId: string,
-  instance: string | undefined,
-  signal?: AbortSignal,
-): Promise<ExplainRun>;
-export function fetchCollected(
-  kind: 'profile',
-  queryId: string,
-  instance: string | undefined,
-  signal?: AbortSignal,
-): Promise<ProfileRun>;
-export function fetchCollected(
-  kind: Collected,
-  queryId: string,
-  instance: string | undefined,
-  signal?: AbortSignal,
-): Promise<ExplainRun | ProfileRun> {
-  return request('GET', `/api/v1/queries/${segment(queryId)}/${kind}`, {
-    query: { instance },
-    signal,
-  });
+function queryInstance(queryId: string, instance: string) {
+  return { path: { query_id: queryId }, query: { instance } };
 }
+
+/** The latest EXPLAIN of a query on an instance (404: none yet). */
+export async function fetchExplain(
+  queryId: string,
+  instance: string,
+  signal?: AbortSignal,
+): Promise<ExplainRun> {
+  return unwrap(
+    api.GET('/api/v1/queries/{query_id}/explain', {
+      params: queryInstance(queryId, instance),
+      signal,
+    }),
+  );
+}
+
+/** The latest profile of a query on an instance (404: none yet). */
+export async function fetchProfile(
+  queryId: string,
+  instance: string,
+  signal?: AbortSignal,
+): Promise<ProfileRun> {
+  return unwrap(
+    api.GET('/api/v1/queries/{query_id}/profile', {
+      params: queryInstance(queryId, instance),
+      signal,
+    }),
+  );
+}
+
+export type Collected = 'explain' | 'profile' | 'suggestions';
 
 /** Asks the server to collect an EXPLAIN, a profile or index suggestions (202). */
-export function requestCollection(
-  kind: Collected | 'suggestions',
+export async function requestCollection(
+  kind: Collected,
   queryId: string,
-  instance: string | undefined,
+  instance: string,
 ): Promise<unknown> {
-  return request('POST', `/api/v1/queries/${segment(queryId)}/${kind}`, {
-    query: { instance },
-  });
+  const params = queryInstance(queryId, instance);
+  if (kind === 'explain') {
+    return unwrap(api.POST('/api/v1/queries/{query_id}/explain', { params }));
+  }
+  if (kind === 'profile') {
+    return unwrap(api.POST('/api/v1/queries/{query_id}/profile', { params }));
+  }
+  return unwrap(api.POST('/api/v1/queries/{query_id}/suggestions', { params }));
 }
 
-export function fetchSuggestions(
+export async function fetchSuggestions(
   queryId: string,
-  instance: string | undefined,
+  instance: string,
   signal?: AbortSignal,
-): Promise<Suggestion[]> {
-  return request('GET', `/api/v1/queries/${segment(queryId)}/suggestions`, {
-    query: { instance },
-    signal,
-  });
+): Promise<SuggestionList> {
+  return unwrap(
+    api.GET('/api/v1/queries/{query_id}/suggestions', {
+      params: queryInstance(queryId, instance),
+      signal,
+    }),
+  );
 }
 
-export function updateSuggestion(id: number, status: SuggestionStatus): Promise<Suggestion> {
-  return request('PATCH', `/api/v1/suggestions/${id}`, { body: { status } });
+export async function updateSuggestion(id: number, status: SuggestionPatch['status']) {
+  return unwrap(
+    api.PATCH('/api/v1/suggestions/{suggestion_id}', {
+      params: { path: { suggestion_id: id } },
+      body: { status },
+    }),
+  );
 }
 
-export function fetchInstances(signal?: AbortSignal): Promise<Instance[]> {
-  return request('GET', '/api/v1/instances', { signal });
+export async function fetchInstances(signal?: AbortSignal): Promise<Instance[]> {
+  return unwrap(api.GET('/api/v1/instances', { signal }));
 }
 
-export function fetchTableInfo(
+/** The latest snapshot of one table ("db.table") of an instance (404: none yet). */
+export async function fetchTableSnapshot(
   instanceId: number,
   table: string,
   signal?: AbortSignal,
-): Promise<TableInfo> {
-  return request('GET', `/api/v1/instances/${instanceId}/tables/${segment(table)}`, { signal });
+): Promise<TableSnapshot> {
+  return unwrap(
+    api.GET('/api/v1/instances/{instance_id}/tables/{table}', {
+      params: { path: { instance_id: instanceId, table } },
+      signal,
+    }),
+  );
+}
+
+export async function fetchChannels(signal?: AbortSignal): Promise<Channel[]> {
+  return unwrap(api.GET('/api/v1/channels', { signal }));
 }

@@ -4,18 +4,20 @@ import { keepPreviousData, queryOptions } from '@tanstack/react-query';
 import {
   fetchAnnotationImpact,
   fetchAnnotations,
-  fetchCollected,
+  fetchChannels,
+  fetchExplain,
+  fetchProfile,
   fetchFilters,
   fetchInstances,
   fetchMe,
   fetchQueryDetail,
   fetchQueryExamples,
   fetchSuggestions,
-  fetchTableInfo,
+  fetchTableSnapshot,
   fetchTopQueries,
 } from './client';
-import type { AnnotationsParams } from './pending';
-import type { ScopeQuery, TopQueriesParams } from './types';
+import { isWaiting } from '../lib/runs';
+import type { AnnotationsParams, ScopeQuery, TopQueriesParams } from './types';
 
 export const queryKeys = {
   me: () => ['auth', 'me'] as const,
@@ -24,12 +26,13 @@ export const queryKeys = {
   detail: (queryId: string, params: ScopeQuery) => ['queries', 'detail', queryId, params] as const,
   examples: (queryId: string, params: ScopeQuery) =>
     ['queries', 'examples', queryId, params] as const,
-  collected: (kind: string, queryId: string, instance: string | undefined) =>
-    ['queries', kind, queryId, instance ?? null] as const,
+  collected: (kind: string, queryId: string, instance: string) =>
+    ['queries', kind, queryId, instance] as const,
   annotations: (params: AnnotationsParams) => ['annotations', 'list', params] as const,
   allAnnotations: () => ['annotations'] as const,
   impact: (id: number, window: string) => ['annotations', 'impact', id, window] as const,
   instances: () => ['instances'] as const,
+  channels: () => ['channels'] as const,
   table: (instanceId: number, table: string) => ['instances', instanceId, 'table', table] as const,
 };
 
@@ -73,21 +76,26 @@ export function examplesOptions(queryId: string, params: ScopeQuery) {
   });
 }
 
-export function explainOptions(queryId: string, instance: string | undefined) {
+// While a requested run waits for the worker, poll until it is done.
+const POLL_MS = 3_000;
+
+export function explainOptions(queryId: string, instance: string) {
   return queryOptions({
     queryKey: queryKeys.collected('explain', queryId, instance),
-    queryFn: ({ signal }) => fetchCollected('explain', queryId, instance, signal),
+    queryFn: ({ signal }) => fetchExplain(queryId, instance, signal),
+    refetchInterval: (query) => (isWaiting(query.state.data) ? POLL_MS : false),
   });
 }
 
-export function profileOptions(queryId: string, instance: string | undefined) {
+export function profileOptions(queryId: string, instance: string) {
   return queryOptions({
     queryKey: queryKeys.collected('profile', queryId, instance),
-    queryFn: ({ signal }) => fetchCollected('profile', queryId, instance, signal),
+    queryFn: ({ signal }) => fetchProfile(queryId, instance, signal),
+    refetchInterval: (query) => (isWaiting(query.state.data) ? POLL_MS : false),
   });
 }
 
-export function suggestionsOptions(queryId: string, instance: string | undefined) {
+export function suggestionsOptions(queryId: string, instance: string) {
   return queryOptions({
     queryKey: queryKeys.collected('suggestions', queryId, instance),
     queryFn: ({ signal }) => fetchSuggestions(queryId, instance, signal),
@@ -117,9 +125,16 @@ export function instancesOptions() {
   });
 }
 
-export function tableInfoOptions(instanceId: number, table: string) {
+export function tableSnapshotOptions(instanceId: number, table: string) {
   return queryOptions({
     queryKey: queryKeys.table(instanceId, table),
-    queryFn: ({ signal }) => fetchTableInfo(instanceId, table, signal),
+    queryFn: ({ signal }) => fetchTableSnapshot(instanceId, table, signal),
+  });
+}
+
+export function channelsOptions() {
+  return queryOptions({
+    queryKey: queryKeys.channels(),
+    queryFn: ({ signal }) => fetchChannels(signal),
   });
 }

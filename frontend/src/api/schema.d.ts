@@ -4,6 +4,231 @@
  */
 
 export interface paths {
+    "/api/v1/annotations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Annotations
+         * @description Annotations overlapping the range (ranged ones too), oldest first.
+         */
+        get: operations["list_annotations"];
+        put?: never;
+        /**
+         * Create Annotation
+         * @description Mark a deploy or schema change: a point in time, or a range with `end_time`.
+         */
+        post: operations["create_annotation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/annotations/{annotation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Annotation
+         * @description One annotation.
+         */
+        get: operations["get_annotation"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Annotation
+         * @description Delete an annotation (an admin token, or the token that made it).
+         */
+        delete: operations["delete_annotation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/annotations/{annotation_id}/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Annotation Impact
+         * @description Per query, equal windows before and after the annotation compared, largest change first.
+         *
+         *     The window after starts at `end_time` for a ranged annotation. A change is significant
+         *     when a Mann-Whitney U test on the per-minute values says so and it is large enough.
+         */
+        get: operations["get_annotation_impact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Audit Entries
+         * @description Admin actions, newest first: token and user changes, instance, channel and purges.
+         */
+        get: operations["list_audit_entries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Login
+         * @description Sign in: sets the HttpOnly session cookie and the readable CSRF cookie.
+         *
+         *     Every write made with the cookie must send the returned csrf_token as X-CSRF-Token.
+         */
+        post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Logout
+         * @description Sign out: ends the cookie's session and clears the cookies (always succeeds).
+         */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Channels
+         * @description Every chat channel, webhook URLs redacted.
+         */
+        get: operations["list_channels"];
+        put?: never;
+        /**
+         * Create Channel
+         * @description Add a channel; its webhook URL is stored encrypted and shown redacted.
+         */
+        post: operations["create_channel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Channel
+         * @description One channel.
+         */
+        get: operations["get_channel"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Channel
+         * @description Remove a channel and its delivery history.
+         */
+        delete: operations["delete_channel"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Channel
+         * @description Change some of a channel's settings.
+         */
+        patch: operations["update_channel"];
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Deliveries
+         * @description The channel's deliveries, newest first, each with its attempts (time, status, error).
+         */
+        get: operations["list_channel_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send Test Message
+         * @description Send a test message now and report what the service answered (recorded as a delivery).
+         */
+        post: operations["send_test_message"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/filters": {
         parameters: {
             query?: never;
@@ -64,6 +289,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/instances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Instances
+         * @description Every monitored instance, by name; DSNs without their password.
+         */
+        get: operations["list_instances"];
+        put?: never;
+        /**
+         * Create Instance
+         * @description Register a monitored server and the DSN of its read-only account (stored encrypted).
+         */
+        post: operations["create_instance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/instances/{instance_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Instance
+         * @description One instance.
+         */
+        get: operations["get_instance"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Instance
+         * @description Delete an instance; one with stored data only with `?purge=true`.
+         */
+        delete: operations["delete_instance"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Instance
+         * @description Change the fields sent; `"dsn": null` removes the connection.
+         */
+        patch: operations["update_instance"];
+        trace?: never;
+    };
+    "/api/v1/instances/{instance_id}/index-review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Review Indexes
+         * @description Duplicate, redundant and unused existing indexes of the instance's snapshotted tables.
+         */
+        get: operations["review_indexes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/instances/{instance_id}/tables/{table}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Table Snapshot
+         * @description The latest schema snapshot of `db.table` (columns, keys, indexes, sizes) and its time.
+         */
+        get: operations["get_table_snapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/instances/{instance_id}/test-connection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check Instance Connection
+         * @description Connect with the instance's DSN and report what the account may and may not do.
+         *
+         *     A server that cannot be reached or refuses the account is a 200 with `connected: false`
+         *     and the server's message in `error`; the detected flavor and version are stored.
+         */
+        post: operations["test_instance_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -74,6 +414,9 @@ export interface paths {
         /**
          * Whoami
          * @description The token's name and scopes: lets a client check a token before using it.
+         *
+         *     For a signed-in user (session cookie) also the user, role and the CSRF token to send as
+         *     X-CSRF-Token with writes, so a reloaded page can pick its session up again.
          */
         get: operations["whoami"];
         put?: never;
@@ -93,7 +436,8 @@ export interface paths {
         };
         /**
          * List Queries
-         * @description The top queries of a time range by any metric, with totals, shares and sparklines.
+         * @description The top queries of a time range by any metric, with totals, shares and sparklines;
+         *     or, grouped by schema, user, host or instance, the heaviest values of that dimension.
          */
         get: operations["list_queries"];
         put?: never;
@@ -118,7 +462,11 @@ export interface paths {
         get: operations["get_query"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Purge Query
+         * @description Delete every stored trace of a query: buckets, examples, catalog row, runs, advice.
+         */
+        delete: operations["purge_query"];
         options?: never;
         head?: never;
         patch?: never;
@@ -138,6 +486,186 @@ export interface paths {
         get: operations["list_query_examples"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queries/{query_id}/explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Explain
+         * @description The latest EXPLAIN of the query on the instance, with its findings and when it ran.
+         */
+        get: operations["get_explain"];
+        put?: never;
+        /**
+         * Request Explain
+         * @description Queue an EXPLAIN of the query's latest real example on the instance.
+         */
+        post: operations["request_explain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queries/{query_id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Profile
+         * @description The latest ranked profile of the query on the instance and when it ran.
+         */
+        get: operations["get_profile"];
+        put?: never;
+        /**
+         * Request Profile
+         * @description Queue a profile (SELECTs only, where the instance allows executing them).
+         */
+        post: operations["request_profile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queries/{query_id}/suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Suggestions
+         * @description The query's index suggestions with their status and sandbox plans.
+         */
+        get: operations["list_suggestions"];
+        put?: never;
+        /**
+         * Request Suggestions
+         * @description Queue a fresh advice run (snapshots refreshed, sandbox check); GET for the result.
+         */
+        post: operations["request_suggestions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/queries/{query_id}/tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Query Tables
+         * @description The tables a query references, each with its latest schema snapshot per instance.
+         */
+        get: operations["list_query_tables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/suggestions/{suggestion_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update Suggestion
+         * @description Dismiss a suggestion, or take a dismissal back (status new).
+         */
+        patch: operations["update_suggestion"];
+        trace?: never;
+    };
+    "/api/v1/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Tokens
+         * @description Every API token with its scopes and last use; secrets are never shown again.
+         */
+        get: operations["list_tokens"];
+        put?: never;
+        /**
+         * Create Token
+         * @description Create an API token; the answer holds its secret, shown this once only.
+         */
+        post: operations["create_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Token
+         * @description Revoke an API token: it stops working at once (revoking twice is fine).
+         */
+        delete: operations["revoke_token"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Users
+         * @description Every UI user, by name.
+         */
+        get: operations["list_users"];
+        put?: never;
+        /**
+         * Create User
+         * @description Create a UI user who signs in with a name and password (role viewer or admin).
+         */
+        post: operations["create_user"];
         delete?: never;
         options?: never;
         head?: never;
@@ -164,6 +692,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics
+         * @description Prometheus metrics: ingest, queue depth and lag, tasks, requests.
+         */
+        get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -173,7 +721,7 @@ export interface paths {
         };
         /**
          * Readyz
-         * @description The metric store answers.
+         * @description The metric store and the task broker answer.
          */
         get: operations["readyz"];
         put?: never;
@@ -188,6 +736,159 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * AdviceRequested
+         * @description A fresh advice run was queued; GET the same path for its result.
+         */
+        AdviceRequested: {
+            /** Instance */
+            instance: string;
+            /** Query Id */
+            query_id: string;
+            /**
+             * Status
+             * @default queued
+             * @constant
+             */
+            status: "queued";
+        };
+        /**
+         * AnnotationImpact
+         * @description Per query, equal windows before and after an annotation compared.
+         */
+        AnnotationImpact: {
+            after: components["schemas"]["TimeRange"];
+            annotation: components["schemas"]["AnnotationOut"];
+            before: components["schemas"]["TimeRange"];
+            /** Queries */
+            queries: components["schemas"]["ImpactRow"][];
+            /**
+             * Window Seconds
+             * @description Length of each window compared (shorter than asked while the window after the annotation has not fully elapsed).
+             */
+            window_seconds: number;
+        };
+        /**
+         * AnnotationIn
+         * @description A new annotation: a point in time, or a range when ``end_time`` is given.
+         * @example {
+         *       "instances": [
+         *         "db1"
+         *       ],
+         *       "tags": [
+         *         "schema",
+         *         "deploy"
+         *       ],
+         *       "text": "Started ALTER TABLE orders ADD INDEX idx_customer (customer_id)"
+         *     }
+         */
+        AnnotationIn: {
+            /**
+             * End Time
+             * @description End of a ranged annotation; must be after `time`.
+             */
+            end_time?: string | null;
+            /**
+             * Instances
+             * @description Names of the instances it is about; empty: all of them.
+             */
+            instances?: string[];
+            /** Tags */
+            tags?: string[];
+            /** Text */
+            text: string;
+            /**
+             * Time
+             * @description When it happened (ISO 8601, naive is UTC); default now.
+             */
+            time?: string | null;
+        };
+        /**
+         * AnnotationOut
+         * @description A stored annotation.
+         */
+        AnnotationOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Created By
+             * @description Name of the token that created it.
+             */
+            created_by: string;
+            /** End Time */
+            end_time: string | null;
+            /** Id */
+            id: number;
+            /**
+             * Instances
+             * @description Instance names; empty: all instances.
+             */
+            instances: string[];
+            /** Tags */
+            tags: string[];
+            /** Text */
+            text: string;
+            /**
+             * Time
+             * Format: date-time
+             */
+            time: string;
+        };
+        /**
+         * AttemptOut
+         * @description One HTTP request made for a delivery.
+         */
+        AttemptOut: {
+            /**
+             * Attempted At
+             * Format: date-time
+             */
+            attempted_at: string;
+            /** Duration Ms */
+            duration_ms: number;
+            /** Error */
+            error: string | null;
+            /**
+             * Next Retry At
+             * @description When the next attempt is due, if any.
+             */
+            next_retry_at: string | null;
+            /**
+             * Status Code
+             * @description HTTP status; null when nothing answered.
+             */
+            status_code: number | null;
+        };
+        /**
+         * AuditEntryOut
+         * @description One admin action: who, what (method and route), on which object, when.
+         */
+        AuditEntryOut: {
+            /** Action */
+            action: string;
+            /** Actor */
+            actor: string;
+            /** Actor Token Id */
+            actor_token_id: number | null;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Detail */
+            detail: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id: number;
+            /** Target */
+            target: {
+                [key: string]: unknown;
+            };
+        };
         /**
          * BatchStatus
          * @description Where a batch is in the pipeline.
@@ -212,12 +913,319 @@ export interface components {
             value: string;
         };
         /**
+         * CapabilityOut
+         * @description One thing the connection test checked.
+         */
+        CapabilityOut: {
+            /** Detail */
+            detail: string;
+            /** Name */
+            name: string;
+            /** Ok */
+            ok: boolean;
+        };
+        /**
+         * ChannelCreate
+         * @description A new chat channel.
+         */
+        ChannelCreate: {
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /**
+             * Events
+             * @description Events the channel receives.
+             */
+            events?: ("new_suggestion" | "annotation_impact")[];
+            /**
+             * Instances
+             * @description Instance names to notify about; empty: all.
+             */
+            instances?: string[];
+            /**
+             * Min Load Share
+             * @description Only queries with at least this share of load (0..1).
+             * @default 0
+             */
+            min_load_share: number;
+            /** Name */
+            name: string;
+            /** Quiet End Hour */
+            quiet_end_hour?: number | null;
+            /**
+             * Quiet Start Hour
+             * @description Quiet hours start (UTC); messages wait until they end.
+             */
+            quiet_start_hour?: number | null;
+            type: components["schemas"]["ChannelType"];
+            /**
+             * Url
+             * @description The incoming-webhook URL; stored encrypted.
+             */
+            url: string;
+        };
+        /**
+         * ChannelOut
+         * @description A channel as the API shows it: the webhook URL redacted to its host.
+         */
+        ChannelOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Events */
+            events: ("new_suggestion" | "annotation_impact")[];
+            /** Id */
+            id: number;
+            /** Instances */
+            instances: string[];
+            /** Min Load Share */
+            min_load_share: number;
+            /** Name */
+            name: string;
+            /** Quiet End Hour */
+            quiet_end_hour: number | null;
+            /** Quiet Start Hour */
+            quiet_start_hour: number | null;
+            type: components["schemas"]["ChannelType"];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * Url
+             * @description Redacted: scheme and host only; the path holds the secret.
+             */
+            url: string;
+        };
+        /**
+         * ChannelTestResult
+         * @description What the test message's one attempt produced.
+         */
+        ChannelTestResult: {
+            /** Delivered */
+            delivered: boolean;
+            /** Delivery Id */
+            delivery_id: number;
+            /** Duration Ms */
+            duration_ms: number;
+            /** Error */
+            error: string | null;
+            /** Status Code */
+            status_code: number | null;
+        };
+        /**
+         * ChannelType
+         * @description The chat services a channel can post to.
+         * @enum {string}
+         */
+        ChannelType: "slack" | "teams" | "mattermost" | "discord" | "webhook";
+        /**
+         * ChannelUpdate
+         * @description Changes to a channel; fields left out keep their value (null clears quiet hours).
+         */
+        ChannelUpdate: {
+            /** Enabled */
+            enabled?: boolean | null;
+            /** Events */
+            events?: ("new_suggestion" | "annotation_impact")[] | null;
+            /** Instances */
+            instances?: string[] | null;
+            /** Min Load Share */
+            min_load_share?: number | null;
+            /** Name */
+            name?: string | null;
+            /** Quiet End Hour */
+            quiet_end_hour?: number | null;
+            /** Quiet Start Hour */
+            quiet_start_hour?: number | null;
+            type?: components["schemas"]["ChannelType"] | null;
+            /** Url */
+            url?: string | null;
+        };
+        /**
+         * ConnectionTestOut
+         * @description What the account can do on the server; ``error`` says why when it cannot connect.
+         */
+        ConnectionTestOut: {
+            /** Account */
+            account?: string | null;
+            /** Capabilities */
+            capabilities?: components["schemas"]["CapabilityOut"][];
+            /** Connected */
+            connected: boolean;
+            /** Error */
+            error?: string | null;
+            /** Flavor */
+            flavor?: string | null;
+            /** Privileges */
+            privileges?: string[];
+            /** Version */
+            version?: string | null;
+        };
+        /**
+         * DeliveryOut
+         * @description A message queued for a channel, with every attempt to deliver it.
+         */
+        DeliveryOut: {
+            /** Annotation Id */
+            annotation_id: number | null;
+            /** Attempts */
+            attempts: components["schemas"]["AttemptOut"][];
+            /** Content Hash */
+            content_hash: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Digest Id
+             * @description The digest delivery that carried a held one.
+             */
+            digest_id: number | null;
+            /** Event */
+            event: string;
+            /** Id */
+            id: number;
+            /**
+             * Kind
+             * @description message, digest or test.
+             */
+            kind: string;
+            /** Last Error */
+            last_error: string | null;
+            /** Next Attempt At */
+            next_attempt_at: string | null;
+            /** Sent At */
+            sent_at: string | null;
+            /**
+             * Status
+             * @description pending, held (rate limit: waits for a digest), digested, sent, failed, cancelled.
+             */
+            status: string;
+            /** Suggestion Id */
+            suggestion_id: number | null;
+            /** Summary */
+            summary: string;
+        };
+        /**
+         * DeliveryStatus
+         * @description Where a delivery stands.
+         * @enum {string}
+         */
+        DeliveryStatus: "pending" | "held" | "digested" | "sent" | "failed" | "cancelled";
+        /**
          * ErrorDetail
          * @description Every error body: a message a person can act on.
          */
         ErrorDetail: {
             /** Detail */
             detail: string;
+        };
+        /**
+         * ExampleUsed
+         * @description The real statement a run used (never the fingerprint).
+         */
+        ExampleUsed: {
+            /**
+             * Kind
+             * @description slowest or sampled: which stored example it was.
+             */
+            kind: string;
+            /** Query Time */
+            query_time: number;
+            /** Schema Name */
+            schema_name: string;
+            /** Text */
+            text: string;
+            /**
+             * Ts
+             * Format: date-time
+             * @description When the server ran it.
+             */
+            ts: string;
+        };
+        /**
+         * ExplainRunOut
+         * @description EXPLAIN of a real example: the tabular plan, the JSON plan(s) and the findings.
+         */
+        ExplainRunOut: {
+            /**
+             * Analyze
+             * @description MariaDB ANALYZE FORMAT=JSON (measured), where executing SELECTs is allowed.
+             */
+            analyze: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Document
+             * @description EXPLAIN FORMAT=JSON.
+             */
+            document: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Error
+             * @description Why it failed or was refused (the server's message, or Quanta's reason).
+             */
+            error: string | null;
+            /** Examples */
+            examples: components["schemas"]["ExampleUsed"][];
+            /** Findings */
+            findings: components["schemas"]["FindingOut"][];
+            /** Id */
+            id: number;
+            /** Instance */
+            instance: string;
+            /**
+             * Notes
+             * @description Why a part is missing (ANALYZE not allowed, ...).
+             */
+            notes: string[];
+            /**
+             * Pending
+             * @description A newer request is queued; this is the latest finished run.
+             * @default false
+             */
+            pending: boolean;
+            /** Query Id */
+            query_id: string;
+            /**
+             * Requested At
+             * Format: date-time
+             */
+            requested_at: string;
+            /** Server Version */
+            server_version: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "ok" | "failed" | "refused";
+            /**
+             * Tabular
+             * @description EXPLAIN rows as the server gave them.
+             */
+            tabular: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Taken At
+             * @description When it ran; null while queued.
+             */
+            taken_at: string | null;
+            /**
+             * Verb
+             * @description select, update, delete, insert or replace.
+             */
+            verb: string | null;
         };
         /**
          * FilterValue
@@ -255,10 +1263,137 @@ export interface components {
             /** User */
             user: components["schemas"]["FilterValue"][];
         };
+        /**
+         * FindingOut
+         * @description One observation about the plan, with a one-line explanation.
+         */
+        FindingOut: {
+            /**
+             * Kind
+             * @description full_table_scan, full_index_scan, no_usable_key, key_choice, filesort, temporary_table, dependent_subquery or rows_examined.
+             */
+            kind: string;
+            /** Message */
+            message: string;
+            /**
+             * Severity
+             * @description warning (likely costs time) or info.
+             */
+            severity: string;
+            /** Table */
+            table: string | null;
+        };
+        /**
+         * GroupRow
+         * @description One value of the group_by dimension (a schema, user, client host or instance).
+         */
+        GroupRow: {
+            /** Count */
+            count: number;
+            /** Load */
+            load: number;
+            /** Qps */
+            qps: number;
+            /** Query Time */
+            query_time: number;
+            /** Query Time Avg */
+            query_time_avg: number | null;
+            /** Query Time Max */
+            query_time_max: number | null;
+            /** Query Time P95 */
+            query_time_p95: number | null;
+            /** Query Time P99 */
+            query_time_p99: number | null;
+            /** Rows Examined */
+            rows_examined: number | null;
+            /** Rows Sent */
+            rows_sent: number | null;
+            /**
+             * Share
+             * @description Fraction (0..1) of the total query time in the range.
+             */
+            share: number;
+            /** Sparkline */
+            sparkline: components["schemas"]["SparkPoint"][];
+            /**
+             * Value
+             * @description The dimension's value ('' when the source gave none).
+             */
+            value: string;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /**
+         * ImpactRow
+         * @description One query's change across the annotation.
+         */
+        ImpactRow: {
+            /** Fingerprint */
+            fingerprint: string;
+            /**
+             * Instance
+             * @description The instance when all of the query's load came from one; else null.
+             */
+            instance: string | null;
+            /**
+             * Metrics
+             * @description load: query seconds per second; count: calls in the window; latencies in seconds; rows examined per call.
+             */
+            metrics: {
+                [key: string]: components["schemas"]["MetricChangeOut"];
+            };
+            /** Query Id */
+            query_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "changed" | "unchanged" | "new" | "gone";
+            /**
+             * Verdict
+             * @enum {string}
+             */
+            verdict: "improved" | "regressed" | "unchanged" | "new" | "gone";
+        };
+        /**
+         * IndexFindingOut
+         * @description An existing index that can go, why, and the DDL that drops it.
+         */
+        IndexFindingOut: {
+            /**
+             * Covered By
+             * @description The index that serves its queries instead.
+             */
+            covered_by: string | null;
+            /** Ddl */
+            ddl: string;
+            /** Index */
+            index: string;
+            /**
+             * Kind
+             * @description duplicate | redundant | primary_key_suffix | unused
+             */
+            kind: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Table
+             * @description db.table
+             */
+            table: string;
+        };
+        /**
+         * IndexReviewOut
+         * @description The review of an instance's existing indexes.
+         */
+        IndexReviewOut: {
+            /** Findings */
+            findings: components["schemas"]["IndexFindingOut"][];
+            /** Tables */
+            tables: components["schemas"]["ReviewedTableOut"][];
         };
         /**
          * IngestBatchOut
@@ -277,6 +1412,168 @@ export interface components {
              */
             received_at: string;
             status: components["schemas"]["BatchStatus"];
+        };
+        /**
+         * InstanceCreate
+         * @description Register a monitored server (agents also register one by name on first ingest).
+         */
+        InstanceCreate: {
+            /**
+             * Dsn
+             * @description DSN of a read-only account, e.g. mysql://quanta_ro:PASSWORD@db1:3306/shop (or mysql://user:pass@localhost/?unix_socket=/run/mysqld/mysqld.sock); stored encrypted, shown without its password.
+             */
+            dsn?: string | null;
+            /**
+             * Example Policy
+             * @default full
+             * @enum {string}
+             */
+            example_policy: "full" | "masked" | "off";
+            /** Name */
+            name: string;
+            /**
+             * Profiling Enabled
+             * @default false
+             */
+            profiling_enabled: boolean;
+            /**
+             * Sandbox Dsn
+             * @description Optional DSN of a scratch server where suggested indexes may be created to compare plans.
+             */
+            sandbox_dsn?: string | null;
+        };
+        /**
+         * InstanceOut
+         * @description A monitored server as the API shows it (DSNs without their password).
+         */
+        InstanceOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Dsn
+             * @description The DSN without its password; null when none is set.
+             */
+            dsn: string | null;
+            /**
+             * Example Policy
+             * @enum {string}
+             */
+            example_policy: "full" | "masked" | "off";
+            /**
+             * Flavor
+             * @description mariadb or mysql, detected by test-connection.
+             */
+            flavor: string | null;
+            /**
+             * Has Dsn
+             * @description A DSN is stored (true with dsn null: it cannot be decrypted with the current QUANTA_SECRET_KEY and must be entered again).
+             */
+            has_dsn: boolean;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /**
+             * Primary Source
+             * @description slowlog or perfschema: the source whose buckets count in totals.
+             */
+            primary_source: string | null;
+            /**
+             * Profiling Enabled
+             * @description Profiles and MariaDB's ANALYZE may execute example SELECTs on the server.
+             */
+            profiling_enabled: boolean;
+            /** Sandbox Dsn */
+            sandbox_dsn: string | null;
+            /**
+             * Version
+             * @description Server version, detected by test-connection.
+             */
+            version: string | null;
+        };
+        /**
+         * InstanceUpdate
+         * @description Change some fields of an instance; a field sent as null removes a DSN.
+         */
+        InstanceUpdate: {
+            /**
+             * Dsn
+             * @description DSN of a read-only account, e.g. mysql://quanta_ro:PASSWORD@db1:3306/shop (or mysql://user:pass@localhost/?unix_socket=/run/mysqld/mysqld.sock); stored encrypted, shown without its password.
+             */
+            dsn?: string | null;
+            /** Example Policy */
+            example_policy?: ("full" | "masked" | "off") | null;
+            /**
+             * Name
+             * @description Agents address the instance by name: rename it in their configuration too.
+             */
+            name?: string | null;
+            /** Primary Source */
+            primary_source?: ("slowlog" | "perfschema") | null;
+            /** Profiling Enabled */
+            profiling_enabled?: boolean | null;
+            /**
+             * Sandbox Dsn
+             * @description Optional DSN of a scratch server where suggested indexes may be created to compare plans.
+             */
+            sandbox_dsn?: string | null;
+        };
+        /**
+         * LoginIn
+         * @description A user name and password.
+         */
+        LoginIn: {
+            /** Name */
+            name: string;
+            /** Password */
+            password: string;
+        };
+        /**
+         * LoginOut
+         * @description A new session: the cookie is set; writes must send ``csrf_token`` as X-CSRF-Token.
+         */
+        LoginOut: {
+            /** Csrf Token */
+            csrf_token: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /** Role */
+            role: string;
+            /** User */
+            user: string;
+        };
+        /**
+         * MetricChangeOut
+         * @description One metric before and after, the size of the change and its significance.
+         */
+        MetricChangeOut: {
+            /** After */
+            after: number | null;
+            /** Before */
+            before: number | null;
+            /**
+             * Change
+             * @description after - before.
+             */
+            change: number | null;
+            /**
+             * Change Pct
+             * @description change / before (0.25 = +25%); null when before is 0 or unknown.
+             */
+            change_pct: number | null;
+            /**
+             * P Value
+             * @description Two-sided Mann-Whitney U on the per-minute values of the two windows.
+             */
+            p_value: number | null;
+            /** Significant */
+            significant: boolean;
         };
         /**
          * MetricStat
@@ -312,6 +1609,91 @@ export interface components {
             share: number | null;
             /** Sum */
             sum: number | null;
+        };
+        /**
+         * ProfileRowOut
+         * @description One state of the ranked profile, or the lost-time row.
+         */
+        ProfileRowOut: {
+            /** Calls */
+            calls: number;
+            /**
+             * Lost Time
+             * @description Response time that no stage accounts for.
+             */
+            lost_time: boolean;
+            /** Per Call Us */
+            per_call_us: number;
+            /**
+             * Percent
+             * @description Share of the response time; the rows sum to 100.
+             */
+            percent: number;
+            /** State */
+            state: string;
+            /** Total Us */
+            total_us: number;
+        };
+        /**
+         * ProfileRunOut
+         * @description A ranked response-time profile over every run of every example used.
+         */
+        ProfileRunOut: {
+            /**
+             * Error
+             * @description Why it failed or was refused (the server's message, or Quanta's reason).
+             */
+            error: string | null;
+            /** Examples */
+            examples: components["schemas"]["ExampleUsed"][];
+            /** Id */
+            id: number;
+            /** Instance */
+            instance: string;
+            /** Lost Us */
+            lost_us: number | null;
+            /**
+             * Pending
+             * @description A newer request is queued; this is the latest finished run.
+             * @default false
+             */
+            pending: boolean;
+            /** Query Id */
+            query_id: string;
+            /**
+             * Requested At
+             * Format: date-time
+             */
+            requested_at: string;
+            /**
+             * Response Us
+             * @description Total response time of all runs, in µs.
+             */
+            response_us: number | null;
+            /**
+             * Rows
+             * @description States worst first, then lost time.
+             */
+            rows: components["schemas"]["ProfileRowOut"][];
+            /** Run Response Us */
+            run_response_us: number[];
+            /**
+             * Runs
+             * @description Executions measured (runs per example x examples).
+             */
+            runs: number | null;
+            /** Server Version */
+            server_version: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "ok" | "failed" | "refused";
+            /**
+             * Taken At
+             * @description When it ran; null while queued.
+             */
+            taken_at: string | null;
         };
         /**
          * QueryDetail
@@ -430,6 +1812,21 @@ export interface components {
             tmp_disk_tables: boolean | null;
         };
         /**
+         * QueryPurged
+         * @description What a purge deleted.
+         */
+        QueryPurged: {
+            /**
+             * Deleted
+             * @description Rows deleted per table.
+             */
+            deleted: {
+                [key: string]: number;
+            };
+            /** Query Id */
+            query_id: string;
+        };
+        /**
          * QueryRow
          * @description One query class in the top list.
          */
@@ -475,6 +1872,29 @@ export interface components {
             tables?: string[];
         };
         /**
+         * QueryTableOut
+         * @description A table a query references, with its latest snapshot on each instance that has one.
+         */
+        QueryTableOut: {
+            /**
+             * Name
+             * @description As the query writes it (db.table or table).
+             */
+            name: string;
+            /** Snapshots */
+            snapshots: components["schemas"]["TableSnapshotOut"][];
+        };
+        /**
+         * QueryTablesOut
+         * @description The tables a query references (from its fingerprint, parsed with sqlglot).
+         */
+        QueryTablesOut: {
+            /** Query Id */
+            query_id: string;
+            /** Tables */
+            tables: components["schemas"]["QueryTableOut"][];
+        };
+        /**
          * QueryTotals
          * @description Sums over every query in the range that matches the filters.
          */
@@ -514,6 +1934,24 @@ export interface components {
             rows_sent?: number | null;
         };
         /**
+         * ReviewedTableOut
+         * @description A snapshotted table and how long its index reads have been observed.
+         */
+        ReviewedTableOut: {
+            /**
+             * Statistics Since
+             * @description First index statistics received for it; null: none yet.
+             */
+            statistics_since: string | null;
+            /** Table */
+            table: string;
+            /**
+             * Unused Checked
+             * @description Observed long enough (QUANTA_INDEX_UNUSED_MIN_DAYS) to call indexes unused.
+             */
+            unused_checked: boolean;
+        };
+        /**
          * SeriesPoint
          * @description One bucket of a query's time series; gaps have zero load, count and rows.
          */
@@ -537,6 +1975,19 @@ export interface components {
             ts: string;
         };
         /**
+         * ServerOut
+         * @description The server a snapshot was read from.
+         */
+        ServerOut: {
+            /**
+             * Flavor
+             * @description mariadb or mysql (Percona Server is mysql here).
+             */
+            flavor: string;
+            /** Version */
+            version: string;
+        };
+        /**
          * SparkPoint
          * @description Load (average active sessions) in one slot of the range.
          */
@@ -550,8 +2001,233 @@ export interface components {
             ts: string;
         };
         /**
+         * SuggestionColumnOut
+         * @description One column of a suggested index and the rule that put it there.
+         */
+        SuggestionColumnOut: {
+            /** Desc */
+            desc: boolean;
+            /** Name */
+            name: string;
+            /**
+             * Rule
+             * @description equality, in_list, join, range, order_by, group_by, covering
+             */
+            rule: string;
+        };
+        /**
+         * SuggestionList
+         * @description A query's index suggestions.
+         */
+        SuggestionList: {
+            /** Query Id */
+            query_id: string;
+            /** Suggestions */
+            suggestions: components["schemas"]["SuggestionOut"][];
+        };
+        /**
+         * SuggestionOut
+         * @description One index suggestion for one table a query reads, on one instance.
+         */
+        SuggestionOut: {
+            /**
+             * Action
+             * @description add, replace (drops the index it extends) or none
+             */
+            action: string;
+            /** Columns */
+            columns: components["schemas"]["SuggestionColumnOut"][];
+            /**
+             * Content Hash
+             * @description Changes exactly when the advice changes.
+             */
+            content_hash: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Ddl
+             * @description The ALTER TABLE to run; empty for action none.
+             */
+            ddl: string;
+            /** Id */
+            id: number;
+            /** Instance */
+            instance: string;
+            /** Notes */
+            notes: string[];
+            /** Query Id */
+            query_id: string;
+            /**
+             * Reason
+             * @description Why, in one sentence (for none: why no index helps).
+             */
+            reason: string;
+            /**
+             * Redundant
+             * @description Existing indexes the new one makes redundant.
+             */
+            redundant: string[];
+            /**
+             * Status
+             * @description new, applied (an index with these columns exists) or dismissed
+             */
+            status: string;
+            /**
+             * Table
+             * @description db.table
+             */
+            table: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * Validation
+             * @description Sandbox check: plans before/after, improved, summary; or error; null when the instance has no sandbox DSN.
+             */
+            validation: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * SuggestionPatch
+         * @description What a person may change on a suggestion: dismiss it, or take a dismissal back.
+         */
+        SuggestionPatch: {
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "new" | "dismissed";
+        };
+        /**
+         * TableSnapshotOut
+         * @description The latest snapshot of one table, in the index advisor's per-table format.
+         */
+        TableSnapshotOut: {
+            /**
+             * Changed At
+             * Format: date-time
+             * @description When its structure (columns, keys) last changed.
+             */
+            changed_at: string;
+            /**
+             * Content Hash
+             * @description Changes exactly when the structure changes.
+             */
+            content_hash: string;
+            /**
+             * Document
+             * @description engine, rows, data_length, index_length, columns, primary_key, primary_key_parts, indexes (with cardinality, sub_part, desc, visible), functional_indexes.
+             */
+            document: {
+                [key: string]: unknown;
+            };
+            /** Instance Id */
+            instance_id: number;
+            server: components["schemas"]["ServerOut"];
+            /**
+             * Table
+             * @description db.table, lower case.
+             */
+            table: string;
+            /**
+             * Taken At
+             * Format: date-time
+             * @description When the snapshot was read from the server.
+             */
+            taken_at: string;
+        };
+        /**
+         * TimeRange
+         * @description A half-open UTC range [from, to).
+         */
+        TimeRange: {
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
+        };
+        /**
+         * TokenCreate
+         * @description A new API token's name, scopes and, for ingest, the instances it may feed.
+         */
+        TokenCreate: {
+            /**
+             * Instances
+             * @description Instance names an ingest token may send batches for (required for ingest).
+             */
+            instances?: string[] | null;
+            /** Name */
+            name: string;
+            /**
+             * Scopes
+             * @description ingest, annotate, read, admin
+             */
+            scopes: string[];
+        };
+        /**
+         * TokenCreated
+         * @description A token just created; ``token`` is shown this once and cannot be read again.
+         */
+        TokenCreated: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Instances */
+            instances: string[] | null;
+            /** Last Used At */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Scopes */
+            scopes: string[];
+            /** Token */
+            token: string;
+        };
+        /**
+         * TokenOut
+         * @description An API token as listed: never its secret.
+         */
+        TokenOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Instances */
+            instances: string[] | null;
+            /** Last Used At */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Scopes */
+            scopes: string[];
+        };
+        /**
          * TopQueries
-         * @description The heaviest queries of a time range, with totals.
+         * @description The heaviest queries of a time range, with totals; or, with group_by other than
+         *     query, the heaviest values of that dimension (in ``groups``, ``rows`` empty).
          */
         TopQueries: {
             /**
@@ -559,6 +2235,13 @@ export interface components {
              * Format: date-time
              */
             from: string;
+            /**
+             * Group By
+             * @default query
+             */
+            group_by: string;
+            /** Groups */
+            groups?: components["schemas"]["GroupRow"][];
             /**
              * Order
              * @default desc
@@ -580,6 +2263,40 @@ export interface components {
             to: string;
             totals: components["schemas"]["QueryTotals"];
         };
+        /**
+         * UserCreate
+         * @description A new UI user.
+         */
+        UserCreate: {
+            /** Name */
+            name: string;
+            /** Password */
+            password: string;
+            /**
+             * Role
+             * @description viewer or admin
+             */
+            role: string;
+        };
+        /**
+         * UserOut
+         * @description A UI user (never the password hash).
+         */
+        UserOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Last Login At */
+            last_login_at: string | null;
+            /** Name */
+            name: string;
+            /** Role */
+            role: string;
+        };
         /** ValidationError */
         ValidationError: {
             /** Context */
@@ -595,13 +2312,28 @@ export interface components {
         };
         /**
          * WhoAmI
-         * @description The caller's token name and scopes.
+         * @description The caller's token name and scopes; for a signed-in user also who and the CSRF token.
          */
         WhoAmI: {
+            /**
+             * Csrf Token
+             * @description For a cookie session: send it as X-CSRF-Token with every write.
+             */
+            csrf_token?: string | null;
             /** Name */
             name: string;
+            /**
+             * Role
+             * @description viewer or admin, for a session.
+             */
+            role?: string | null;
             /** Scopes */
             scopes: string[];
+            /**
+             * User
+             * @description The signed-in user, for a session.
+             */
+            user?: string | null;
         };
     };
     responses: never;
@@ -612,6 +2344,848 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_annotations: {
+        parameters: {
+            query?: {
+                /** @description Only annotations about this instance or about all instances. */
+                instance?: string | null;
+                /** @description Only annotations with any of these tags (repeat). */
+                tag?: string[] | null;
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationOut"][];
+                };
+            };
+            /** @description A value that cannot be accepted; see detail. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_annotation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnnotationIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationOut"];
+                };
+            };
+            /** @description A value that cannot be accepted; see detail. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_annotation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                annotation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No annotation with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_annotation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                annotation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Neither an admin nor the creating token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No annotation with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_annotation_impact: {
+        parameters: {
+            query?: {
+                /** @description Length of each window compared: 5m to 7d (15m, 1h, 6h, 1d). */
+                window?: string;
+            };
+            header?: never;
+            path: {
+                annotation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationImpact"];
+                };
+            };
+            /** @description A value that cannot be accepted; see detail. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No annotation with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Nothing to compare yet (the window after has not started) or any more (data that fine is no longer kept). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_audit_entries: {
+        parameters: {
+            query?: {
+                /** @description Entries per page (capped by the server). */
+                limit?: number;
+                /** @description Only entries older than this id (next page). */
+                before_id?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryOut"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginOut"];
+                };
+            };
+            /** @description Unknown user name or wrong password. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many attempts; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    list_channels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    create_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Another channel has this name. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No channel with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No channel with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No channel with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Another channel has this name. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Contradictory or invalid settings. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    list_channel_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this state. */
+                status?: components["schemas"]["DeliveryStatus"] | null;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryOut"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No channel with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    send_test_message: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelTestResult"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No channel with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     list_filters: {
         parameters: {
             query?: {
@@ -1186,6 +3760,13 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description Too many batches from this token; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     get_ingest_batch: {
@@ -1219,6 +3800,494 @@ export interface operations {
             };
             /** @description The token lacks the required scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_instances: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceOut"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    create_instance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InstanceCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The name is taken, or the instance has data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A DSN that cannot be used, and why. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    get_instance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No instance with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_instance: {
+        parameters: {
+            query?: {
+                /** @description Also delete the instance's stored metrics, examples and runs. */
+                purge?: boolean;
+            };
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No instance with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The name is taken, or the instance has data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_instance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InstanceUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No instance with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The name is taken, or the instance has data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A DSN that cannot be used, and why. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    review_indexes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexReviewOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such instance. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_table_snapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instance_id: number;
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableSnapshotOut"];
+                };
+            };
+            /** @description The name is not database.table. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such instance, or never snapshotted. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    test_instance_connection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionTestOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No instance with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The instance has no usable DSN. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1286,6 +4355,8 @@ export interface operations {
                 order?: string;
                 limit?: number;
                 offset?: number;
+                /** @description One row per: query, schema, user, host, instance. */
+                group_by?: string;
                 /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
                 from?: string | null;
                 /** @description End: ISO 8601 or relative; default now. */
@@ -1432,6 +4503,73 @@ export interface operations {
             };
         };
     };
+    purge_query: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryPurged"];
+                };
+            };
+            /** @description A bad time range, sort key or order. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No query with this query_id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     list_query_examples: {
         parameters: {
             query?: {
@@ -1507,6 +4645,809 @@ export interface operations {
             };
         };
     };
+    get_explain: {
+        parameters: {
+            query: {
+                /** @description The instance (server) to run it on. */
+                instance: string;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplainRunOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unknown query or instance, or nothing yet. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    request_explain: {
+        parameters: {
+            query: {
+                /** @description The instance (server) to run it on. */
+                instance: string;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplainRunOut"];
+                };
+            };
+            /** @description No example can be sent, and why (stored). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unknown query or instance, or nothing yet. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The instance is not set up for it, and how to. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_profile: {
+        parameters: {
+            query: {
+                /** @description The instance (server) to run it on. */
+                instance: string;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileRunOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unknown query or instance, or nothing yet. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    request_profile: {
+        parameters: {
+            query: {
+                /** @description The instance (server) to run it on. */
+                instance: string;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileRunOut"];
+                };
+            };
+            /** @description No example can be sent, and why (stored). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unknown query or instance, or nothing yet. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The instance is not set up for it, and how to. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_suggestions: {
+        parameters: {
+            query?: {
+                /** @description Instance name; default all. */
+                instance?: string | null;
+                /** @description Also those a sandbox showed not to improve the plan. */
+                include_rejected?: boolean;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuggestionList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such query or instance. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    request_suggestions: {
+        parameters: {
+            query: {
+                /** @description The instance to advise the query for. */
+                instance: string;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdviceRequested"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such query or instance. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The instance has no DSN to reach it. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The task queue is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    list_query_tables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryTablesOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No query with this query_id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_suggestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                suggestion_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuggestionPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuggestionOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No suggestion with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The suggestion is applied. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_tokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenOut"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    create_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenCreated"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unknown scopes, or an ingest token without instances. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    revoke_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No API token with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description It is the token making the request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_users: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOut"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    create_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The name is taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unknown role or too short a password. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     healthz: {
         parameters: {
             query?: never;
@@ -1526,6 +5467,24 @@ export interface operations {
                         [key: string]: string;
                     };
                 };
+            };
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -13,6 +13,7 @@ export type TopQueries = JsonOk<'list_queries'>;
 export type TopQueriesParams = NonNullable<operations['list_queries']['parameters']['query']>;
 export type TopQueryRow = TopQueries['rows'][number];
 export type QueryTotals = TopQueries['totals'];
+export type GroupRow = NonNullable<TopQueries['groups']>[number];
 export type SparkPoint = TopQueryRow['sparkline'][number];
 export type Filters = JsonOk<'list_filters'>;
 export type FilterValue = Filters['schema'][number];
@@ -23,3 +24,26 @@ export type SeriesPoint = QueryDetail['series'][number];
 export type BreakdownRow = NonNullable<QueryDetail['breakdown'][string]>[number];
 export type QueryExamples = JsonOk<'list_query_examples'>;
 export type QueryExample = QueryExamples['examples'][number];
+type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
+
+export type Annotation = JsonOk<'list_annotations'>[number];
+export type AnnotationsParams = QueryOf<'list_annotations'>;
+export type AnnotationCreate = NonNullable<
+  operations['create_annotation']['requestBody']
+>['content']['application/json'];
+export type AnnotationImpact = JsonOk<'get_annotation_impact'>;
+export type ImpactQuery = AnnotationImpact['queries'][number];
+export type ImpactMetric = NonNullable<ImpactQuery['metrics'][string]>;
+export type ImpactVerdict = ImpactQuery['verdict'];
+export type ImpactMetricName =
+  'load' | 'count' | 'avg_latency' | 'p95_latency' | 'rows_examined_per_call';
+export type ExplainRun = JsonOk<'get_explain'>;
+export type ProfileRun = JsonOk<'get_profile'>;
+export type SuggestionList = JsonOk<'list_suggestions'>;
+export type Suggestion = SuggestionList['suggestions'][number];
+export type SuggestionPatch = NonNullable<
+  operations['update_suggestion']['requestBody']
+>['content']['application/json'];
+export type Instance = JsonOk<'list_instances'>[number];
+export type TableSnapshot = JsonOk<'get_table_snapshot'>;
+export type Channel = JsonOk<'list_channels'>[number];

@@ -6,6 +6,10 @@ import {
   formatLoad,
   formatShare,
   formatTimeRange,
+  examinedPerSent,
+  formatMetric,
+  formatRate,
+  formatRatio,
   shareBarPercent,
 } from './format';
 
@@ -114,5 +118,35 @@ describe('formatInstant / formatTimeRange', () => {
     expect(formatTimeRange('2026-11-21T00:00:00Z', '2026-11-22T00:00:00Z')).toBe(
       '2026-11-21 00:00 – 2026-11-22 00:00 UTC',
     );
+  });
+});
+
+describe('formatRate / formatRatio / formatMetric', () => {
+  it.each<[number | null, string]>([
+    [0, '0'],
+    [0.0123456, '0.0123'],
+    [0.0004, '<0.001'],
+    [12.345, '12.3'],
+    [1234.5, '1,235'],
+    [null, '–'],
+    [Number.NaN, '–'],
+  ])('formatRate(%s) = %s', (value, expected) => {
+    expect(formatRate(value)).toBe(expected);
+  });
+
+  it('computes rows examined per row sent', () => {
+    expect(examinedPerSent(1000, 10)).toBe(100);
+    expect(examinedPerSent(0, 0)).toBe(0);
+    expect(examinedPerSent(5, 0)).toBe(Number.POSITIVE_INFINITY);
+    expect(examinedPerSent(null, 3)).toBeNull();
+    expect(formatRatio(Number.POSITIVE_INFINITY)).toBe('∞');
+    expect(formatRatio(2.5)).toBe('2.5');
+  });
+
+  it('formats time metrics as durations', () => {
+    expect(formatMetric('query_time', 0.25)).toBe('250 ms');
+    expect(formatMetric('lock_time', 0.000002)).toBe('2 µs');
+    expect(formatMetric('rows_examined', 1234)).toBe('1,234');
+    expect(formatMetric('count', null)).toBe('–');
   });
 });

@@ -1,7 +1,8 @@
-import { useQuery } from '@tanstack/react-query';
+import { type UseQueryResult, useQueries, useQuery } from '@tanstack/react-query';
 import { useCallback, useMemo } from 'react';
 import { filtersQueryOptions, topQueriesQueryOptions } from '../api/queries';
 import { errorMessage } from '../api/errors';
+import type { Filters } from '../api/types';
 import { FilterPanel } from '../components/Controls/FilterPanel';
 import { InstancePicker } from '../components/Controls/InstancePicker';
 import { Pager } from '../components/Controls/Pager';
@@ -14,6 +15,8 @@ import { formatTimeRange } from '../lib/format';
 import { placeMarkers } from '../lib/markers';
 import {
   type FilterDimension,
+  GROUP_BYS,
+  type GroupBy,
   type OverviewState,
   type SortKey,
   nextSort,
@@ -24,14 +27,55 @@ import {
   scopeToParams,
   serializeDetail,
   serializeOverview,
+  withoutDimension,
 } from '../lib/viewState';
+
+const GROUP_BY_LABELS: Record<GroupBy, string> = {
+  query: 'Query',
+  schema: 'Schema',
+  user: 'User',
+  host: 'Client host',
+  instance: 'Instance',
+};
+
+const PANEL_DIMENSIONS = ['instance', 'schema', 'user', 'host'] as const;
+
+/** One Filters answer from the per-dimension answers (each dimension from its own). */
+function combineFilters(results: UseQueryResult<Filters>[]) {
+  const [instance, schema, user, host] = results.map((result) => result.data);
+  const data =
+    instance && schema && user && host
+      ? {
+          ...instance,
+          instance: instance.instance,
+          schema: schema.schema,
+          user: user.user,
+          host: host.host,
+        }
+      : undefined;
+  const error = results.find((result) => result.isError)?.error ?? null;
+  return {
+    status: error ? ('error' as const) : data ? ('success' as const) : ('pending' as const),
+    data,
+    error,
+    refetch: () => results.forEach((result) => void result.refetch()),
+  };
+}
 
 /** Overview: the queries that put the most load on the servers in the time range. */
 export function Overview() {
   const [state, setState] = useUrlState(parseOverview, serializeOverview);
   const params = useMemo(() => overviewToParams(state), [state]);
   const query = useQuery(topQueriesQueryOptions(params));
-  const filters = useQuery(filtersQueryOptions(scopeToParams(state)));
+  const scopeParams = scopeToParams(state);
+  // Each dimension's values without its own filter, so a picked value can be swapped for
+  // another; TanStack Query dedupes the requests for dimensions without a filter.
+  const panel = useQueries({
+    queries: PANEL_DIMENSIONS.map((dimension) =>
+      filtersQueryOptions(withoutDimension(scopeParams, dimension)),
+    ),
+    combine: (results) => combineFilters(results),
+  });
   const resolved = query.data && { from: query.data.from, to: query.data.to };
   const annotations = useScopeAnnotations(resolved, state.instances);
 
@@ -49,16 +93,23 @@ export function Overview() {
       setState((current) => ({ ...current, page: 1, ...change }), { replace }),
     [setState],
   );
-  const onSort = useCallback(
-    (key: SortKey) => update(nextSort(state, key)),
-    [update, state],
-  );
+  const onSort = useCallback((key: SortKey) => update(nextSort(state, key)), [update, state]);
   const onSearch = useCallback((search: string) => update({ search }, true), [update]);
   const scopeSearch = serializeDetail({ ...scopeOf(state), tab: 'examples' });
   const detailHref = useCallback(
     (queryId: string) =>
       `/queries/${encodeURIComponent(queryId)}${scopeSearch ? `?${scopeSearch}` : ''}`,
     [scopeSearch],
+  );
+
+  // Drilling into a group: filter on its value and list that value's queries.
+  const onPickGroup = useCallback(
+    (value: string) => {
+      if (state.group === 'query') return;
+      if (state.group === 'instance') update({ group: 'query', instances: [value] });
+      else update({ group: 'query', [state.group]: value });
+    },
+    [state.group, update],
   );
 
   function toggleFilter(dimension: FilterDimension | 'instance', value: string) {
@@ -71,6 +122,12 @@ export function Overview() {
       update({ [dimension]: state[dimension] === value ? undefined : value });
     }
   }
+
+  const rowCount = query.data
+    ? state.group === 'query'
+      ? query.data.rows.length
+      : (query.data.groups?.length ?? 0)
+    : 0;
 
   const filtered =
     state.search !== '' ||
@@ -97,7 +154,7 @@ export function Overview() {
           />
           <InstancePicker
             selected={state.instances}
-            options={filters.data?.instance ?? []}
+            options={panel.data?.instance ?? []}
             onChange={(instances) => update({ instances })}
           />
           <button
@@ -105,7 +162,7 @@ export function Overview() {
             className="button"
             onClick={() => {
               void query.refetch();
-              void filters.refetch();
+              panel.refetch();
             }}
             disabled={query.isFetching}
           >
@@ -114,17 +171,38 @@ export function Overview() {
         </div>
       </div>
       <div className="overview-body">
-        <FilterPanel query={filters} selection={state} onToggle={toggleFilter} />
+        <FilterPanel query={panel} selection={state} onToggle={toggleFilter} />
         <div className="overview-main">
           <div className="table-tools">
             <SearchBox value={state.search} onSearch={onSearch} />
+            <label className="group-by">
+              Group by
+              <select
+                value={state.group}
+                onChange={(event) => update({ group: event.target.value as GroupBy })}
+                data-testid="group-by"
+              >
+                {GROUP_BYS.map((group) => (
+                  <option key={group} value={group}>
+                    {GROUP_BY_LABELS[group]}
+                  </option>
+                ))}
+              </select>
+            </label>
             {annotations.isError && (
               <span className="muted" title={errorMessage(annotations.error)}>
                 Annotations unavailable
               </span>
             )}
           </div>
-          <div className={query.isPlaceholderData ? 'stale' : undefined}>
+          <div
+            className={query.isPlaceholderData ? 'stale' : undefined}
+            aria-busy={query.isFetching}
+            // The view state whose data is on screen, once it is: lets tests (and anyone
+            // scripting the page) wait for exactly this view instead of guessing.
+            data-settled={query.isFetching ? undefined : serializeOverview(state)}
+            data-testid="queries-region"
+          >
             <TopQueriesPanel
               query={query}
               offset={params.offset}
@@ -134,13 +212,16 @@ export function Overview() {
               onSort={onSort}
               markers={markers}
               detailHref={detailHref}
+              onPickGroup={onPickGroup}
             />
           </div>
-          {query.data && (query.data.rows.length > 0 || state.page > 1) && (
+          {query.data && (rowCount > 0 || state.page > 1) && (
             <Pager
               page={state.page}
               size={state.size}
-              total={query.data.totals.queries}
+              // Grouped answers do not say how many values there are: a full page has more.
+              total={state.group === 'query' ? query.data.totals.queries : undefined}
+              hasNext={rowCount === state.size}
               onPage={(page) => setState({ page })}
               onSize={(size) => update({ size })}
             />

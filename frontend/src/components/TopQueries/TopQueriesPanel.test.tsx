@@ -1,4 +1,5 @@
 import { renderToStaticMarkup } from 'react-dom/server';
+import { MemoryRouter } from 'react-router';
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/errors';
 import type { TopQueries } from '../../api/types';
@@ -13,6 +14,7 @@ const data: TopQueries = {
   seconds: 86400,
   sort: 'load',
   order: 'desc',
+  group_by: 'query',
   totals: { count: 1234, query_time: 56.7, load: 0.00066, qps: 0.014, queries: 2 },
   rows: [
     {
@@ -42,7 +44,11 @@ const data: TopQueries = {
 };
 
 function render(query: Parameters<typeof TopQueriesPanel>[0]['query']) {
-  const html = renderToStaticMarkup(<TopQueriesPanel query={query} offset={0} />);
+  const html = renderToStaticMarkup(
+    <MemoryRouter>
+      <TopQueriesPanel query={query} offset={0} />
+    </MemoryRouter>,
+  );
   const count = (testId: string) => html.split(`data-testid="${testId}"`).length - 1;
   return { html, count, has: (testId: string) => count(testId) > 0 };
 }
@@ -96,22 +102,90 @@ describe('TopQueriesPanel', () => {
 
     const [, totals, first, second] = rowsOf(view.html);
     expect(totals).toContain('All queries');
+    expect(totals).toContain('2 query classes');
     expect(totals).toContain('0.00066');
     expect(totals).toContain('1,234');
-    expect(totals).toContain('56.7 s');
+    expect(totals).toContain('0.014'); // QPS
     expect(totals).toContain('45.9 ms'); // 56.7 s / 1234 calls
 
     expect(first).toContain(' 1 ');
-    expect(first).toContain('select * from t where id=?');
+    expect(first).toContain('select * from t where id = ?');
     expect(first).toContain('3A1F0C9E2B7D4C11');
     expect(first).toContain('0.00014');
     expect(first).toContain('22%');
-    expect(first).toContain('12.5 s');
     expect(first).toContain('125 ms');
 
-    expect(second).toContain('update t set a=? where b=?');
+    expect(second).toContain('update t set a = ? where b = ?');
     expect(second).toContain('&lt;0.000001');
     expect(second).toContain('1 ms');
+  });
+
+  it('links each query to its detail and marks the sorted column', () => {
+    const html = renderToStaticMarkup(
+      <MemoryRouter>
+        <TopQueriesPanel
+          query={{ status: 'success', data, error: null, refetch }}
+          offset={0}
+          sort="count"
+          order="asc"
+          onSort={() => {}}
+        />
+      </MemoryRouter>,
+    );
+    expect(html).toContain('href="/queries/3A1F0C9E2B7D4C11"');
+    expect(html).toMatch(/aria-sort="ascending"[^>]*>\s*<button[^>]*data-testid="sort-count"/);
+    expect(html.match(/aria-sort=/g)).toHaveLength(1);
+  });
+
+  it('says a filter hides everything rather than explaining ingest', () => {
+    const html = renderToStaticMarkup(
+      <MemoryRouter>
+        <TopQueriesPanel
+          query={{ status: 'success', data: { ...data, rows: [] }, error: null, refetch }}
+          offset={0}
+          filtered
+        />
+      </MemoryRouter>,
+    );
+    expect(html).toContain('No queries match.');
+  });
+
+  it('renders a grouped answer: one row per value, each a button to drill in', () => {
+    const grouped: TopQueries = {
+      ...data,
+      group_by: 'schema',
+      rows: [],
+      groups: [
+        {
+          value: 'shop',
+          count: 90,
+          qps: 0.001,
+          query_time: 50,
+          load: 0.0006,
+          share: 0.88,
+          query_time_avg: 0.5,
+          query_time_p95: 0.9,
+          query_time_p99: 1,
+          query_time_max: 1.2,
+          rows_examined: 1000,
+          rows_sent: 10,
+          sparkline: [],
+        },
+      ],
+    };
+    const html = renderToStaticMarkup(
+      <MemoryRouter>
+        <TopQueriesPanel
+          query={{ status: 'success', data: grouped, error: null, refetch }}
+          offset={0}
+        />
+      </MemoryRouter>,
+    );
+    expect(html.split('data-testid="group-row"')).toHaveLength(2);
+    expect(html).toContain('>Schema<');
+    expect(html).toContain('data-testid="group-link"');
+    expect(html).toContain('>shop</button>');
+    expect(html).toContain('100'); // rows examined per row sent
   });
 
   it('keeps the full fingerprint in the hover title', () => {

@@ -5,6 +5,7 @@ import { EmptyState } from '../Status/EmptyState';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
 import { TopQueriesTable, type TopQueriesTableProps } from './TopQueriesTable';
+import { toRowViews } from './topQueriesView';
 
 /** The top-queries table, or its loading, error or empty state. */
 export function TopQueriesPanel({
@@ -31,7 +32,7 @@ export function TopQueriesPanel({
       />
     );
   }
-  if (query.data === undefined || query.data.rows.length === 0) {
+  if (query.data === undefined || toRowViews(query.data).length === 0) {
     if (filtered || offset > 0) {
       return (
         <EmptyState title="No queries match." testId="queries-empty">

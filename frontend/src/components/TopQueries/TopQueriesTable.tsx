@@ -1,26 +1,27 @@
 import {
   type ColumnDef,
+  type RowData,
   flexRender,
   getCoreRowModel,
   useReactTable,
 } from '@tanstack/react-table';
-import { type KeyboardEvent, useMemo } from 'react';
+import { type KeyboardEvent, type ReactNode, useMemo } from 'react';
 import { Link } from 'react-router';
 import type { TopQueries } from '../../api/types';
-import {
-  formatCount,
-  formatDuration,
-  formatLoad,
-  formatRate,
-  formatRatio,
-} from '../../lib/format';
+import { formatCount, formatDuration, formatLoad, formatRate, formatRatio } from '../../lib/format';
 import type { Marker } from '../../lib/markers';
 import type { SortKey, SortOrder } from '../../lib/viewState';
 import { MarkerAxis } from '../Annotations/MarkerAxis';
 import { SqlText } from '../Sql/SqlText';
 import { LoadSparkline, SPARK_WIDTH } from './LoadSparkline';
 import { ShareBar } from './ShareBar';
-import { type TopQueryView, type TotalsView, toTopQueryViews, toTotalsView } from './topQueriesView';
+import {
+  type TopQueryView,
+  type TotalsView,
+  isGrouped,
+  toRowViews,
+  toTotalsView,
+} from './topQueriesView';
 
 export interface TopQueriesTableProps {
   data: TopQueries;
@@ -31,12 +32,25 @@ export interface TopQueriesTableProps {
   markers?: readonly Marker[];
   /** Link target of a query's detail view (its query string carries the scope). */
   detailHref?: (queryId: string) => string;
+  /** In a grouped table, picking a value (filter on it and list its queries). */
+  onPickGroup?: (value: string) => void;
 }
 
-interface ColumnMeta {
-  className?: string;
-  title?: string;
-  totals?: (totals: TotalsView) => React.ReactNode;
+const GROUP_LABELS: Record<string, string> = {
+  schema: 'Schema',
+  user: 'User',
+  host: 'Client host',
+  instance: 'Instance',
+};
+
+declare module '@tanstack/react-table' {
+  // What a column of this table says besides its header and cell.
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  interface ColumnMeta<TData extends RowData, TValue> {
+    className?: string;
+    title?: string;
+    totals?: (totals: TotalsView) => ReactNode;
+  }
 }
 
 const NO_MARKERS: readonly Marker[] = [];
@@ -51,7 +65,7 @@ function moveFocus(event: KeyboardEvent<HTMLTableSectionElement>): void {
   if (!keys.includes(event.key)) return;
   const target = event.target as HTMLElement;
   if (!target.classList.contains('query-link')) return;
-  const links = [...event.currentTarget.querySelectorAll<HTMLElement>('a.query-link')];
+  const links = [...event.currentTarget.querySelectorAll<HTMLElement>('.query-link')];
   const index = links.indexOf(target);
   const next =
     event.key === 'Home'
@@ -78,8 +92,11 @@ export function TopQueriesTable({
   onSort,
   markers = NO_MARKERS,
   detailHref = defaultHref,
+  onPickGroup,
 }: TopQueriesTableProps) {
-  const rows = useMemo(() => toTopQueryViews(data.rows, offset), [data.rows, offset]);
+  const rows = useMemo(() => toRowViews(data, offset), [data, offset]);
+  const grouped = isGrouped(data);
+  const groupLabel = GROUP_LABELS[data.group_by] ?? data.group_by;
   const totals = toTotalsView(data.totals);
   const domain = useMemo(
     () => ({ fromMs: Date.parse(data.from), toMs: Date.parse(data.to) }),
@@ -97,11 +114,24 @@ export function TopQueriesTable({
       },
       {
         id: 'query',
-        header: 'Query',
+        header: grouped ? groupLabel : 'Query',
         enableSorting: false,
         meta: { className: 'query' },
         cell: ({ row }) => {
           const view = row.original;
+          if (grouped) {
+            return (
+              <button
+                type="button"
+                className="query-link group-link"
+                onClick={() => onPickGroup?.(view.queryId)}
+                title={`Show the queries of ${groupLabel.toLowerCase()} ${view.queryId || '(empty)'}`}
+                data-testid="group-link"
+              >
+                {view.queryId || <span className="muted">(empty)</span>}
+              </button>
+            );
+          }
           return (
             <>
               <Link
@@ -213,9 +243,11 @@ export function TopQueriesTable({
         ),
       },
     ],
-    [markers, domain, detailHref],
+    [markers, domain, detailHref, grouped, groupLabel, onPickGroup],
   );
 
+  // TanStack Table v8 hands out fresh functions each render; fine without the React Compiler.
+  // eslint-disable-next-line react-hooks/incompatible-library
   const table = useReactTable({
     data: rows,
     columns,
@@ -245,8 +277,11 @@ export function TopQueriesTable({
         {table.getHeaderGroups().map((group) => (
           <tr key={group.id}>
             {group.headers.map((header) => {
-              const meta = header.column.columnDef.meta as ColumnMeta | undefined;
-              const sortable = header.column.getCanSort() && onSort !== undefined;
+              const meta = header.column.columnDef.meta;
+              // Sorting is the server's (manualSorting), so columns have no accessor and
+              // TanStack's getCanSort() is false: the column definitions say it instead.
+              const sortable =
+                header.column.columnDef.enableSorting !== false && onSort !== undefined;
               const active = header.column.id === sort;
               const content = flexRender(header.column.columnDef.header, header.getContext());
               return (
@@ -281,11 +316,11 @@ export function TopQueriesTable({
       <tbody onKeyDown={moveFocus}>
         <tr className="totals" data-testid="totals-row">
           {table.getVisibleLeafColumns().map((column) => {
-            const meta = column.columnDef.meta as ColumnMeta | undefined;
+            const meta = column.columnDef.meta;
             if (column.id === 'query') {
               return (
                 <th key={column.id} scope="row" className="query">
-                  All queries
+                  {grouped ? 'Everything' : 'All queries'}
                   <span className="query-meta">{formatCount(totals.queries)} query classes</span>
                 </th>
               );
@@ -298,9 +333,9 @@ export function TopQueriesTable({
           })}
         </tr>
         {table.getRowModel().rows.map((row) => (
-          <tr key={row.id} data-testid="query-row">
+          <tr key={row.id} data-testid={grouped ? 'group-row' : 'query-row'}>
             {row.getVisibleCells().map((cell) => {
-              const meta = cell.column.columnDef.meta as ColumnMeta | undefined;
+              const meta = cell.column.columnDef.meta;
               return (
                 <td key={cell.id} className={meta?.className}>
                   {flexRender(cell.column.columnDef.cell, cell.getContext())}

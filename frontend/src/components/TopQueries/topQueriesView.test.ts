@@ -3,6 +3,7 @@ import type { TopQueryRow } from '../../api/types';
 import {
   averageTime,
   sparklineDomain,
+  sparklinePaths,
   sparklinePeak,
   toSparklineData,
   toTopQueryViews,
@@ -96,14 +97,38 @@ describe('toTopQueryViews', () => {
       rank: 51,
       queryId: '3A1F0C9E2B7D4C11',
       fingerprint: 'select * from t where id=?',
+      tables: [],
       count: 100,
+      qps: 0.0012,
       queryTime: 12.5,
       avgTime: 0.125,
+      p95Time: null,
+      examinedPerSent: null,
       load: 0.00014,
       share: 0.22,
+      flags: [],
       sparkline: [{ t: T0, load: 0.0003 }],
     });
     expect(views[1]?.avgTime).toBeNull();
+  });
+
+  it('prefers the API latency figures and derives rows examined per row sent', () => {
+    const [view] = toTopQueryViews([
+      {
+        ...row,
+        tables: ['shop.orders'],
+        query_time_avg: 0.2,
+        query_time_p95: 0.9,
+        rows_examined: 5000,
+        rows_sent: 50,
+        flags: { full_scan: true, no_index_used: null, filesort: false, tmp_disk_tables: true },
+      },
+    ]);
+    expect(view?.avgTime).toBe(0.2);
+    expect(view?.p95Time).toBe(0.9);
+    expect(view?.examinedPerSent).toBe(100);
+    expect(view?.tables).toEqual(['shop.orders']);
+    expect(view?.flags.map((flag) => flag.label)).toEqual(['full scan', 'tmp on disk']);
   });
 
   it('shapes the totals', () => {
@@ -111,9 +136,35 @@ describe('toTopQueryViews', () => {
       toTotalsView({ count: 1234, query_time: 61.7, load: 0.00066, qps: 0.014, queries: 2 }),
     ).toEqual({
       count: 1234,
+      qps: 0.014,
       queryTime: 61.7,
       avgTime: 0.05,
+      examinedPerSent: null,
       load: 0.00066,
+      queries: 2,
     });
+  });
+});
+
+describe('sparklinePaths', () => {
+  const domain = { fromMs: T0, toMs: T0 + 1000 };
+  const box = { width: 100, height: 20 };
+
+  it('scales time to the width and load to the height, floor at the bottom', () => {
+    const { line, area } = sparklinePaths(
+      [
+        { t: T0, load: 0 },
+        { t: T0 + 500, load: 2 },
+        { t: T0 + 1000, load: 1 },
+      ],
+      domain,
+      box,
+    );
+    expect(line).toBe('M0,20L50,0L100,10');
+    expect(area).toBe('M0,20L50,0L100,10L100,20L0,20Z');
+  });
+
+  it('draws nothing for fewer than two points', () => {
+    expect(sparklinePaths([{ t: T0, load: 1 }], domain, box)).toEqual({ line: '', area: '' });
   });
 });

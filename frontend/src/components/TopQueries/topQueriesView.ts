@@ -1,5 +1,5 @@
 // Shapes the /queries response into what the table and its sparklines draw.
-import type { QueryTotals, SparkPoint, TopQueryRow } from '../../api/types';
+import type { GroupRow, QueryTotals, SparkPoint, TopQueries, TopQueryRow } from '../../api/types';
 import { examinedPerSent } from '../../lib/format';
 
 export interface SparklineDatum {
@@ -151,4 +151,39 @@ export function toTotalsView(totals: QueryTotals): TotalsView {
     load: totals.load,
     queries: totals.queries,
   };
+}
+
+/**
+ * Rows of a grouped overview (one per schema, user, host or instance) in the same shape:
+ * the value stands in for the fingerprint and is the row key.
+ */
+export function toGroupViews(groups: readonly GroupRow[], offset = 0): TopQueryView[] {
+  return groups.map((group, index) => ({
+    rank: offset + index + 1,
+    queryId: group.value,
+    fingerprint: group.value,
+    tables: [],
+    count: group.count,
+    qps: group.qps,
+    queryTime: group.query_time,
+    avgTime: group.query_time_avg ?? averageTime(group.query_time, group.count),
+    p95Time: group.query_time_p95 ?? null,
+    examinedPerSent: examinedPerSent(group.rows_examined, group.rows_sent),
+    load: group.load,
+    share: group.share,
+    flags: [],
+    sparkline: toSparklineData(group.sparkline),
+  }));
+}
+
+/** Whether the answer is grouped by a dimension rather than by query. */
+export function isGrouped(data: Pick<TopQueries, 'group_by'>): boolean {
+  return data.group_by !== undefined && data.group_by !== 'query';
+}
+
+/** The rows of an answer, grouped or not, ranked from `offset + 1`. */
+export function toRowViews(data: TopQueries, offset = 0): TopQueryView[] {
+  return isGrouped(data)
+    ? toGroupViews(data.groups ?? [], offset)
+    : toTopQueryViews(data.rows, offset);
 }

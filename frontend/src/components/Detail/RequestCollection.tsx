@@ -1,0 +1,101 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { type Collected, requestCollection } from '../../api/client';
+import { errorMessage } from '../../api/errors';
+import { queryKeys } from '../../api/queries';
+
+/** Asks the server to collect again and refreshes the tab once it accepted. */
+export function useRequestCollection(
+  kind: Collected,
+  queryId: string,
+  instance: string,
+  onRequested?: () => void,
+) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => requestCollection(kind, queryId, instance),
+    onSuccess: () => {
+      onRequested?.();
+      return queryClient.invalidateQueries({
+        queryKey: queryKeys.collected(kind, queryId, instance),
+      });
+    },
+  });
+}
+
+/**
+ * "Not collected yet" with a button that asks the server to collect it (202). The tab's
+ * query then polls while the run is queued.
+ */
+export function RequestCollection({
+  kind,
+  what,
+  queryId,
+  instance,
+  testId,
+  onRequested,
+}: {
+  kind: Collected;
+  what: string;
+  queryId: string;
+  instance: string;
+  testId?: string;
+  /** Called once the server accepted the request. */
+  onRequested?: () => void;
+}) {
+  const mutation = useRequestCollection(kind, queryId, instance, onRequested);
+  return (
+    <div className="state state-empty" data-testid={testId}>
+      <p className="state-title">Not collected yet</p>
+      <p className="state-message">
+        No {what} of this query on {instance} has been collected.
+      </p>
+      {mutation.isSuccess ? (
+        <p role="status">Requested. It appears here when the worker has run it.</p>
+      ) : (
+        <button
+          type="button"
+          className="button button-primary"
+          onClick={() => mutation.mutate()}
+          disabled={mutation.isPending}
+          data-testid="request-collection"
+        >
+          {mutation.isPending ? 'Requesting…' : 'Request one'}
+        </button>
+      )}
+      {mutation.isError && (
+        <p className="form-error" role="alert">
+          {errorMessage(mutation.error)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** "Collect again" under a result. */
+export function RequestAgain({
+  kind,
+  queryId,
+  instance,
+  onRequested,
+}: {
+  kind: Collected;
+  queryId: string;
+  instance: string;
+  onRequested?: () => void;
+}) {
+  const mutation = useRequestCollection(kind, queryId, instance, onRequested);
+  return (
+    <p className="actions">
+      <button
+        type="button"
+        className="button"
+        onClick={() => mutation.mutate()}
+        disabled={mutation.isPending}
+      >
+        {mutation.isPending ? 'Requesting…' : 'Collect again'}
+      </button>
+      {mutation.isSuccess && <span role="status">Requested.</span>}
+      {mutation.isError && <span className="form-error">{errorMessage(mutation.error)}</span>}
+    </p>
+  );
+}

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_OVERVIEW,
+  type OverviewState,
+  nextSort,
+  overviewToParams,
+  parseAnnotations,
+  parseDetail,
+  parseImpact,
+  parseOverview,
+  serializeAnnotations,
+  serializeDetail,
+  serializeImpact,
+  serializeOverview,
+  withoutDimension,
+} from './viewState';
+
+describe('overview URL state', () => {
+  it('is empty for the default view and parses back to it', () => {
+    expect(serializeOverview(DEFAULT_OVERVIEW)).toBe('');
+    expect(parseOverview('')).toEqual(DEFAULT_OVERVIEW);
+  });
+
+  const full: OverviewState = {
+    range: { kind: 'preset', preset: '7d' },
+    instances: ['db-1', 'db 2'],
+    schema: 'shop',
+    user: 'app',
+    host: '10.0.0.5',
+    group: 'schema',
+    search: 'orders',
+    sort: 'query_time_p95',
+    order: 'asc',
+    page: 3,
+    size: 100,
+  };
+
+  it('round-trips every field', () => {
+    const search = serializeOverview(full);
+    expect(search).toBe(
+      'range=7d&instance=db-1&instance=db+2&schema=shop&user=app&host=10.0.0.5&group=schema&q=orders' +
+        '&sort=query_time_p95&order=asc&page=3&size=100',
+    );
+    expect(parseOverview(`?${search}`)).toEqual(full);
+  });
+
+  it('round-trips a custom range', () => {
+    const state: OverviewState = {
+      ...DEFAULT_OVERVIEW,
+      range: { kind: 'custom', from: '2026-11-20T10:00:00Z', to: '2026-11-20T12:00:00Z' },
+    };
+    const search = serializeOverview(state);
+    expect(search).toBe('from=2026-11-20T10%3A00%3A00Z&to=2026-11-20T12%3A00%3A00Z');
+    expect(parseOverview(search)).toEqual(state);
+  });
+
+  it('ignores what it does not understand instead of failing', () => {
+    expect(
+      parseOverview(
+        '?range=2y&sort=drop_table&order=sideways&page=-4&size=7&from=yesterday&group=table',
+      ),
+    ).toEqual(DEFAULT_OVERVIEW);
+    expect(parseOverview('?instance=&instance=a&instance=a&q=%20%20')).toEqual({
+      ...DEFAULT_OVERVIEW,
+      instances: ['a'],
+    });
+  });
+
+  it('turns state into API parameters: relative presets, offset from page and size', () => {
+    expect(overviewToParams(full)).toEqual({
+      from: 'now-7d',
+      instance: ['db-1', 'db 2'],
+      schema: 'shop',
+      user: 'app',
+      host: '10.0.0.5',
+      group_by: 'schema',
+      search: 'orders',
+      sort: 'query_time_p95',
+      order: 'asc',
+      limit: 100,
+      offset: 200,
+    });
+    expect(overviewToParams(DEFAULT_OVERVIEW)).toEqual({
+      from: 'now-24h',
+      sort: 'load',
+      order: 'desc',
+      limit: 50,
+      offset: 0,
+    });
+  });
+});
+
+describe('nextSort', () => {
+  it('sorts a new column descending and flips the current one', () => {
+    expect(nextSort({ sort: 'load', order: 'desc' }, 'count')).toEqual({
+      sort: 'count',
+      order: 'desc',
+    });
+    expect(nextSort({ sort: 'count', order: 'desc' }, 'count')).toEqual({
+      sort: 'count',
+      order: 'asc',
+    });
+    expect(nextSort({ sort: 'count', order: 'asc' }, 'count')).toEqual({
+      sort: 'count',
+      order: 'desc',
+    });
+  });
+});
+
+describe('detail URL state', () => {
+  it('round-trips scope and tab, defaulting to examples', () => {
+    expect(parseDetail('')).toEqual({
+      range: { kind: 'preset', preset: '24h' },
+      instances: [],
+      tab: 'examples',
+    });
+    const state = parseDetail('?range=1h&instance=db-1&schema=shop&tab=explain');
+    expect(state).toEqual({
+      range: { kind: 'preset', preset: '1h' },
+      instances: ['db-1'],
+      schema: 'shop',
+      tab: 'explain',
+    });
+    expect(serializeDetail(state)).toBe('range=1h&instance=db-1&schema=shop&tab=explain');
+    expect(parseDetail('?tab=nope').tab).toBe('examples');
+  });
+});
+
+describe('annotations and impact URL state', () => {
+  it('looks back 7 days by default and round-trips a tag', () => {
+    expect(parseAnnotations('')).toEqual({ range: { kind: 'preset', preset: '7d' } });
+    expect(serializeAnnotations(parseAnnotations(''))).toBe('');
+    const state = parseAnnotations('?range=30d&tag=deploy');
+    expect(serializeAnnotations(state)).toBe('range=30d&tag=deploy');
+  });
+
+  it('round-trips the impact window', () => {
+    expect(parseImpact('')).toEqual({ window: '1h', changedOnly: false });
+    expect(serializeImpact({ window: '6h', changedOnly: true })).toBe('window=6h&changed=1');
+    expect(parseImpact('?window=6h&changed=1')).toEqual({ window: '6h', changedOnly: true });
+    expect(parseImpact('?window=1y').window).toBe('1h');
+  });
+});
+
+describe('withoutDimension', () => {
+  it('drops only that dimension', () => {
+    const params = { from: 'now-1h', instance: ['a'], schema: 'shop', user: 'app' };
+    expect(withoutDimension(params, 'schema')).toEqual({
+      from: 'now-1h',
+      instance: ['a'],
+      user: 'app',
+    });
+    expect(withoutDimension(params, 'instance')).toEqual({
+      from: 'now-1h',
+      schema: 'shop',
+      user: 'app',
+    });
+    expect(params.schema).toBe('shop');
+  });
+});
