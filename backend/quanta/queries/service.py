@@ -239,8 +239,9 @@ def top_queries(
         raise InvalidRequest(f"Unknown order {order!r}; use 'asc' or 'desc'.")
     descending = order == "desc"
     segments = read_plan(settings=settings, window=window)
+    merged: dict[Any, LatencyHistogram] = {}
     if sort in PERCENTILE_SORTS:
-        rows = _by_percentile(
+        rows, merged = _by_percentile(
             session, segments, flt, PERCENTILE_SORTS[sort], descending, limit + offset
         )
         rows = rows[offset : offset + limit]
@@ -259,7 +260,8 @@ def top_queries(
     )
     total_time = total.query_time
     page_ids = [r.query_id for r in rows]
-    merged = merged_histograms(session, segments, flt, "query_id", page_ids)
+    if not merged:  # a percentile sort merged the page's histograms already
+        merged = merged_histograms(session, segments, flt, "query_id", page_ids)
     slots = plan_slots(window.start, window.end, sparkline_points)
     widths = width_at(segments)
     points_by_query: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
@@ -468,8 +470,9 @@ def _by_percentile(
     q: float,
     descending: bool,
     needed: int,
-) -> list[Any]:
-    """The queries ordered by a latency percentile merged from their histograms.
+) -> tuple[list[Any], dict[Any, LatencyHistogram]]:
+    """The queries ordered by a latency percentile merged from their histograms, and the
+    histograms merged on the way (every query that can be on the page has one there).
 
     A percentile never exceeds the query's maximum, so for a descending sort the candidates
     are taken by maximum, heaviest first, PERCENTILE_CHUNK at a time, until the `needed`-th
@@ -482,10 +485,12 @@ def _by_percentile(
         )
     )
     values: dict[str, float | None] = {}
+    histograms: dict[Any, LatencyHistogram] = {}
     for start in range(0, len(candidates), PERCENTILE_CHUNK):
         chunk = candidates[start : start + PERCENTILE_CHUNK]
         ids = [r.query_id for r in chunk]
         merged = merged_histograms(session, segments, flt, "query_id", ids)
+        histograms.update(merged)
         for query_id in ids:
             histogram = merged.get(query_id)
             values[query_id] = histogram.quantile(q) if histogram else None
@@ -501,7 +506,7 @@ def _by_percentile(
         value = values.get(row.query_id)
         return (value is None, sign * (value or 0.0), row.query_id)
 
-    return sorted(candidates, key=rank)
+    return sorted(candidates, key=rank), histograms
 
 
 def merged_histograms(
