@@ -89,19 +89,9 @@ def worker(
     ] = None,
 ) -> None:
     """Run a Celery worker; start several (any host) to scale out. SIGTERM finishes tasks."""
-    from quanta.core.observability import (
-        configure_logging,
-        enter_metrics_mode,
-        log_format,
-        take_over_celery_logging,
-    )
     from quanta.core.tasks import QUEUES
 
-    settings = get_settings()
-    configure_logging(settings)
-    if log_format(settings) == "json":
-        take_over_celery_logging(settings)
-    enter_metrics_mode(settings, fresh=False)
+    settings = _celery_process_settings()
     from quanta_worker.celery_app import app as celery_app
 
     celery_app.worker_main(
@@ -114,6 +104,18 @@ def worker(
 @app.command()
 def beat() -> None:
     """Run the periodic scheduler; exactly one per deployment."""
+    settings = _celery_process_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    from quanta_worker.celery_app import app as celery_app
+
+    celery_app.start(
+        ["beat", "--loglevel", settings.log_level,
+         "--schedule", str(settings.data_dir / "celerybeat-schedule")]
+    )  # fmt: skip
+
+
+def _celery_process_settings() -> Settings:
+    """The settings of a worker or beat process, with its logging and metrics set up."""
     from quanta.core.observability import (
         configure_logging,
         enter_metrics_mode,
@@ -126,13 +128,7 @@ def beat() -> None:
     if log_format(settings) == "json":
         take_over_celery_logging(settings)
     enter_metrics_mode(settings, fresh=False)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    from quanta_worker.celery_app import app as celery_app
-
-    celery_app.start(
-        ["beat", "--loglevel", settings.log_level,
-         "--schedule", str(settings.data_dir / "celerybeat-schedule")]
-    )  # fmt: skip
+    return settings
 
 
 @app.command()
