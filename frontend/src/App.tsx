@@ -4,6 +4,7 @@ import { AppHeader } from './components/Layout/AppHeader';
 import { EmptyState } from './components/Status/EmptyState';
 import { LoadingState } from './components/Status/LoadingState';
 import { useAuth } from './hooks/useAuth';
+import { useRestoreSession } from './hooks/useRestoreSession';
 import { AnnotationImpact } from './routes/AnnotationImpact';
 import { Annotations } from './routes/Annotations';
 import { Overview } from './routes/Overview';
@@ -39,13 +40,15 @@ export function AppRoutes() {
 }
 
 export function App() {
-  const { token, notice, signOut } = useAuth();
+  const { signedIn, notice, signOut } = useAuth();
+  const restoring = useRestoreSession();
+  if (restoring && !signedIn) return <LoadingState label="Restoring your session…" />;
   // Signed out, any address shows the sign-in form and keeps the address: a deep link
   // opens its view right after signing in.
-  if (token === null) return <SignIn notice={notice} />;
+  if (!signedIn) return <SignIn notice={notice} />;
   return (
     <BrowserRouter>
-      <AppHeader onSignOut={signOut} />
+      <AppHeader onSignOut={() => void signOut()} />
       <main className="content">
         <AppRoutes />
       </main>

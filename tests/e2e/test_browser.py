@@ -1,21 +1,27 @@
 """The UI as a user walks it: statements on a real MariaDB, its slow log imported with
-quanta-agent into `quanta run`, an annotation made through the API, then the overview,
-sorting, filters, grouping, search, deep links, a query's detail, the annotation's marker
-and impact, and the first render of 1,000 rows checked in headless Chromium
-(frontend/e2e/*.e2e.mjs)."""
+quanta-agent into `quanta run`, an admin user made with `quanta user create`, an
+annotation made through the API, then password sign-in, the overview, sorting, filters,
+grouping, search, a custom range, deep links, a query's detail with its tabs (EXPLAIN,
+advice, tables, profile), the annotation's marker and impact, the first render of 1,000
+rows, and the settings (instances, a chat channel posting to a local receiver, tokens,
+users, a viewer's read-only view) checked in headless Chromium (frontend/e2e/*.e2e.mjs)."""
 
 import json
 import os
 import shutil
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.fixtures.quanta import agent_import, quanta_run
+from tests.fixtures.quanta import VENV_BIN, agent_import, quanta_run
 from tests.fixtures.servers import MariaDBServer, service_unavailable
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +39,33 @@ ANNOTATION = "Deploy v42: add orders index"
 INSTANCE = "mariadb-e2e"
 # The read-only account Quanta uses for EXPLAIN on the monitored server.
 READER, READER_PASSWORD = "quanta_ro", "ro-secret"
+# The UI user the browser signs in as (created with the CLI, like an operator would).
+USER, PASSWORD = "e2e-admin", "correct horse battery staple"
+
+
+@contextmanager
+def webhook_receiver() -> Iterator[tuple[str, list[bytes]]]:
+    """A local HTTP server standing in for a chat service: answers 200, keeps each body."""
+    received: list[bytes] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the test asserts on what was received."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/e2e", received
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def run_workload(mariadb: MariaDBServer) -> None:
@@ -77,7 +110,25 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
     run_workload(mariadb_server)
     finished = datetime.now(UTC)
 
-    with quanta_run(tmp_path / "data") as server:
+    data_dir = tmp_path / "data"
+    with quanta_run(data_dir) as server, webhook_receiver() as (receiver_url, received):
+        # The first admin user, made with the CLI against the running server's store.
+        subprocess.run(
+            [
+                str(VENV_BIN / "quanta"),
+                "user",
+                "create",
+                USER,
+                "--role",
+                "admin",
+                "--password-stdin",
+            ],
+            env={**os.environ, "QUANTA_DATA_DIR": str(data_dir), "QUANTA_ENV": "test"},
+            input=PASSWORD + "\n",
+            text=True,
+            check=True,
+            capture_output=True,
+        )
         result = agent_import(server, Path(mariadb_server.slow_log_path), instance=INSTANCE)
         assert "Imported" in result.stdout
 
@@ -95,13 +146,12 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
 
         # Give the imported instance a DSN so that the Explain tab can request an EXPLAIN.
         auth = {"Authorization": f"Bearer {server.token}"}
+        dsn = f"mysql://{READER}:{READER_PASSWORD}@{mariadb_server.host}:{mariadb_server.port}/shop"
         (instance,) = [i for i in server.get("/api/v1/instances").json() if i["name"] == INSTANCE]
         patched = httpx.patch(
             f"{server.url}/api/v1/instances/{instance['id']}",
-            json={
-                "dsn": f"mysql://{READER}:{READER_PASSWORD}@{mariadb_server.host}:"
-                f"{mariadb_server.port}/shop"
-            },
+            # Profiling on: the Profile tab runs the example SELECT on MariaDB.
+            json={"dsn": dsn, "profiling_enabled": True},
             headers=auth,
             timeout=30,
         )
@@ -135,6 +185,10 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
                 **os.environ,
                 "QUANTA_E2E_URL": server.url,
                 "QUANTA_E2E_TOKEN": server.token,
+                "QUANTA_E2E_USER": USER,
+                "QUANTA_E2E_PASSWORD": PASSWORD,
+                "QUANTA_E2E_DSN": dsn,
+                "QUANTA_E2E_RECEIVER": receiver_url,
                 "QUANTA_E2E_EXPECT_TOP": top,
                 "QUANTA_E2E_ANNOTATION": json.dumps(annotation),
                 "QUANTA_E2E_FILTER_SCHEMA": "inventory",
@@ -154,5 +208,8 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
         )
         for name in ("overview", "sorted", "filtered", "searched", "detail", "marker-hover"):
             assert (ARTIFACTS / f"{name}.png").exists(), name
+        # The channel's test message reached the receiver, once.
+        assert len(received) == 1, received
+        assert b"e2e-hook" in received[0], received[0][:300]
         timing = json.loads((ARTIFACTS / "first-render-1000.json").read_text())
         assert timing["rows"] == BULK_CLASSES

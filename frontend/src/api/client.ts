@@ -1,8 +1,22 @@
 import createClient, { type Middleware } from 'openapi-fetch';
-import { tokenStore } from '../auth/tokenStore';
+import { CSRF_COOKIE, readCookie, tokenStore } from '../auth/tokenStore';
 import { apiErrorFrom } from './errors';
 import type { paths } from './schema';
 import type {
+  AuditEntry,
+  ChannelSave,
+  ChannelUpdate,
+  ChannelTestResult,
+  ConnectionTest,
+  Delivery,
+  InstanceCreate,
+  InstanceUpdate,
+  LoginResult,
+  TokenCreate,
+  TokenCreated,
+  TokenInfo,
+  User,
+  UserCreate,
   Annotation,
   AnnotationCreate,
   AnnotationImpact,
@@ -34,9 +48,22 @@ const bearerAuth: Middleware = {
   },
 };
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+// A cookie session's writes must carry its CSRF token (the login answer's, /me's, or the
+// quanta_csrf cookie's); a bearer request needs none, since no browser adds it on its own.
+export const csrfHeader: Middleware = {
+  onRequest({ request }) {
+    if (SAFE_METHODS.has(request.method) || request.headers.has('Authorization')) return request;
+    const csrf = tokenStore.getSnapshot().csrf ?? readCookie(CSRF_COOKIE);
+    if (csrf) request.headers.set('X-CSRF-Token', csrf);
+    return request;
+  },
+};
+
 // Same origin: the backend serves this UI, and `vite dev` proxies /api to it.
-export const api = createClient<paths>({ baseUrl: '' });
-api.use(bearerAuth);
+export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
+api.use(bearerAuth, csrfHeader);
 
 /**
  * The body of a successful call, or an ApiError with the API's `detail`. Typed loosely on
@@ -234,4 +261,99 @@ export async function fetchTableSnapshot(
 
 export async function fetchChannels(signal?: AbortSignal): Promise<Channel[]> {
   return unwrap(api.GET('/api/v1/channels', { signal }));
+}
+
+/** POST /api/v1/auth/login: starts a cookie session (401 wrong name or password, 429). */
+export async function login(name: string, password: string): Promise<LoginResult> {
+  return unwrap(api.POST('/api/v1/auth/login', { body: { name, password } }));
+}
+
+/** POST /api/v1/auth/logout: ends the cookie session (204). */
+export async function logout(): Promise<void> {
+  return unwrapEmpty(api.POST('/api/v1/auth/logout'));
+}
+
+export async function createInstance(body: InstanceCreate): Promise<Instance> {
+  return unwrap(api.POST('/api/v1/instances', { body }));
+}
+
+export async function updateInstance(id: number, body: InstanceUpdate): Promise<Instance> {
+  return unwrap(
+    api.PATCH('/api/v1/instances/{instance_id}', {
+      params: { path: { instance_id: id } },
+      body,
+    }),
+  );
+}
+
+export async function deleteInstance(id: number): Promise<void> {
+  return unwrapEmpty(
+    api.DELETE('/api/v1/instances/{instance_id}', { params: { path: { instance_id: id } } }),
+  );
+}
+
+/** POST /api/v1/instances/{id}/test-connection: what the DSN's account can do. */
+export async function testInstanceConnection(id: number): Promise<ConnectionTest> {
+  return unwrap(
+    api.POST('/api/v1/instances/{instance_id}/test-connection', {
+      params: { path: { instance_id: id } },
+    }),
+  );
+}
+
+export async function createChannel(body: ChannelSave): Promise<Channel> {
+  return unwrap(api.POST('/api/v1/channels', { body }));
+}
+
+export async function updateChannel(id: number, body: ChannelUpdate): Promise<Channel> {
+  return unwrap(
+    api.PATCH('/api/v1/channels/{channel_id}', { params: { path: { channel_id: id } }, body }),
+  );
+}
+
+export async function deleteChannel(id: number): Promise<void> {
+  return unwrapEmpty(
+    api.DELETE('/api/v1/channels/{channel_id}', { params: { path: { channel_id: id } } }),
+  );
+}
+
+export async function sendTestMessage(id: number): Promise<ChannelTestResult> {
+  return unwrap(
+    api.POST('/api/v1/channels/{channel_id}/test', { params: { path: { channel_id: id } } }),
+  );
+}
+
+export async function fetchDeliveries(id: number, signal?: AbortSignal): Promise<Delivery[]> {
+  return unwrap(
+    api.GET('/api/v1/channels/{channel_id}/deliveries', {
+      params: { path: { channel_id: id } },
+      signal,
+    }),
+  );
+}
+
+export async function fetchTokens(signal?: AbortSignal): Promise<TokenInfo[]> {
+  return unwrap(api.GET('/api/v1/tokens', { signal }));
+}
+
+export async function createToken(body: TokenCreate): Promise<TokenCreated> {
+  return unwrap(api.POST('/api/v1/tokens', { body }));
+}
+
+export async function revokeToken(id: number): Promise<void> {
+  return unwrapEmpty(
+    api.DELETE('/api/v1/tokens/{token_id}', { params: { path: { token_id: id } } }),
+  );
+}
+
+export async function fetchUsers(signal?: AbortSignal): Promise<User[]> {
+  return unwrap(api.GET('/api/v1/users', { signal }));
+}
+
+export async function createUser(body: UserCreate): Promise<User> {
+  return unwrap(api.POST('/api/v1/users', { body }));
+}
+
+export async function fetchAudit(signal?: AbortSignal): Promise<AuditEntry[]> {
+  return unwrap(api.GET('/api/v1/audit', { signal }));
 }

@@ -4,7 +4,11 @@ import { keepPreviousData, queryOptions } from '@tanstack/react-query';
 import {
   fetchAnnotationImpact,
   fetchAnnotations,
+  fetchAudit,
   fetchChannels,
+  fetchDeliveries,
+  fetchTokens,
+  fetchUsers,
   fetchExplain,
   fetchProfile,
   fetchFilters,
@@ -33,6 +37,10 @@ export const queryKeys = {
   impact: (id: number, window: string) => ['annotations', 'impact', id, window] as const,
   instances: () => ['instances'] as const,
   channels: () => ['channels'] as const,
+  deliveries: (channelId: number) => ['channels', channelId, 'deliveries'] as const,
+  tokens: () => ['tokens'] as const,
+  users: () => ['users'] as const,
+  audit: () => ['audit'] as const,
   table: (instanceId: number, table: string) => ['instances', instanceId, 'table', table] as const,
 };
 
@@ -136,5 +144,33 @@ export function channelsOptions() {
   return queryOptions({
     queryKey: queryKeys.channels(),
     queryFn: ({ signal }) => fetchChannels(signal),
+  });
+}
+
+export function deliveriesOptions(channelId: number) {
+  return queryOptions({
+    queryKey: queryKeys.deliveries(channelId),
+    queryFn: ({ signal }) => fetchDeliveries(channelId, signal),
+  });
+}
+
+export function tokensOptions() {
+  return queryOptions({
+    queryKey: queryKeys.tokens(),
+    queryFn: ({ signal }) => fetchTokens(signal),
+  });
+}
+
+export function usersOptions() {
+  return queryOptions({
+    queryKey: queryKeys.users(),
+    queryFn: ({ signal }) => fetchUsers(signal),
+  });
+}
+
+export function auditOptions() {
+  return queryOptions({
+    queryKey: queryKeys.audit(),
+    queryFn: ({ signal }) => fetchAudit(signal),
   });
 }

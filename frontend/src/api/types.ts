@@ -47,3 +47,28 @@ export type SuggestionPatch = NonNullable<
 export type Instance = JsonOk<'list_instances'>[number];
 export type TableSnapshot = JsonOk<'get_table_snapshot'>;
 export type Channel = JsonOk<'list_channels'>[number];
+
+type JsonCreated<Op extends keyof operations> = operations[Op]['responses'] extends {
+  201: { content: { 'application/json': infer Body } };
+}
+  ? Body
+  : never;
+type BodyOf<Op extends keyof operations> = NonNullable<
+  operations[Op]['requestBody']
+>['content']['application/json'];
+
+export type LoginResult = JsonOk<'login'>;
+export type InstanceCreate = BodyOf<'create_instance'>;
+export type InstanceUpdate = BodyOf<'update_instance'>;
+export type ConnectionTest = JsonOk<'test_instance_connection'>;
+export type ChannelSave = BodyOf<'create_channel'>;
+export type ChannelUpdate = BodyOf<'update_channel'>;
+export type ChannelType = ChannelSave['type'];
+export type ChannelTestResult = JsonOk<'send_test_message'>;
+export type Delivery = JsonOk<'list_channel_deliveries'>[number];
+export type TokenInfo = JsonOk<'list_tokens'>[number];
+export type TokenCreate = BodyOf<'create_token'>;
+export type TokenCreated = JsonCreated<'create_token'>;
+export type User = JsonOk<'list_users'>[number];
+export type UserCreate = BodyOf<'create_user'>;
+export type AuditEntry = JsonOk<'list_audit_entries'>[number];

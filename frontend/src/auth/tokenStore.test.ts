@@ -14,7 +14,7 @@ function memoryStorage(initial: Record<string, string> = {}) {
 describe('createTokenStore', () => {
   it('starts from the stored token', () => {
     const store = createTokenStore(memoryStorage({ [TOKEN_KEY]: 'abc' }));
-    expect(store.getSnapshot()).toEqual({ token: 'abc', notice: null });
+    expect(store.getSnapshot()).toEqual({ token: 'abc', session: false, csrf: null, notice: null });
   });
 
   it('treats a blank stored token as signed out', () => {
@@ -29,7 +29,7 @@ describe('createTokenStore', () => {
     store.subscribe(listener);
     store.signIn('  tok  ');
     expect(storage.items.get(TOKEN_KEY)).toBe('tok');
-    expect(store.getSnapshot()).toEqual({ token: 'tok', notice: null });
+    expect(store.getSnapshot()).toEqual({ token: 'tok', session: false, csrf: null, notice: null });
     expect(listener).toHaveBeenCalledTimes(1);
   });
 
@@ -38,7 +38,12 @@ describe('createTokenStore', () => {
     const store = createTokenStore(storage);
     store.signOut('Token expired');
     expect(storage.items.has(TOKEN_KEY)).toBe(false);
-    expect(store.getSnapshot()).toEqual({ token: null, notice: 'Token expired' });
+    expect(store.getSnapshot()).toEqual({
+      token: null,
+      session: false,
+      csrf: null,
+      notice: 'Token expired',
+    });
   });
 
   it('returns the same snapshot until something changes', () => {
@@ -73,5 +78,25 @@ describe('createTokenStore', () => {
     expect(store.getSnapshot().token).toBe('tok');
     store.signOut();
     expect(store.getSnapshot().token).toBeNull();
+  });
+
+  it('keeps a cookie session in memory only, and signing out ends it', () => {
+    const storage = new Map<string, string>();
+    const store = createTokenStore({
+      getItem: (key) => storage.get(key) ?? null,
+      setItem: (key, value) => void storage.set(key, value),
+      removeItem: (key) => void storage.delete(key),
+    });
+    store.signInSession('csrf-1');
+    expect(store.getSnapshot()).toEqual({
+      token: null,
+      session: true,
+      csrf: 'csrf-1',
+      notice: null,
+    });
+    expect(storage.size).toBe(0);
+    store.signOut('Your session has ended: sign in again.');
+    expect(store.getSnapshot().session).toBe(false);
+    expect(store.getSnapshot().csrf).toBeNull();
   });
 });

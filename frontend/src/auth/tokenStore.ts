@@ -5,7 +5,12 @@
 export const TOKEN_KEY = 'quanta.token';
 
 export interface AuthState {
+  /** An API token sent as a bearer (signed in with a token). */
   readonly token: string | null;
+  /** Signed in with name and password: the session lives in an HttpOnly cookie. */
+  readonly session: boolean;
+  /** The session's CSRF token, sent as X-CSRF-Token with every write. */
+  readonly csrf: string | null;
   /** Why the user was signed out, shown above the sign-in form. */
   readonly notice: string | null;
 }
@@ -16,6 +21,8 @@ export interface TokenStore {
   readonly getSnapshot: () => AuthState;
   readonly subscribe: (listener: () => void) => () => void;
   readonly signIn: (token: string) => void;
+  /** A cookie session started (password sign-in, or restored from the cookie on load). */
+  readonly signInSession: (csrf: string | null) => void;
   readonly signOut: (notice?: string) => void;
 }
 
@@ -32,7 +39,7 @@ function readToken(storage: KeyValueStorage | undefined): string | null {
 }
 
 export function createTokenStore(storage: KeyValueStorage | undefined): TokenStore {
-  let state: AuthState = { token: readToken(storage), notice: null };
+  let state: AuthState = { token: readToken(storage), session: false, csrf: null, notice: null };
   const listeners = new Set<() => void>();
 
   function update(next: AuthState): void {
@@ -53,7 +60,10 @@ export function createTokenStore(storage: KeyValueStorage | undefined): TokenSto
       } catch {
         // Keep the in-memory session even when it cannot be persisted.
       }
-      update({ token: trimmed, notice: null });
+      update({ token: trimmed, session: false, csrf: null, notice: null });
+    },
+    signInSession(csrf) {
+      update({ token: null, session: true, csrf, notice: null });
     },
     signOut(notice) {
       try {
@@ -61,7 +71,7 @@ export function createTokenStore(storage: KeyValueStorage | undefined): TokenSto
       } catch {
         // Nothing persisted, nothing to remove.
       }
-      update({ token: null, notice: notice ?? null });
+      update({ token: null, session: false, csrf: null, notice: notice ?? null });
     },
   };
 }
@@ -75,3 +85,15 @@ function browserStorage(): KeyValueStorage | undefined {
 }
 
 export const tokenStore = createTokenStore(browserStorage());
+
+/** The value of a (non-HttpOnly) cookie, e.g. quanta_csrf, or null. */
+export function readCookie(name: string): string | null {
+  if (typeof document === 'undefined') return null;
+  for (const part of document.cookie.split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(rest.join('='));
+  }
+  return null;
+}
+
+export const CSRF_COOKIE = 'quanta_csrf';

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { fetchMe } from '../api/client';
+import { fetchMe, login } from '../api/client';
 import { queryKeys } from '../api/queries';
 import { tokenStore } from '../auth/tokenStore';
 
@@ -7,10 +7,24 @@ import { tokenStore } from '../auth/tokenStore';
 export function useSignIn() {
   const queryClient = useQueryClient();
   return useMutation({
+    meta: { signIn: true },
     mutationFn: (token: string) => fetchMe({ token }),
     onSuccess(me, token) {
       queryClient.setQueryData(queryKeys.me(), me);
       tokenStore.signIn(token);
+    },
+  });
+}
+
+/** Signs in with a name and password: the server sets the session cookie. */
+export function usePasswordSignIn() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    meta: { signIn: true },
+    mutationFn: ({ name, password }: { name: string; password: string }) => login(name, password),
+    onSuccess(result) {
+      queryClient.removeQueries({ queryKey: queryKeys.me() });
+      tokenStore.signInSession(result.csrf_token);
     },
   });
 }

@@ -9,6 +9,7 @@ import { RangePicker } from '../components/Controls/RangePicker';
 import { EmptyState } from '../components/Status/EmptyState';
 import { ErrorState } from '../components/Status/ErrorState';
 import { LoadingState } from '../components/Status/LoadingState';
+import { useHasScope } from '../hooks/useMe';
 import { useUrlState } from '../hooks/useUrlState';
 import { formatInstant } from '../lib/format';
 import {
@@ -43,6 +44,8 @@ function aDayAhead(): string {
 /** Annotations of a range, newest first, with a form to add one. */
 export function Annotations() {
   const [state, setState] = useUrlState(parseAnnotations, serializeAnnotations);
+  // Viewers (read only) do not see what the API would refuse them.
+  const canAnnotate = useHasScope('annotate');
   // Presets start relative (`now-7d`) and end a day ahead, so that annotations made just
   // now (or scheduled) are listed; the end moves on when one is added here.
   const [until, setUntil] = useState(aDayAhead);
@@ -89,7 +92,7 @@ export function Annotations() {
           />
         </div>
       </div>
-      <CreateAnnotation onCreated={() => setUntil(aDayAhead())} />
+      {canAnnotate && <CreateAnnotation onCreated={() => setUntil(aDayAhead())} />}
       {query.status === 'pending' && <LoadingState label="Loading annotations…" />}
       {query.status === 'error' && (
         <ErrorState
@@ -137,6 +140,7 @@ export function Annotations() {
               <AnnotationRow
                 key={annotation.id}
                 annotation={annotation}
+                canDelete={canAnnotate}
                 onTag={(tag) => setState({ range: state.range, tag })}
               />
             ))}
@@ -149,9 +153,11 @@ export function Annotations() {
 
 function AnnotationRow({
   annotation,
+  canDelete,
   onTag,
 }: {
   annotation: Annotation;
+  canDelete: boolean;
   onTag: (tag: string) => void;
 }) {
   const queryClient = useQueryClient();
@@ -185,7 +191,7 @@ function AnnotationRow({
           <Link className="button button-small" to={`/annotations/${annotation.id}`}>
             Impact
           </Link>
-          {confirming ? (
+          {!canDelete ? null : confirming ? (
             <>
               <button
                 type="button"

@@ -1,8 +1,8 @@
 import { type FormEvent, useState } from 'react';
 import { errorMessage } from '../../api/errors';
-import { useSignIn } from '../../hooks/useSignIn';
+import { usePasswordSignIn, useSignIn } from '../../hooks/useSignIn';
 
-export function SignInForm({ notice }: { notice: string | null }) {
+function TokenForm({ onPassword }: { onPassword: () => void }) {
   const [token, setToken] = useState('');
   const signIn = useSignIn();
   const blank = token.trim() === '';
@@ -13,13 +13,7 @@ export function SignInForm({ notice }: { notice: string | null }) {
   }
 
   return (
-    <form className="sign-in" aria-label="Sign in" data-testid="sign-in-form" onSubmit={submit}>
-      <h1>Sign in to Quanta</h1>
-      {notice && (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      )}
+    <form aria-label="Sign in with an API token" onSubmit={submit} className="sign-in-fields">
       <label htmlFor="api-token">API token</label>
       <input
         id="api-token"
@@ -42,6 +36,79 @@ export function SignInForm({ notice }: { notice: string | null }) {
       <button type="submit" className="button button-primary" disabled={blank || signIn.isPending}>
         {signIn.isPending ? 'Signing in…' : 'Sign in'}
       </button>
+      <button type="button" className="button button-link" onClick={onPassword}>
+        Sign in with a name and password
+      </button>
     </form>
+  );
+}
+
+function PasswordForm({ onToken }: { onToken: () => void }) {
+  const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
+  const signIn = usePasswordSignIn();
+  const blank = name.trim() === '' || password === '';
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (!blank) signIn.mutate({ name: name.trim(), password });
+  }
+
+  return (
+    <form aria-label="Sign in with a password" onSubmit={submit} className="sign-in-fields">
+      <label htmlFor="user-name">Name</label>
+      <input
+        id="user-name"
+        name="username"
+        autoComplete="username"
+        spellCheck={false}
+        autoFocus
+        value={name}
+        onChange={(event) => setName(event.target.value)}
+      />
+      <label htmlFor="user-password">Password</label>
+      <input
+        id="user-password"
+        name="password"
+        type="password"
+        autoComplete="current-password"
+        value={password}
+        onChange={(event) => setPassword(event.target.value)}
+      />
+      {signIn.isError && (
+        <p className="form-error" role="alert" data-testid="sign-in-error">
+          {errorMessage(signIn.error)}
+        </p>
+      )}
+      <button type="submit" className="button button-primary" disabled={blank || signIn.isPending}>
+        {signIn.isPending ? 'Signing in…' : 'Sign in'}
+      </button>
+      <p className="hint">
+        No user yet? An admin creates one with <code>quanta user create NAME --role admin</code>.
+      </p>
+      <button type="button" className="button button-link" onClick={onToken}>
+        Sign in with an API token
+      </button>
+    </form>
+  );
+}
+
+/** Name and password first; an API token (e.g. the one `make run` prints) second. */
+export function SignInForm({ notice }: { notice: string | null }) {
+  const [withToken, setWithToken] = useState(false);
+  return (
+    <section className="sign-in" aria-label="Sign in" role="form" data-testid="sign-in-form">
+      <h1>Sign in to Quanta</h1>
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      {withToken ? (
+        <TokenForm onPassword={() => setWithToken(false)} />
+      ) : (
+        <PasswordForm onToken={() => setWithToken(true)} />
+      )}
+    </section>
   );
 }

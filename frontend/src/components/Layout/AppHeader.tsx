@@ -19,7 +19,8 @@ export function AppHeader({ onSignOut }: { onSignOut: () => void }) {
       <div className="user">
         {me.data && (
           <span className="user-name" data-testid="user-name">
-            {me.data.name}
+            {me.data.user ?? me.data.name}
+            {me.data.role && <span className="muted"> ({me.data.role})</span>}
           </span>
         )}
         <button type="button" className="button" onClick={onSignOut}>

@@ -1,0 +1,339 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { createChannel, deleteChannel, sendTestMessage, updateChannel } from '../../api/client';
+import { channelsOptions, deliveriesOptions, queryKeys } from '../../api/queries';
+import type { Channel, ChannelSave, ChannelType } from '../../api/types';
+import { formatInstant, formatShare } from '../../lib/format';
+import { ListCard, MutationError, splitList } from './ListCard';
+
+const TYPES: ChannelType[] = ['slack', 'teams', 'mattermost', 'discord', 'webhook'];
+type ChannelEvent = NonNullable<ChannelSave['events']>[number];
+const EVENTS: ChannelEvent[] = ['new_suggestion', 'annotation_impact'];
+
+function hourOrNull(text: string): number | null {
+  return text.trim() === '' ? null : Number(text);
+}
+
+function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => void }) {
+  const queryClient = useQueryClient();
+  const [type, setType] = useState<ChannelType>(channel?.type ?? 'webhook');
+  const [name, setName] = useState(channel?.name ?? '');
+  // The API shows a stored URL redacted (its path holds the secret): blank keeps it.
+  const [url, setUrl] = useState('');
+  const [instances, setInstances] = useState((channel?.instances ?? []).join(', '));
+  const [minShare, setMinShare] = useState(String((channel?.min_load_share ?? 0) * 100));
+  const [events, setEvents] = useState<ChannelEvent[]>(channel?.events ?? EVENTS);
+  const [quietStart, setQuietStart] = useState(String(channel?.quiet_start_hour ?? ''));
+  const [quietEnd, setQuietEnd] = useState(String(channel?.quiet_end_hour ?? ''));
+  const [enabled, setEnabled] = useState(channel?.enabled ?? true);
+  const save = useMutation({
+    mutationFn: () => {
+      const body: ChannelSave = {
+        type,
+        name: name.trim(),
+        url: url.trim(),
+        instances: splitList(instances),
+        min_load_share: Number(minShare || 0) / 100,
+        events,
+        quiet_start_hour: hourOrNull(quietStart),
+        quiet_end_hour: hourOrNull(quietEnd),
+        enabled,
+      };
+      if (!channel) return createChannel(body);
+      const { url: newUrl, ...rest } = body;
+      return updateChannel(channel.id, newUrl ? body : rest);
+    },
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: queryKeys.channels() });
+      onDone();
+    },
+  });
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    save.mutate();
+  }
+
+  function toggle(item: ChannelEvent, on: boolean) {
+    setEvents(on ? [...events, item] : events.filter((e) => e !== item));
+  }
+
+  return (
+    <form
+      className="settings-form"
+      aria-label={channel ? `Edit ${channel.name}` : 'Add a channel'}
+      onSubmit={submit}
+    >
+      <label>
+        Type
+        <select value={type} onChange={(event) => setType(event.target.value as ChannelType)}>
+          {TYPES.map((item) => (
+            <option key={item} value={item}>
+              {item}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Name
+        <input required value={name} onChange={(event) => setName(event.target.value)} />
+      </label>
+      <label>
+        Webhook URL{channel ? ' (blank keeps it)' : ''}
+        <input
+          required={!channel}
+          type="url"
+          placeholder={channel?.url ?? 'https://hooks.slack.com/services/…'}
+          value={url}
+          onChange={(event) => setUrl(event.target.value)}
+        />
+      </label>
+      <label>
+        Instances (blank: all)
+        <input value={instances} onChange={(event) => setInstances(event.target.value)} />
+      </label>
+      <label>
+        Min. load share (%)
+        <input
+          type="number"
+          min={0}
+          max={100}
+          step="0.1"
+          value={minShare}
+          onChange={(event) => setMinShare(event.target.value)}
+        />
+      </label>
+      <label>
+        Quiet from (hour, UTC)
+        <input
+          type="number"
+          min={0}
+          max={23}
+          value={quietStart}
+          onChange={(event) => setQuietStart(event.target.value)}
+        />
+      </label>
+      <label>
+        Quiet until (hour, UTC)
+        <input
+          type="number"
+          min={0}
+          max={23}
+          value={quietEnd}
+          onChange={(event) => setQuietEnd(event.target.value)}
+        />
+      </label>
+      {EVENTS.map((item) => (
+        <label className="check" key={item}>
+          <input
+            type="checkbox"
+            checked={events.includes(item)}
+            onChange={(event) => toggle(item, event.target.checked)}
+          />
+          {item.replace('_', ' ')}
+        </label>
+      ))}
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={enabled}
+          onChange={(event) => setEnabled(event.target.checked)}
+        />
+        Enabled
+      </label>
+      <MutationError error={save.error} testId="channel-form-error" />
+      <div className="form-actions">
+        <button type="submit" className="button button-primary" disabled={save.isPending}>
+          {channel ? 'Save' : 'Add channel'}
+        </button>
+        <button type="button" className="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Every delivery of a channel with each of its attempts (#11: retries must be visible). */
+function Deliveries({ channelId }: { channelId: number }) {
+  const deliveries = useQuery(deliveriesOptions(channelId));
+  if (deliveries.isPending) return <p className="muted">Loading deliveries…</p>;
+  if (deliveries.isError) return <MutationError error={deliveries.error} />;
+  if (deliveries.data.length === 0) return <p className="muted">Nothing sent yet.</p>;
+  return (
+    <table className="data-table" data-testid="deliveries-table">
+      <caption>Deliveries</caption>
+      <thead>
+        <tr>
+          <th scope="col">Created (UTC)</th>
+          <th scope="col">Event</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempt (UTC)</th>
+          <th scope="col">HTTP</th>
+          <th scope="col">Error</th>
+          <th scope="col">Next retry (UTC)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {deliveries.data.flatMap((delivery) => {
+          const attempts = delivery.attempts.length > 0 ? delivery.attempts : [null];
+          return attempts.map((attempt, index) => (
+            <tr key={`${delivery.id}-${index}`} data-testid="delivery-attempt">
+              <td className="nowrap">{index === 0 ? formatInstant(delivery.created_at) : ''}</td>
+              <td>{index === 0 ? `${delivery.event}: ${delivery.summary}` : ''}</td>
+              <td>{index === 0 ? delivery.status : ''}</td>
+              <td className="nowrap">
+                {attempt ? formatInstant(attempt.attempted_at) : 'not tried yet'}
+              </td>
+              <td>{attempt?.status_code ?? '—'}</td>
+              <td>{attempt?.error ?? (index === 0 ? delivery.last_error : null) ?? ''}</td>
+              <td className="nowrap">
+                {attempt?.next_retry_at
+                  ? formatInstant(attempt.next_retry_at)
+                  : !attempt && delivery.next_attempt_at
+                    ? formatInstant(delivery.next_attempt_at)
+                    : '—'}
+              </td>
+            </tr>
+          ));
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+function ChannelRow({ channel }: { channel: Channel }) {
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const [showDeliveries, setShowDeliveries] = useState(false);
+  const test = useMutation({
+    mutationFn: () => sendTestMessage(channel.id),
+    onSuccess: () => {
+      setShowDeliveries(true);
+      return queryClient.invalidateQueries({ queryKey: queryKeys.deliveries(channel.id) });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: () => deleteChannel(channel.id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.channels() }),
+  });
+  return (
+    <>
+      <tr data-testid="channel-row">
+        <th scope="row">{channel.name}</th>
+        <td>{channel.type}</td>
+        <td>{channel.events.join(', ') || 'all'}</td>
+        <td>{channel.instances.join(', ') || 'all'}</td>
+        <td>{formatShare(channel.min_load_share)}</td>
+        <td>
+          {channel.quiet_start_hour !== null && channel.quiet_end_hour !== null
+            ? `${channel.quiet_start_hour}:00–${channel.quiet_end_hour}:00`
+            : 'none'}
+        </td>
+        <td>{channel.enabled ? 'yes' : 'no'}</td>
+        <td>
+          <div className="row-actions">
+            <button
+              type="button"
+              className="button button-small"
+              disabled={test.isPending}
+              onClick={() => test.mutate()}
+            >
+              {test.isPending ? 'Sending…' : 'Send test message'}
+            </button>
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => setShowDeliveries(!showDeliveries)}
+            >
+              Deliveries
+            </button>
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => setEditing(!editing)}
+            >
+              Edit
+            </button>
+            <button
+              type="button"
+              className="button button-small button-danger"
+              disabled={remove.isPending}
+              onClick={() => {
+                if (window.confirm(`Delete channel ${channel.name}?`)) remove.mutate();
+              }}
+            >
+              Delete
+            </button>
+          </div>
+        </td>
+      </tr>
+      {(editing || showDeliveries || test.data || test.error || remove.error) && (
+        <tr>
+          <td colSpan={8}>
+            {editing && <ChannelForm channel={channel} onDone={() => setEditing(false)} />}
+            {test.data && (
+              <p className="result-panel" data-testid="test-message-result">
+                {test.data.delivered ? (
+                  <strong className="ok">Delivered</strong>
+                ) : (
+                  <strong className="not-ok">Not delivered</strong>
+                )}
+                {test.data.status_code !== null && ` (HTTP ${test.data.status_code})`} in{' '}
+                {test.data.duration_ms} ms{test.data.error && `: ${test.data.error}`}
+              </p>
+            )}
+            <MutationError error={test.error} />
+            <MutationError error={remove.error} />
+            {showDeliveries && <Deliveries channelId={channel.id} />}
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+/** Chat channels (admin only): where regressions and suggestions are posted. */
+export function ChannelsCard() {
+  const channels = useQuery(channelsOptions());
+  const [adding, setAdding] = useState(false);
+  return (
+    <ListCard
+      title="Channels"
+      query={channels}
+      testId="channels"
+      empty="No chat channels yet: add one to get regressions in Slack, Teams or a webhook."
+      actions={
+        adding ? (
+          <ChannelForm onDone={() => setAdding(false)} />
+        ) : (
+          <button type="button" className="button" onClick={() => setAdding(true)}>
+            Add channel
+          </button>
+        )
+      }
+    >
+      {(items) => (
+        <table className="data-table" data-testid="channels-table">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+              <th scope="col">Events</th>
+              <th scope="col">Instances</th>
+              <th scope="col">Min. load share</th>
+              <th scope="col">Quiet hours (UTC)</th>
+              <th scope="col">Enabled</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((channel) => (
+              <ChannelRow key={channel.id} channel={channel} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </ListCard>
+  );
+}
