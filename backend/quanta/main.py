@@ -1,8 +1,10 @@
 """The FastAPI application factory."""
 
+import gc
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import APIRouter, Depends, FastAPI, Request, status
@@ -44,6 +46,19 @@ STORE_RETRY_AFTER_SECONDS = 5
 MAX_REASON_CHARS = 200
 
 
+@asynccontextmanager
+async def _freeze_startup_objects(_app: FastAPI) -> AsyncIterator[None]:
+    """Move what startup built (modules, routes, schemas) out of the garbage collector's view.
+
+    A read allocates tens of thousands of short-lived objects, which triggers full
+    collections; each walked the whole long-lived heap, pausing a request by up to 200 ms
+    (bench/api_latency.py: 30-day overview p95 465 ms, 302 ms with the heap frozen).
+    """
+    gc.collect()
+    gc.freeze()
+    yield
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app: API routers under /api/v1, health probes, and the built UI at /."""
     settings = settings or get_settings()
@@ -53,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=quanta.__version__,
         description="Query analytics for MySQL, Percona Server and MariaDB.",
         openapi_url=f"{API_PREFIX}/openapi.json",
+        lifespan=_freeze_startup_objects,
     )
     app.state.settings = settings
     app.state.engine = engine
