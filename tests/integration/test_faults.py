@@ -30,9 +30,7 @@ from tests.agent.harness import expected_events
 from tests.fixtures.cluster import (
     ADMIN_TOKEN,
     Api,
-    RestartablePostgres,
     cluster,
-    restartable_postgres,
     wait_for,
 )
 from tests.fixtures.servers import (
@@ -41,7 +39,9 @@ from tests.fixtures.servers import (
     OwnMariaDB,
     PostgresServer,
     RedisServer,
+    RestartablePostgres,
     free_port,
+    restartable_postgres,
     started_mariadb,
     started_redis,
 )
