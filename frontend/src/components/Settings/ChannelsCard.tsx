@@ -4,7 +4,7 @@ import { createChannel, deleteChannel, sendTestMessage, updateChannel } from '..
 import { channelsOptions, deliveriesOptions, queryKeys } from '../../api/queries';
 import type { Channel, ChannelSave, ChannelType } from '../../api/types';
 import { formatInstant, formatShare } from '../../lib/format';
-import { ListCard, MutationError, splitList } from './ListCard';
+import { ListCard, MutationError, RowActions, splitList } from './ListCard';
 
 const TYPES: ChannelType[] = ['slack', 'teams', 'mattermost', 'discord', 'webhook'];
 type ChannelEvent = NonNullable<ChannelSave['events']>[number];
@@ -232,40 +232,23 @@ function ChannelRow({ channel }: { channel: Channel }) {
         </td>
         <td>{channel.enabled ? 'yes' : 'no'}</td>
         <td>
-          <div className="row-actions">
-            <button
-              type="button"
-              className="button button-small"
-              disabled={test.isPending}
-              onClick={() => test.mutate()}
-            >
-              {test.isPending ? 'Sending…' : 'Send test message'}
-            </button>
-            <button
-              type="button"
-              className="button button-small"
-              onClick={() => setShowDeliveries(!showDeliveries)}
-            >
-              Deliveries
-            </button>
-            <button
-              type="button"
-              className="button button-small"
-              onClick={() => setEditing(!editing)}
-            >
-              Edit
-            </button>
-            <button
-              type="button"
-              className="button button-small button-danger"
-              disabled={remove.isPending}
-              onClick={() => {
-                if (window.confirm(`Delete channel ${channel.name}?`)) remove.mutate();
-              }}
-            >
-              Delete
-            </button>
-          </div>
+          <RowActions
+            test={test}
+            testLabel="Send test message"
+            testPendingLabel="Sending…"
+            extra={
+              <button
+                type="button"
+                className="button button-small"
+                onClick={() => setShowDeliveries(!showDeliveries)}
+              >
+                Deliveries
+              </button>
+            }
+            onEdit={() => setEditing(!editing)}
+            remove={remove}
+            confirmDelete={`Delete channel ${channel.name}?`}
+          />
         </td>
       </tr>
       {(editing || showDeliveries || test.data || test.error || remove.error) && (

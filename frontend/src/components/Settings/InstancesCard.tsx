@@ -9,7 +9,7 @@ import {
 import { instancesOptions, queryKeys } from '../../api/queries';
 import type { ConnectionTest, Instance, InstanceCreate } from '../../api/types';
 import { formatInstant } from '../../lib/format';
-import { ListCard, MutationError } from './ListCard';
+import { ListCard, MutationError, RowActions } from './ListCard';
 
 type Policy = InstanceCreate['example_policy'];
 const POLICIES = ['masked', 'full', 'off'] as const;
@@ -168,33 +168,14 @@ function InstanceRow({ instance, admin }: { instance: Instance; admin: boolean }
         <td className="nowrap">{formatInstant(instance.created_at)}</td>
         {admin && (
           <td>
-            <div className="row-actions">
-              <button
-                type="button"
-                className="button button-small"
-                disabled={test.isPending}
-                onClick={() => test.mutate()}
-              >
-                {test.isPending ? 'Testing…' : 'Test connection'}
-              </button>
-              <button
-                type="button"
-                className="button button-small"
-                onClick={() => setEditing(!editing)}
-              >
-                Edit
-              </button>
-              <button
-                type="button"
-                className="button button-small button-danger"
-                disabled={remove.isPending}
-                onClick={() => {
-                  if (window.confirm(`Delete instance ${instance.name}?`)) remove.mutate();
-                }}
-              >
-                Delete
-              </button>
-            </div>
+            <RowActions
+              test={test}
+              testLabel="Test connection"
+              testPendingLabel="Testing…"
+              onEdit={() => setEditing(!editing)}
+              remove={remove}
+              confirmDelete={`Delete instance ${instance.name}?`}
+            />
           </td>
         )}
       </tr>

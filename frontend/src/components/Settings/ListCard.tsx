@@ -56,3 +56,58 @@ export function splitList(text: string): string[] {
     .map((item) => item.trim())
     .filter(Boolean);
 }
+
+/** A mutation as a row button needs it: whether it runs, and how to start it. */
+interface RowMutation {
+  isPending: boolean;
+  mutate: () => void;
+}
+
+/**
+ * A settings row's buttons: its test action, any `extra` buttons, Edit and Delete (which
+ * asks `confirmDelete` first).
+ */
+export function RowActions({
+  test,
+  testLabel,
+  testPendingLabel,
+  extra,
+  onEdit,
+  remove,
+  confirmDelete,
+}: {
+  test: RowMutation;
+  testLabel: string;
+  testPendingLabel: string;
+  extra?: ReactNode;
+  onEdit: () => void;
+  remove: RowMutation;
+  confirmDelete: string;
+}) {
+  return (
+    <div className="row-actions">
+      <button
+        type="button"
+        className="button button-small"
+        disabled={test.isPending}
+        onClick={() => test.mutate()}
+      >
+        {test.isPending ? testPendingLabel : testLabel}
+      </button>
+      {extra}
+      <button type="button" className="button button-small" onClick={onEdit}>
+        Edit
+      </button>
+      <button
+        type="button"
+        className="button button-small button-danger"
+        disabled={remove.isPending}
+        onClick={() => {
+          if (window.confirm(confirmDelete)) remove.mutate();
+        }}
+      >
+        Delete
+      </button>
+    </div>
+  );
+}
