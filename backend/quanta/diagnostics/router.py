@@ -1,6 +1,7 @@
 """HTTP endpoints of EXPLAIN and profiles: request one (queued), read the latest."""
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, HTTPException, Query, status
 from fastapi.responses import JSONResponse
@@ -30,6 +31,27 @@ def _refused(exc: service.Refused) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_400_BAD_REQUEST)
 
 
+Run = TypeVar("Run", ExplainRunOut, ProfileRunOut)
+
+
+def _queued(request: Callable[[], Run]) -> Run | JSONResponse:
+    """Call a service's request_*: its run, the refusal (stored), or the HTTP error."""
+    try:
+        return request()
+    except service.Refused as exc:
+        return _refused(exc)
+    except service.DiagnosticsError as exc:
+        raise _http_error(exc) from exc
+
+
+def _latest(read: Callable[[], Run]) -> Run:
+    """Call a service's latest_*: its run or the HTTP error."""
+    try:
+        return read()
+    except service.DiagnosticsError as exc:
+        raise _http_error(exc) from exc
+
+
 def _http_error(exc: service.DiagnosticsError) -> HTTPException:
     if isinstance(exc, service.NotFound):
         return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
@@ -53,14 +75,11 @@ def request_explain(
     _principal: ReadPrincipal,
 ) -> ExplainRunOut | JSONResponse:
     """Queue an EXPLAIN of the query's latest real example on the instance."""
-    try:
-        return service.request_explain(
+    return _queued(
+        lambda: service.request_explain(
             session=session, settings=settings, query_id=query_id, instance_name=instance
         )
-    except service.Refused as exc:
-        return _refused(exc)
-    except service.DiagnosticsError as exc:
-        raise _http_error(exc) from exc
+    )
 
 
 @router.get("/queries/{query_id}/explain", operation_id="get_explain", responses=NOT_FOUND)
@@ -68,10 +87,9 @@ def get_explain(
     query_id: str, instance: InstanceName, session: SessionDep, _principal: ReadPrincipal
 ) -> ExplainRunOut:
     """The latest EXPLAIN of the query on the instance, with its findings and when it ran."""
-    try:
-        return service.latest_explain(session=session, query_id=query_id, instance_name=instance)
-    except service.DiagnosticsError as exc:
-        raise _http_error(exc) from exc
+    return _latest(
+        lambda: service.latest_explain(session=session, query_id=query_id, instance_name=instance)
+    )
 
 
 @router.post(
@@ -89,14 +107,11 @@ def request_profile(
     _principal: ReadPrincipal,
 ) -> ProfileRunOut | JSONResponse:
     """Queue a profile (SELECTs only, where the instance allows executing them)."""
-    try:
-        return service.request_profile(
+    return _queued(
+        lambda: service.request_profile(
             session=session, settings=settings, query_id=query_id, instance_name=instance
         )
-    except service.Refused as exc:
-        return _refused(exc)
-    except service.DiagnosticsError as exc:
-        raise _http_error(exc) from exc
+    )
 
 
 @router.get("/queries/{query_id}/profile", operation_id="get_profile", responses=NOT_FOUND)
@@ -104,7 +119,6 @@ def get_profile(
     query_id: str, instance: InstanceName, session: SessionDep, _principal: ReadPrincipal
 ) -> ProfileRunOut:
     """The latest ranked profile of the query on the instance and when it ran."""
-    try:
-        return service.latest_profile(session=session, query_id=query_id, instance_name=instance)
-    except service.DiagnosticsError as exc:
-        raise _http_error(exc) from exc
+    return _latest(
+        lambda: service.latest_profile(session=session, query_id=query_id, instance_name=instance)
+    )
