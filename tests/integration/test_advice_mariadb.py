@@ -22,13 +22,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.advice import service
 from quanta.advice.models import Suggestion
-from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope, utcnow
-from quanta.core.migrate import upgrade_to_head
 from quanta.instances.models import Instance
-from quanta.main import create_app
 from quanta.queries.models import QueryClass, QueryExample
 from quanta.tables.models import TableSnapshot
 from tests.fixtures.servers import MariaDBServer, started_mariadb
@@ -38,7 +35,6 @@ pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
 DB = "shop"
 RO_USER, RO_PASSWORD = "quanta_ro", "ro-secret"
 SANDBOX_USER, SANDBOX_PASSWORD = "quanta_sbx", "sbx-secret"
-ADMIN_TOKEN = "qnt_test_admin_token_advice"
 SAMPLE_ROWS = 2000
 SETUP = (
     f"CREATE DATABASE {DB}",
@@ -95,23 +91,6 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    upgrade_to_head(settings)
-    app = create_app(settings)
-    with session_scope(app.state.session_factory) as session:
-        ensure_admin_token(session=session, token=ADMIN_TOKEN)
-    with TestClient(app, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as test_client:
-        yield test_client
-    app.state.engine.dispose()
-
-
-@pytest.fixture
-def factory(client: TestClient) -> sessionmaker[Session]:
-    made: sessionmaker[Session] = client.app.state.session_factory  # type: ignore[attr-defined]
-    return made
-
-
-@pytest.fixture
 def table(mariadb: MariaDBServer) -> str:
     """A fresh orders table of this test's own."""
     name = f"orders_{secrets.token_hex(3)}"
@@ -120,7 +99,7 @@ def table(mariadb: MariaDBServer) -> str:
 
 
 def seed(
-    factory: sessionmaker[Session],
+    session_factory: sessionmaker[Session],
     settings: Settings,
     mariadb: MariaDBServer,
     table: str,
@@ -131,7 +110,7 @@ def seed(
     query_id = "00000000000000" + table[-2:].upper()
     example = example or f"SELECT id, amount FROM {table} WHERE phone = '555-0042'"
     now = utcnow()
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         instance = Instance(
             name="db1",
             dsn_encrypted=encrypt(settings, dsn(mariadb, RO_USER, RO_PASSWORD)),
@@ -166,13 +145,13 @@ def seed(
 
 
 def advise(
-    factory: sessionmaker[Session],
+    session_factory: sessionmaker[Session],
     settings: Settings,
     query_id: str,
     instance_id: int,
     later: timedelta = timedelta(0),
 ) -> list[Suggestion]:
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         run = service.advise_query(
             session=session,
             settings=settings,
@@ -195,12 +174,12 @@ A_DAY_LATER = timedelta(hours=25)
 def test_full_scan_suggestion_becomes_applied_once_the_index_exists(
     mariadb: MariaDBServer,
     settings: Settings,
-    factory: sessionmaker[Session],
+    session_factory: sessionmaker[Session],
     client: TestClient,
     table: str,
 ) -> None:
-    query_id, instance_id = seed(factory, settings, mariadb, table)
-    [suggestion] = advise(factory, settings, query_id, instance_id)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table)
+    [suggestion] = advise(session_factory, settings, query_id, instance_id)
     assert (suggestion.action, suggestion.ddl, suggestion.status) == ("add", ddl(table), "new")
     assert suggestion.validation is None  # no sandbox configured
 
@@ -217,10 +196,10 @@ def test_full_scan_suggestion_becomes_applied_once_the_index_exists(
 
     execute(mariadb, suggestion.ddl)  # the DBA applies it
     # Within a day the stored snapshot is used as it is: nothing changes yet.
-    assert [s.status for s in advise(factory, settings, query_id, instance_id)] == ["new"]
-    [after] = advise(factory, settings, query_id, instance_id, A_DAY_LATER)
+    assert [s.status for s in advise(session_factory, settings, query_id, instance_id)] == ["new"]
+    [after] = advise(session_factory, settings, query_id, instance_id, A_DAY_LATER)
     assert (after.id, after.ddl, after.status) == (suggestion.id, ddl(table), "applied")
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         row = session.query(TableSnapshot).filter_by(table_name=f"{DB}.{table}").one()
         assert row.changed_at > row.taken_at - timedelta(seconds=1)
         names = [i["name"] for i in row.document["indexes"]]
@@ -230,34 +209,34 @@ def test_full_scan_suggestion_becomes_applied_once_the_index_exists(
 def test_a_dismissal_survives_a_rerun_with_the_same_advice(
     mariadb: MariaDBServer,
     settings: Settings,
-    factory: sessionmaker[Session],
+    session_factory: sessionmaker[Session],
     client: TestClient,
     table: str,
 ) -> None:
-    query_id, instance_id = seed(factory, settings, mariadb, table)
-    [suggestion] = advise(factory, settings, query_id, instance_id)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table)
+    [suggestion] = advise(session_factory, settings, query_id, instance_id)
     response = client.patch(f"/api/v1/suggestions/{suggestion.id}", json={"status": "dismissed"})
     assert response.status_code == 200, response.text
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         first_taken = session.query(TableSnapshot).one().taken_at
-    [again] = advise(factory, settings, query_id, instance_id, A_DAY_LATER)
+    [again] = advise(session_factory, settings, query_id, instance_id, A_DAY_LATER)
     assert (again.id, again.status, again.content_hash) == (
         suggestion.id,
         "dismissed",
         suggestion.content_hash,
     )
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         assert session.query(TableSnapshot).one().taken_at > first_taken  # read again
     listed = client.get(f"/api/v1/queries/{query_id}/suggestions", params={"instance": "db1"})
     assert [s["status"] for s in listed.json()["suggestions"]] == ["dismissed"]
 
 
 def test_sandbox_validation_compares_plans_on_a_scratch_copy(
-    mariadb: MariaDBServer, settings: Settings, factory: sessionmaker[Session], table: str
+    mariadb: MariaDBServer, settings: Settings, session_factory: sessionmaker[Session], table: str
 ) -> None:
     sandbox = dsn(mariadb, SANDBOX_USER, SANDBOX_PASSWORD)
-    query_id, instance_id = seed(factory, settings, mariadb, table, sandbox_dsn=sandbox)
-    [suggestion] = advise(factory, settings, query_id, instance_id)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox_dsn=sandbox)
+    [suggestion] = advise(session_factory, settings, query_id, instance_id)
     validation = suggestion.validation
     assert validation is not None, "the sandbox was not used"
     assert validation["improved"] is True
@@ -280,11 +259,11 @@ def test_sandbox_validation_compares_plans_on_a_scratch_copy(
 
 
 def test_a_sandbox_that_refuses_is_recorded_not_fatal(
-    mariadb: MariaDBServer, settings: Settings, factory: sessionmaker[Session], table: str
+    mariadb: MariaDBServer, settings: Settings, session_factory: sessionmaker[Session], table: str
 ) -> None:
     wrong = dsn(mariadb, SANDBOX_USER, "wrong-password")
-    query_id, instance_id = seed(factory, settings, mariadb, table, sandbox_dsn=wrong)
-    [suggestion] = advise(factory, settings, query_id, instance_id)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox_dsn=wrong)
+    [suggestion] = advise(session_factory, settings, query_id, instance_id)
     assert suggestion.status == "new"
     assert suggestion.validation is not None
     assert suggestion.validation["improved"] is None
@@ -294,12 +273,12 @@ def test_a_sandbox_that_refuses_is_recorded_not_fatal(
 
 
 def test_the_daily_refresh_re_evaluates_a_changed_table_and_drops_a_gone_one(
-    mariadb: MariaDBServer, settings: Settings, factory: sessionmaker[Session], table: str
+    mariadb: MariaDBServer, settings: Settings, session_factory: sessionmaker[Session], table: str
 ) -> None:
-    query_id, instance_id = seed(factory, settings, mariadb, table)
-    [suggestion] = advise(factory, settings, query_id, instance_id)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table)
+    [suggestion] = advise(session_factory, settings, query_id, instance_id)
     execute(mariadb, suggestion.ddl)
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         refresh = service.refresh_suggested_tables(
             session=session,
             settings=settings,
@@ -310,7 +289,7 @@ def test_the_daily_refresh_re_evaluates_a_changed_table_and_drops_a_gone_one(
         assert session.get_one(Suggestion, suggestion.id).status == "applied"
 
     execute(mariadb, f"DROP TABLE {DB}.{table}")
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         refresh = service.refresh_suggested_tables(
             session=session,
             settings=settings,
@@ -320,19 +299,19 @@ def test_the_daily_refresh_re_evaluates_a_changed_table_and_drops_a_gone_one(
         assert (refresh.changed, refresh.missing) == ((f"{DB}.{table}",), (f"{DB}.{table}",))
         assert session.query(TableSnapshot).count() == 0
     with pytest.raises(service.AdviceUnavailable, match="exist on instance 'db1'"):
-        advise(factory, settings, query_id, instance_id)
+        advise(session_factory, settings, query_id, instance_id)
 
 
 def test_sandbox_validation_of_a_qualified_join_runs_on_the_scratch_copies(
-    mariadb: MariaDBServer, settings: Settings, factory: sessionmaker[Session], table: str
+    mariadb: MariaDBServer, settings: Settings, session_factory: sessionmaker[Session], table: str
 ) -> None:
     example = (
         f"SELECT o.id, p.amount FROM {DB}.{table} AS o JOIN {DB}.{table} AS p ON p.id = o.id"
         " WHERE o.phone = '555-0042'"
     )
     sandbox = dsn(mariadb, SANDBOX_USER, SANDBOX_PASSWORD)
-    query_id, instance_id = seed(factory, settings, mariadb, table, sandbox, example)
-    suggestions = advise(factory, settings, query_id, instance_id)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox, example)
+    suggestions = advise(session_factory, settings, query_id, instance_id)
     [added] = [s for s in suggestions if s.action == "add"]
     assert added.ddl == f"ALTER TABLE {DB}.{table} ADD INDEX idx_{table}_phone (phone)"
     assert added.validation is not None

@@ -23,14 +23,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.fingerprint import fingerprint
-from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.diagnostics import service
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
-from quanta.main import create_app
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, PostgresServer, started_mariadb
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(300)]
@@ -54,7 +51,6 @@ SETUP = (
     f"CREATE USER {WRITER}@'%' IDENTIFIED BY '{WRITER_PASSWORD}'",
     f"GRANT SELECT, UPDATE ON {DB}.* TO {WRITER}@'%'",
 )
-ADMIN_TOKEN = "qnt_test_admin_token"
 FULL_SCAN = "SELECT * FROM orders WHERE amount = {} ORDER BY created_at"
 DML = "UPDATE orders SET amount = 999 WHERE id = {}"
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
@@ -93,23 +89,6 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     )
 
 
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    upgrade_to_head(settings)
-    app = create_app(settings)
-    with session_scope(app.state.session_factory) as session:
-        ensure_admin_token(session=session, token=ADMIN_TOKEN)
-    with TestClient(app, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as test_client:
-        yield test_client
-    app.state.engine.dispose()
-
-
-@pytest.fixture
-def factory(client: TestClient) -> sessionmaker[Session]:
-    sessions: sessionmaker[Session] = client.app.state.session_factory  # type: ignore[attr-defined]
-    return sessions
-
-
 def dsn(server: MariaDBServer, user: str, password: str) -> str:
     return f"mysql://{user}:{password}@{server.host}:{server.port}/{DB}"
 
@@ -123,7 +102,7 @@ def register(client: TestClient, name: str, dsn: str, **fields: Any) -> dict[str
 
 def store_examples(
     client: TestClient,
-    factory: sessionmaker[Session],
+    session_factory: sessionmaker[Session],
     settings: Settings,
     instance: str,
     statements: list[str],
@@ -150,11 +129,11 @@ def store_examples(
         headers={"Content-Encoding": "gzip"},
     )
     assert response.status_code == 202, response.text
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         batch_pk = session.scalars(
             select(IngestBatch.id).where(IngestBatch.batch_id == batch_id)
         ).one()
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         ingest.process_batch(session=session, settings=settings, batch_pk=batch_pk)
 
 
@@ -200,15 +179,15 @@ def test_test_connection_detects_the_server_and_what_the_account_may_do(
 
 
 def test_full_scan_example_gives_the_full_table_scan_finding(
-    own: OwnMariaDB, client: TestClient, factory: sessionmaker[Session], settings: Settings
+    own: OwnMariaDB, client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     register(client, "db1", dsn(own.server, READER, READER_PASSWORD))
-    store_examples(client, factory, settings, "db1", [FULL_SCAN.format(5)])
+    store_examples(client, session_factory, settings, "db1", [FULL_SCAN.format(5)])
     queued = client.post(
         f"/api/v1/queries/{query_id(FULL_SCAN.format(1))}/explain", params={"instance": "db1"}
     )
     assert queued.status_code == 202, queued.text
-    with session_scope(factory) as session:  # what the worker's task does
+    with session_scope(session_factory) as session:  # what the worker's task does
         run = service.execute_explain(
             session=session, settings=settings, run_id=queued.json()["id"]
         )
@@ -239,13 +218,13 @@ def test_full_scan_example_gives_the_full_table_scan_finding(
 
 
 def test_analyze_where_executing_selects_is_allowed(
-    own: OwnMariaDB, client: TestClient, factory: sessionmaker[Session], settings: Settings
+    own: OwnMariaDB, client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     instance = register(
         client, "db1", dsn(own.server, READER, READER_PASSWORD), profiling_enabled=True
     )
-    store_examples(client, factory, settings, "db1", [FULL_SCAN.format(5)])
-    with session_scope(factory) as session:
+    store_examples(client, session_factory, settings, "db1", [FULL_SCAN.format(5)])
+    with session_scope(session_factory) as session:
         run = service.explain_query(
             session=session,
             settings=settings,
@@ -262,17 +241,17 @@ def test_analyze_where_executing_selects_is_allowed(
 
 
 def test_profile_states_and_lost_time_sum_to_the_response_time(
-    own: OwnMariaDB, client: TestClient, factory: sessionmaker[Session], settings: Settings
+    own: OwnMariaDB, client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     register(client, "db1", dsn(own.server, READER, READER_PASSWORD), profiling_enabled=True)
     sql = "SELECT status, COUNT(*) FROM orders WHERE amount > {} GROUP BY status"
     # Two distinct examples of one query: the profile combines both.
-    store_examples(client, factory, settings, "db1", [sql.format(3), sql.format(7)])
+    store_examples(client, session_factory, settings, "db1", [sql.format(3), sql.format(7)])
     queued = client.post(
         f"/api/v1/queries/{query_id(sql.format(1))}/profile", params={"instance": "db1"}
     )
     assert queued.status_code == 202, queued.text
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         service.execute_profile(session=session, settings=settings, run_id=queued.json()["id"])
     body = api_get(client, "profile", sql.format(1), "db1")
     assert (body["status"], body["error"]) == ("ok", None)
@@ -297,16 +276,16 @@ def test_profile_states_and_lost_time_sum_to_the_response_time(
 
 
 def test_dml_example_is_explained_and_never_executed(
-    own: OwnMariaDB, client: TestClient, factory: sessionmaker[Session], settings: Settings
+    own: OwnMariaDB, client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     instance = register(
         client, "db1-rw", dsn(own.server, WRITER, WRITER_PASSWORD), profiling_enabled=True
     )
-    store_examples(client, factory, settings, "db1-rw", [DML.format(42)])
+    store_examples(client, session_factory, settings, "db1-rw", [DML.format(42)])
     marker = f"quanta-marker-{uuid.uuid4().hex}"  # unique: the server outlives this test
     with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
         cursor.execute(f"SELECT '{marker}'")
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         run = service.explain_query(
             session=session,
             settings=settings,
@@ -332,7 +311,7 @@ def test_dml_example_is_explained_and_never_executed(
 
 
 def test_wrong_credentials_are_a_clear_stored_error(
-    own: OwnMariaDB, client: TestClient, factory: sessionmaker[Session], settings: Settings
+    own: OwnMariaDB, client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     instance = register(client, "db1", dsn(own.server, READER, "wrong-password"))
     report = client.post(f"/api/v1/instances/{instance['id']}/test-connection").json()
@@ -342,11 +321,11 @@ def test_wrong_credentials_are_a_clear_stored_error(
         "(error 1045)"
     )
     assert (report["connected"], report["error"]) == (False, expected)
-    store_examples(client, factory, settings, "db1", [FULL_SCAN.format(5)])
+    store_examples(client, session_factory, settings, "db1", [FULL_SCAN.format(5)])
     queued = client.post(
         f"/api/v1/queries/{query_id(FULL_SCAN.format(1))}/explain", params={"instance": "db1"}
     ).json()
-    with session_scope(factory) as session:
+    with session_scope(session_factory) as session:
         service.execute_explain(session=session, settings=settings, run_id=queued["id"])
     body = api_get(client, "explain", FULL_SCAN.format(1), "db1")
     assert (body["status"], body["error"]) == ("failed", expected)
