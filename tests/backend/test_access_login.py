@@ -5,10 +5,11 @@ from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.auth.models import ApiToken, TokenKind
+from quanta.auth.service import hash_token, purge_ended_sessions
 from quanta.core.config import Settings
 from quanta.core.db import session_scope, utcnow
 from quanta.core.http import RateLimiter
@@ -142,6 +143,31 @@ def test_sessions_expire_and_are_not_listed_as_tokens(
             .values(expires_at=utcnow() - timedelta(seconds=1))
         )
     assert tab.get("/api/v1/instances").status_code == 401
+
+
+def test_ended_sessions_are_purged_and_live_ones_kept(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    make_user(client, "ada", "admin")
+    signed_out, expiring, live = browser(client), browser(client), browser(client)
+    for tab in (signed_out, expiring, live):
+        sign_in(tab, "ada")
+    assert signed_out.post("/api/v1/auth/logout").status_code == 204
+    expiring_secret = expiring.cookies.get("quanta_session") or ""
+    with session_scope(session_factory) as session:
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.token_hash == hash_token(expiring_secret))
+            .values(expires_at=utcnow() - timedelta(seconds=1))
+        )
+    with session_scope(session_factory) as session:
+        assert purge_ended_sessions(session=session, now=utcnow()) == 2
+    with session_scope(session_factory) as session:
+        kinds = sorted(session.scalars(select(ApiToken.kind)))
+        assert kinds == [TokenKind.API, TokenKind.SESSION]  # the admin token and the live one
+        assert purge_ended_sessions(session=session, now=utcnow()) == 0
+    assert live.get("/api/v1/instances").status_code == 200
+    assert [t["name"] for t in client.get("/api/v1/tokens").json()] == ["admin"]
 
 
 def test_an_api_token_in_the_session_cookie_is_refused(client: TestClient) -> None:

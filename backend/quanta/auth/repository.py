@@ -1,6 +1,8 @@
 """Statements on api_tokens and users."""
 
-from sqlalchemy import select
+from datetime import datetime
+
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from quanta.auth.models import ApiToken, TokenKind, User
@@ -37,3 +39,12 @@ def find_user_by_name(session: Session, name: str) -> User | None:
 def list_users(session: Session) -> list[User]:
     """Every user, by name."""
     return list(session.scalars(select(User).order_by(User.name)))
+
+
+def delete_ended_sessions(session: Session, *, now: datetime) -> int:
+    """Delete sign-in sessions that expired or were signed out; returns how many."""
+    stmt = delete(ApiToken).where(
+        ApiToken.kind == TokenKind.SESSION,
+        or_(ApiToken.expires_at <= now, ApiToken.revoked_at.is_not(None)),
+    )
+    return int(session.execute(stmt).rowcount)  # type: ignore[attr-defined]

@@ -257,6 +257,15 @@ def sign_out(*, session: Session, secret: str) -> None:
         session.flush()
 
 
+def purge_ended_sessions(*, session: Session, now: datetime) -> int:
+    """Delete the rows of sessions that can no longer sign anyone in; returns how many.
+
+    An ended session is worth nothing (its secret is refused either way); without this every
+    sign-in would leave a row behind for good. Annotations keep their author's user id.
+    """
+    return repository.delete_ended_sessions(session, now=now)
+
+
 def role_of(principal: Principal) -> str:
     """The role a signed-in user's scopes come from."""
     return Role.ADMIN if "admin" in principal.scopes else Role.VIEWER

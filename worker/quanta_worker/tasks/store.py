@@ -1,7 +1,8 @@
-"""Metric store maintenance: retention and time partitions."""
+"""Store maintenance: retention, time partitions and ended sign-in sessions."""
 
 import logging
 
+from quanta.auth.service import purge_ended_sessions
 from quanta.core.config import get_settings
 from quanta.core.db import session_scope, utcnow
 from quanta.core.tasks import MAINTAIN_STORE_TASK
@@ -14,12 +15,15 @@ log = logging.getLogger(__name__)
 
 @app.task(name=MAINTAIN_STORE_TASK, acks_late=True)
 def maintain_store() -> dict[str, int]:
-    """Apply retention to every resolution, then create the partitions ahead of now."""
+    """Apply retention to every resolution, create the partitions ahead of now, and delete
+    ended sign-in sessions; returns the rows deleted per kind."""
     settings = get_settings()
     now = utcnow()
     with session_scope(session_factory()) as session:
         deleted = service.apply_retention(session=session, settings=settings, now=now)
     with session_scope(session_factory()) as session:
         service.maintain_partitions(session=session, settings=settings, now=now)
+    with session_scope(session_factory()) as session:
+        deleted["ended_sessions"] = purge_ended_sessions(session=session, now=now)
     log.info("retention: deleted %s", deleted)
     return deleted
