@@ -9,6 +9,9 @@ from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.notify.models import Channel, Delivery, DeliveryAttempt
 from quanta.queries.models import (
+    InstanceTotalsDay,
+    InstanceTotalsHour,
+    InstanceTotalsMinute,
     QueryBucketDay,
     QueryBucketHour,
     QueryBucketMinute,
@@ -31,6 +34,9 @@ __all__ = [
     "ExplainRun",
     "IngestBatch",
     "Instance",
+    "InstanceTotalsDay",
+    "InstanceTotalsHour",
+    "InstanceTotalsMinute",
     "ObjectStatistics",
     "ProfileRun",
     "QueryBucketDay",

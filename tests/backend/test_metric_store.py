@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.histogram import LatencyHistogram
@@ -18,6 +18,10 @@ from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.queries import service as queries
 from quanta.queries.models import (
+    BUCKET_MODELS,
+    TOTALS_MODELS,
+    InstanceTotalsHour,
+    InstanceTotalsMinute,
     QueryBucketDay,
     QueryBucketHour,
     QueryBucketMinute,
@@ -167,6 +171,56 @@ def test_masked_examples_and_the_primary_source_counts_once(
         assert example.slowest_literals == "masked"
 
 
+def test_the_instance_totals_are_the_buckets_summed_per_period(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    events = [
+        event(i % 90, 0.001 * (i + 1), sql, user=f"u{i % 3}", tmp_tables=i % 2)
+        for i in range(120)
+        for sql in (SELECT.format(i), "UPDATE t SET a = 1 WHERE id = 2")
+    ]
+    # Two batches on the same minutes: the second merges into stored totals.
+    post(client, "a", events=events[:130])
+    post(client, "b", events=events[130:])
+    assert process_all(session_factory) == 240
+
+    with session_scope(session_factory) as session:
+        for resolution, totals_model in TOTALS_MODELS.items():
+            buckets = BUCKET_MODELS[resolution]
+            key = [buckets.instance_id, buckets.bucket_start, buckets.source]
+            summed = session.execute(
+                select(
+                    *key,
+                    func.sum(buckets.count),
+                    func.sum(buckets.query_time_sum),
+                    func.max(buckets.query_time_max),
+                    func.sum(buckets.tmp_tables_sum),
+                    func.sum(buckets.rows_affected_sum),
+                ).group_by(*key)
+            ).all()
+            totals = session.execute(
+                select(
+                    totals_model.instance_id,
+                    totals_model.bucket_start,
+                    totals_model.source,
+                    totals_model.count,
+                    totals_model.query_time_sum,
+                    totals_model.query_time_max,
+                    totals_model.tmp_tables_sum,
+                    totals_model.rows_affected_sum,
+                )
+            ).all()
+            assert len(totals) == len(summed)  # one row per instance, period and source
+            by_key = {tuple(r[:3]): r[3:] for r in totals}
+            for row in summed:
+                count, query_time, slowest, tmp_tables, affected = by_key[tuple(row[:3])]
+                assert (count, tmp_tables, affected) == (row[3], row[6], None)
+                assert abs(query_time - row[4]) < 1e-9
+                assert slowest == row[5]
+            assert sum(r[3] for r in totals) == 240
+        assert session.scalar(select(func.count()).select_from(InstanceTotalsMinute)) == 90
+
+
 def test_retention_deletes_each_resolution_after_its_own_time(
     client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
@@ -175,9 +229,11 @@ def test_retention_deletes_each_resolution_after_its_own_time(
     later = BASE + timedelta(days=SETTINGS.retention_minute_days + 1)
     with session_scope(session_factory) as session:
         deleted = queries.apply_retention(session=session, settings=SETTINGS, now=later)
-    assert deleted == {"day": 0, "hour": 0, "minute": 2}  # one bucket and one example
+    assert deleted == {"day": 0, "hour": 0, "minute": 3}  # a bucket, its total, an example
     with session_scope(session_factory) as session:
         assert session.scalars(select(QueryBucketMinute)).all() == []
+        assert session.scalars(select(InstanceTotalsMinute)).all() == []
+        assert len(session.scalars(select(InstanceTotalsHour)).all()) == 1
         assert len(session.scalars(select(QueryBucketHour)).all()) == 1
         assert len(session.scalars(select(QueryBucketDay)).all()) == 1
 

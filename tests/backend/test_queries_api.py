@@ -269,6 +269,16 @@ def test_bad_requests_are_400_with_a_message(
     assert message in body["detail"]
 
 
+def test_detail_shares_are_of_the_queries_matching_the_same_filters(seeded: TestClient) -> None:
+    def count_share(**params: str) -> float:
+        body = get(seeded, f"/queries/{QID_A}", **TWO_HOURS, **params)
+        return next(m["share"] for m in body["metrics"] if m["name"] == "count")
+
+    assert count_share() == pytest.approx(100 / 115)  # instance totals: every query
+    assert count_share(instance="db1") == pytest.approx(100 / 105)  # A and C run on db1
+    assert count_share(user="app") == pytest.approx(75 / 80)  # buckets: A's and C's as app
+
+
 def test_detail_metrics_series_and_breakdown(seeded: TestClient) -> None:
     body = get(seeded, f"/queries/{QID_A}", **TWO_HOURS)
     assert body["fingerprint"] == "select * from orders where id=?"

@@ -1,4 +1,5 @@
-"""The query catalog, the metric buckets at three resolutions, and examples."""
+"""The query catalog, the metric buckets and per-instance totals at three resolutions, and
+examples."""
 
 import re
 from datetime import datetime
@@ -60,26 +61,13 @@ class QueryInstance(Base):
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
-class _BucketColumns:
-    """Metrics of one query for one bucket of time and one set of dimensions.
+class _MetricColumns:
+    """Summed metrics of many statements. Metrics a source does not give are NULL, never 0."""
 
-    Dimensions a source does not give are stored as '' so the key works on every database
-    (NULLs never conflict); metrics a source does not give are NULL, never 0.
-    """
-
-    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
-    bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
-    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
-    schema_name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    user_name: Mapped[str] = mapped_column(String(128), primary_key=True)
-    client_host: Mapped[str] = mapped_column(String(255), primary_key=True)
-    source: Mapped[str] = mapped_column(String(20), primary_key=True)
     count: Mapped[int] = mapped_column(BigInteger)
     query_time_sum: Mapped[float] = mapped_column(Float)
     query_time_min: Mapped[float | None] = mapped_column(Float)
     query_time_max: Mapped[float | None] = mapped_column(Float)
-    # quanta.analysis.histogram.LatencyHistogram.to_bytes(); NULL: no distribution given.
-    histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
     lock_time_sum: Mapped[float | None] = mapped_column(Float)
     lock_time_max: Mapped[float | None] = mapped_column(Float)
     rows_sent_sum: Mapped[int | None] = mapped_column(BigInteger)
@@ -102,6 +90,24 @@ class _BucketColumns:
     warnings_sum: Mapped[int | None] = mapped_column(BigInteger)
     no_index_used_sum: Mapped[int | None] = mapped_column(BigInteger)
     no_good_index_used_sum: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class _BucketColumns(_MetricColumns):
+    """Metrics of one query for one bucket of time and one set of dimensions.
+
+    Dimensions a source does not give are stored as '' so the key works on every database
+    (NULLs never conflict).
+    """
+
+    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    schema_name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    client_host: Mapped[str] = mapped_column(String(255), primary_key=True)
+    source: Mapped[str] = mapped_column(String(20), primary_key=True)
+    # quanta.analysis.histogram.LatencyHistogram.to_bytes(); NULL: no distribution given.
+    histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class QueryBucketMinute(_BucketColumns, Base):
@@ -140,6 +146,48 @@ BUCKET_MODELS: dict[Resolution, BucketModel] = {
     Resolution.MINUTE: QueryBucketMinute,
     Resolution.HOUR: QueryBucketHour,
     Resolution.DAY: QueryBucketDay,
+}
+
+
+# What identifies a row of totals: one server, one period, one source.
+TOTALS_KEY = ("instance_id", "bucket_start", "source")
+
+
+class _TotalsColumns(_MetricColumns):
+    """Every query of one instance and source summed over one period.
+
+    The denominators of "% of total" in a query's detail: a month of them is a few hundred
+    rows per server, where summing the buckets of every query reads hundreds of thousands.
+    """
+
+    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    source: Mapped[str] = mapped_column(String(20), primary_key=True)
+
+
+class InstanceTotalsMinute(_TotalsColumns, Base):
+    """Per-minute totals (kept as long as minute buckets)."""
+
+    __tablename__ = "instance_totals_minute"
+
+
+class InstanceTotalsHour(_TotalsColumns, Base):
+    """Per-hour totals (kept as long as hour buckets)."""
+
+    __tablename__ = "instance_totals_hour"
+
+
+class InstanceTotalsDay(_TotalsColumns, Base):
+    """Per-day totals (kept as long as day buckets)."""
+
+    __tablename__ = "instance_totals_day"
+
+
+TotalsModel = type[InstanceTotalsMinute] | type[InstanceTotalsHour] | type[InstanceTotalsDay]
+TOTALS_MODELS: dict[Resolution, TotalsModel] = {
+    Resolution.MINUTE: InstanceTotalsMinute,
+    Resolution.HOUR: InstanceTotalsHour,
+    Resolution.DAY: InstanceTotalsDay,
 }
 
 

@@ -31,10 +31,11 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
-from quanta.analysis.resolution import Segment
+from quanta.analysis.resolution import Resolution, Segment
 from quanta.instances.models import Instance
 from quanta.queries.models import (
     BUCKET_MODELS,
+    TOTALS_MODELS,
     QueryClass,
     QueryExample,
     QueryInstance,
@@ -234,15 +235,17 @@ def bucket_rows_for_union(
     segments: Sequence[Segment],
     *columns: str,
     where: Callable[[Table], list[Any]] | None = None,
+    models: Mapping[Resolution, Any] = BUCKET_MODELS,
 ) -> Select[Any]:
-    """Buckets of every segment (its resolution's table, its time range), as one union.
+    """Rows of every segment (its resolution's table, its time range), as one union.
 
     ``where`` gives more conditions on each segment's table: they sit inside every branch of
-    the union, where the database can use the table's indexes for them.
+    the union, where the database can use the table's indexes for them. ``models`` are the
+    tables by resolution: the buckets, or the per-instance totals.
     """
     selects = []
     for segment in segments:
-        table: Table = BUCKET_MODELS[segment.resolution].__table__  # type: ignore[assignment]
+        table: Table = models[segment.resolution].__table__
         selects.append(
             select(*(table.c[c] for c in columns)).where(
                 table.c.bucket_start >= segment.start,
@@ -260,6 +263,7 @@ def _primary_buckets(
     segments: Sequence[Segment],
     *columns: str,
     where: Callable[[Table], list[Any]] | None = None,
+    models: Mapping[Resolution, Any] = BUCKET_MODELS,
 ) -> Any:
     """The buckets of each instance's primary source only, so a query both sources saw
     counts once. The condition sits in every branch of the union, next to the other
@@ -272,7 +276,7 @@ def _primary_buckets(
         own = where(table) if where else []
         return [*own, tuple_(table.c.instance_id, table.c.source).in_(primary)]
 
-    return bucket_rows_for_union(segments, *columns, where=conditions).subquery("b")
+    return bucket_rows_for_union(segments, *columns, where=conditions, models=models).subquery("b")
 
 
 def histograms(
@@ -357,10 +361,7 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
     """
 
     def conditions(table: Table) -> list[Any]:
-        where: list[Any] = []
-        if flt.instances:
-            ids = select(Instance.id).where(Instance.name.in_(flt.instances))
-            where.append(table.c.instance_id.in_(ids))
+        where = _of_instances(table, flt.instances)
         for attr, column in DIMENSION_COLUMNS.items():
             value = getattr(flt, attr)
             if value is not None:
@@ -372,6 +373,13 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
         return where
 
     return _primary_buckets(segments, *columns, where=conditions)
+
+
+def _of_instances(table: Table, names: Sequence[str]) -> list[Any]:
+    """The condition that rows are of the named instances (none: of every instance)."""
+    if not names:
+        return []
+    return [table.c.instance_id.in_(select(Instance.id).where(Instance.name.in_(names)))]
 
 
 def _search(term: str) -> Select[Any]:
@@ -442,6 +450,21 @@ SQL_SORT_KEYS: tuple[str, ...] = (
     "rows_examined_per_row_sent",
     *SUM_METRICS,
 )
+
+
+def instance_totals(session: Session, segments: Sequence[Segment], instances: Sequence[str]) -> Any:
+    """Summed metrics of every query of the named instances (none: all) in the segments.
+
+    The row has the columns of an ungrouped `aggregate` row (without ``queries``), read from
+    the per-instance totals: a few rows per period instead of every query's buckets.
+    """
+    totals = _primary_buckets(
+        segments,
+        *_AGGREGATED,
+        where=lambda table: _of_instances(table, instances),
+        models=TOTALS_MODELS,
+    )
+    return session.execute(select(*_aggregates(totals))).one()
 
 
 def per_query(

@@ -38,7 +38,13 @@ from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.instances.models import ExamplePolicy
 from quanta.queries import repository
-from quanta.queries.models import BUCKET_KEY, BUCKET_MODELS, QueryExample
+from quanta.queries.models import (
+    BUCKET_KEY,
+    BUCKET_MODELS,
+    TOTALS_KEY,
+    TOTALS_MODELS,
+    QueryExample,
+)
 from quanta.queries.schemas import (
     BreakdownRow,
     Filters,
@@ -64,6 +70,15 @@ SUM_COLUMNS = tuple(f"{name}_sum" for name in SUM_METRICS)
 EXAMPLE_KEY = ("query_id", "resolution", "bucket_start", "instance_id")
 # Writes go minute -> hour -> day: one fixed order across workers (no lock cycles).
 WRITE_ORDER = (Resolution.MINUTE, Resolution.HOUR, Resolution.DAY)
+_TOTALS_COLUMNS = (
+    *TOTALS_KEY,
+    "count",
+    "query_time_sum",
+    "query_time_min",
+    "query_time_max",
+    "lock_time_max",
+    *SUM_COLUMNS,
+)
 # PostgreSQL partitions: the time each one spans, and how far ahead of now they are created.
 PARTITION_AHEAD = {
     Resolution.MINUTE: timedelta(days=7),
@@ -163,10 +178,11 @@ def record_digest(
     example_max_chars: int,
     rng: random.Random | None = None,
 ) -> None:
-    """Add a batch's aggregates to the catalog and to the buckets of every resolution.
+    """Add a batch's aggregates to the catalog, the buckets and the instance's totals.
 
-    Minute, hour and day buckets are all written here, in the batch's transaction: no
-    rollup job, no late-data window, and a batch counts at every resolution exactly once.
+    Minute, hour and day buckets and totals are all written here, in the batch's
+    transaction: no rollup job, no late-data window, and a batch counts at every
+    resolution exactly once.
     """
     draw = rng or random.Random()
     _record_catalog(session=session, instance_id=instance_id, digest=digest)
@@ -179,6 +195,9 @@ def record_digest(
         rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
         repository.merge_rows(
             session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets
+        )
+        repository.merge_rows(
+            session, TOTALS_MODELS[resolution], TOTALS_KEY, _totals_rows(rows), _combine_totals
         )
     if example_policy == ExamplePolicy.OFF:
         return
@@ -370,7 +389,7 @@ def query_detail(
     mine = replace(base, query_id=query_id)
     segments = read_plan(settings=settings, window=window)
     (row,) = repository.aggregate(session, segments, mine)
-    (everything,) = repository.aggregate(session, segments, base)
+    everything = _everything(session, segments, base)
     histogram = merged_histograms(session, segments, mine, "query_id", [query_id]).get(query_id)
     seconds = window.seconds
     count = row.calls or 0
@@ -393,6 +412,15 @@ def query_detail(
         **_series(session=session, settings=settings, window=window, flt=mine),
         breakdown=_breakdown(session, segments, mine, query_time),
     )
+
+
+def _everything(session: Session, segments: list[Segment], flt: repository.BucketFilter) -> Any:
+    """Every query matching ``flt`` summed: from the instances' totals when no dimension
+    filter applies (a few rows per period), else from the buckets."""
+    if all(getattr(flt, dimension) is None for dimension in repository.DIMENSION_COLUMNS):
+        return repository.instance_totals(session, segments, flt.instances)
+    (row,) = repository.aggregate(session, segments, flt)
+    return row
 
 
 def query_examples(
@@ -649,6 +677,7 @@ def apply_retention(*, session: Session, settings: Settings, now: datetime) -> d
                 if bounds is not None and bounds[1] <= cutoff:
                     repository.drop_partition(session, name)
         count = repository.delete_buckets_before(session, model, cutoff)
+        count += repository.delete_buckets_before(session, TOTALS_MODELS[resolution], cutoff)
         count += repository.delete_examples_before(session, resolution.value, cutoff)
         deleted[resolution.value] = count
     return deleted
@@ -738,15 +767,39 @@ def _bucket_row(key: BucketKey, m: BucketMetrics, instance_id: int, source: str)
     return row
 
 
-def _combine_buckets(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    out = dict(new)
-    out["count"] = stored["count"] + new["count"]
-    out["query_time_sum"] = stored["query_time_sum"] + new["query_time_sum"]
-    out["query_time_min"] = _pick(stored["query_time_min"], new["query_time_min"], min)
-    out["query_time_max"] = _pick(stored["query_time_max"], new["query_time_max"], max)
-    out["lock_time_max"] = _pick(stored["lock_time_max"], new["lock_time_max"], max)
+def _combined_metrics(stored: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    out = {
+        "count": stored["count"] + new["count"],
+        "query_time_sum": stored["query_time_sum"] + new["query_time_sum"],
+        "query_time_min": _pick(stored["query_time_min"], new["query_time_min"], min),
+        "query_time_max": _pick(stored["query_time_max"], new["query_time_max"], max),
+        "lock_time_max": _pick(stored["lock_time_max"], new["lock_time_max"], max),
+    }
     for column in SUM_COLUMNS:
         out[column] = _pick(stored[column], new[column], _add)
+    return out
+
+
+def _combine_totals(stored: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    return {**{name: new[name] for name in TOTALS_KEY}, **_combined_metrics(stored, new)}
+
+
+def _totals_rows(bucket_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bucket rows summed per instance, period and source: rows of the totals."""
+    totals: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in bucket_rows:
+        key = tuple(row[name] for name in TOTALS_KEY)
+        known = totals.get(key)
+        if known is None:
+            totals[key] = {name: row[name] for name in _TOTALS_COLUMNS}
+        else:
+            totals[key] = _combine_totals(known, row)
+    return list(totals.values())
+
+
+def _combine_buckets(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    out = dict(new)
+    out.update(_combined_metrics(stored, new))
     if stored["histogram"] is not None and new["histogram"] is not None:
         merged = LatencyHistogram.from_bytes(stored["histogram"])
         merged.merge_bytes(new["histogram"])
