@@ -23,7 +23,7 @@ from quanta.analysis.resolution import Resolution
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
 from quanta.queries import service as queries
-from quanta.queries.models import BUCKET_MODELS
+from quanta.queries.models import BUCKET_MODELS, TOTALS_MODELS
 from tests.fixtures.quanta import QuantaServer, agent_import, quanta_run, wait_until_counted
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
@@ -117,7 +117,7 @@ def check_store(
     engine = create_db_engine(settings)
     try:
         with session_scope(create_session_factory(engine)) as session:
-            for model in BUCKET_MODELS.values():
+            for model in (*BUCKET_MODELS.values(), *TOTALS_MODELS.values()):
                 total = session.scalar(select(func.sum(model.count)))
                 assert total == len(logged), model.__tablename__
             window = queries.TimeWindow(start=start, end=datetime.now(UTC))

@@ -199,9 +199,11 @@ def _merge_rows_postgresql(
     existing = {key_of(row): row for row in ordered if key_of(row) not in inserted_keys}
     if not existing:
         return
+    # The columns by name, in the model's order: .columns() types the result by position.
+    stored = ", ".join(f"t.{column.name}" for column in table.c)
     locked = session.execute(
         text(
-            f"SELECT t.* FROM {table.name} AS t JOIN {rows_of} ON {key_match} "
+            f"SELECT {stored} FROM {table.name} AS t JOIN {rows_of} ON {key_match} "
             f"ORDER BY {', '.join(f't.{name}' for name in key)} FOR UPDATE OF t"
         ).columns(*table.c),
         {"rows": _json_rows([{name: row[name] for name in key} for row in existing.values()])},
