@@ -18,6 +18,8 @@ from quanta.queries.models import (
     QueryClass,
     QueryExample,
     QueryInstance,
+    QueryTotalsDay,
+    QueryTotalsHour,
 )
 from quanta.statistics.models import ObjectStatistics
 from quanta.tables.models import TableSnapshot
@@ -45,6 +47,8 @@ __all__ = [
     "QueryClass",
     "QueryExample",
     "QueryInstance",
+    "QueryTotalsDay",
+    "QueryTotalsHour",
     "Suggestion",
     "TableSnapshot",
     "User",

@@ -3,6 +3,7 @@ primary source and retention, through the ingest API and the batch service."""
 
 import gzip
 import json
+from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +20,7 @@ from quanta.instances.models import Instance
 from quanta.queries import service as queries
 from quanta.queries.models import (
     BUCKET_MODELS,
+    QUERY_TOTALS_MODELS,
     TOTALS_MODELS,
     InstanceTotalsHour,
     InstanceTotalsMinute,
@@ -171,7 +173,7 @@ def test_masked_examples_and_the_primary_source_counts_once(
         assert example.slowest_literals == "masked"
 
 
-def test_the_instance_totals_are_the_buckets_summed_per_period(
+def test_the_query_and_instance_totals_are_the_buckets_summed(
     client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     events = [
@@ -219,6 +221,25 @@ def test_the_instance_totals_are_the_buckets_summed_per_period(
                 assert slowest == row[5]
             assert sum(r[3] for r in totals) == 240
         assert session.scalar(select(func.count()).select_from(InstanceTotalsMinute)) == 90
+
+        for resolution, query_model in QUERY_TOTALS_MODELS.items():
+            expected = defaultdict(LatencyHistogram)
+            for bucket in session.scalars(select(BUCKET_MODELS[resolution])):
+                key = (bucket.instance_id, bucket.bucket_start, bucket.query_id, bucket.source)
+                assert bucket.histogram is not None
+                expected[key].merge_bytes(bucket.histogram)
+            rows = session.scalars(select(query_model)).all()
+            assert (
+                len(rows)
+                == len(expected)
+                < len(session.scalars(select(BUCKET_MODELS[resolution])).all())
+            )
+            for row in rows:
+                want = expected[(row.instance_id, row.bucket_start, row.query_id, row.source)]
+                assert row.histogram is not None
+                got = LatencyHistogram.from_bytes(row.histogram)
+                assert (got.count, row.count) == (want.count, want.count)
+                assert got.quantiles([0.5, 0.99]) == want.quantiles([0.5, 0.99])
 
 
 def test_retention_deletes_each_resolution_after_its_own_time(

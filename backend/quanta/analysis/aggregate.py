@@ -374,9 +374,12 @@ def _perfschema_metrics(row: PerfSchemaRow) -> BucketMetrics:
 
 
 def rollup(
-    buckets: Mapping[BucketKey, BucketMetrics], resolution: Resolution
+    buckets: Mapping[BucketKey, BucketMetrics], resolution: Resolution, *, dimensions: bool = True
 ) -> dict[BucketKey, BucketMetrics]:
     """Merge minute buckets into buckets of ``resolution`` (new objects; the input is kept).
+
+    Without ``dimensions``, the buckets of a query are merged whatever their schema, user
+    and host (the keys have '' for them).
 
     Example:
         >>> hours = rollup(digest.buckets, Resolution.HOUR)
@@ -385,9 +388,11 @@ def rollup(
     """
     out: dict[BucketKey, BucketMetrics] = {}
     for key, metrics in buckets.items():
-        wide = BucketKey(
-            key.query_id, key.schema, key.user, key.host, floor_to(key.start, resolution)
-        )
+        start = floor_to(key.start, resolution)
+        if dimensions:
+            wide = BucketKey(key.query_id, key.schema, key.user, key.host, start)
+        else:
+            wide = BucketKey(key.query_id, "", "", "", start)
         target = out.get(wide)
         if target is None:
             target = out[wide] = BucketMetrics()

@@ -191,6 +191,56 @@ TOTALS_MODELS: dict[Resolution, TotalsModel] = {
 }
 
 
+# What identifies a query's totals: one server, one period, one query, one source.
+QUERY_TOTALS_KEY = ("instance_id", "bucket_start", "query_id", "source")
+
+
+class _QueryTotalsColumns(_MetricColumns):
+    """One query's buckets of one instance and source summed over one period, whatever their
+    schema, user and host.
+
+    What the top list and a query's detail read when no dimension is filtered: the buckets
+    have a row per schema, user and client host, often dozens per query and period.
+    """
+
+    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    source: Mapped[str] = mapped_column(String(20), primary_key=True)
+    histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+class QueryTotalsHour(_QueryTotalsColumns, Base):
+    """Per-hour query totals (kept as long as hour buckets)."""
+
+    __tablename__ = "query_totals_hour"
+    __table_args__ = (
+        Index("ix_query_totals_hour_query_id_bucket_start", "query_id", "bucket_start"),
+    )
+
+
+class QueryTotalsDay(_QueryTotalsColumns, Base):
+    """Per-day query totals (kept as long as day buckets)."""
+
+    __tablename__ = "query_totals_day"
+    __table_args__ = (
+        Index("ix_query_totals_day_query_id_bucket_start", "query_id", "bucket_start"),
+    )
+
+
+QueryTotalsModel = type[QueryTotalsHour] | type[QueryTotalsDay]
+QUERY_TOTALS_MODELS: dict[Resolution, QueryTotalsModel] = {
+    Resolution.HOUR: QueryTotalsHour,
+    Resolution.DAY: QueryTotalsDay,
+}
+# What a read without dimensions uses: minutes are read from the buckets (a read spans at
+# most a couple of hours of them, see analysis.resolution), hours and days from the totals.
+UNDIVIDED_MODELS: dict[Resolution, BucketModel | QueryTotalsModel] = {
+    Resolution.MINUTE: QueryBucketMinute,
+    **QUERY_TOTALS_MODELS,
+}
+
+
 class QueryExample(Base):
     """The slowest statement of a query in a bucket, and one drawn at random from it.
 

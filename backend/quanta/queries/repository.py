@@ -36,6 +36,7 @@ from quanta.instances.models import Instance
 from quanta.queries.models import (
     BUCKET_MODELS,
     TOTALS_MODELS,
+    UNDIVIDED_MODELS,
     QueryClass,
     QueryExample,
     QueryInstance,
@@ -314,6 +315,11 @@ class BucketFilter:
     search: str | None = None
     query_id: str | None = None
 
+    @property
+    def has_dimension(self) -> bool:
+        """Whether a schema, user or host must match."""
+        return any(getattr(self, name) is not None for name in DIMENSION_COLUMNS)
+
 
 def _sum(column: Any) -> Any:
     # PostgreSQL sums BIGINT as NUMERIC (Decimal in Python): cast back to an integer.
@@ -359,8 +365,12 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
     """The filtered buckets (of primary sources) as a subquery.
 
     The filters go inside each segment's SELECT (see `bucket_rows_for_union`), so an
-    instance or a query is read through the bucket tables' indexes.
+    instance or a query is read through the bucket tables' indexes. When neither the filter
+    nor the columns involve a schema, user or host, hours and days are read from the query
+    totals, which have one row where the buckets have one per combination of those.
     """
+    by_dimension = flt.has_dimension or not set(columns).isdisjoint(DIMENSION_COLUMNS.values())
+    models = BUCKET_MODELS if by_dimension else UNDIVIDED_MODELS
 
     def conditions(table: Table) -> list[Any]:
         where = _of_instances(table, flt.instances)
@@ -374,7 +384,7 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
             where.append(table.c.query_id.in_(_search(flt.search)))
         return where
 
-    return _primary_buckets(segments, *columns, where=conditions)
+    return _primary_buckets(segments, *columns, where=conditions, models=models)
 
 
 def _of_instances(table: Table, names: Sequence[str]) -> list[Any]:

@@ -41,6 +41,8 @@ from quanta.queries import repository
 from quanta.queries.models import (
     BUCKET_KEY,
     BUCKET_MODELS,
+    QUERY_TOTALS_KEY,
+    QUERY_TOTALS_MODELS,
     TOTALS_KEY,
     TOTALS_MODELS,
     QueryExample,
@@ -178,27 +180,15 @@ def record_digest(
     example_max_chars: int,
     rng: random.Random | None = None,
 ) -> None:
-    """Add a batch's aggregates to the catalog, the buckets and the instance's totals.
+    """Add a batch's aggregates to the catalog, the buckets, the query and instance totals.
 
-    Minute, hour and day buckets and totals are all written here, in the batch's
-    transaction: no rollup job, no late-data window, and a batch counts at every
-    resolution exactly once.
+    Every resolution is written here, in the batch's transaction: no rollup job, no
+    late-data window, and a batch counts at every resolution exactly once.
     """
     draw = rng or random.Random()
     _record_catalog(session=session, instance_id=instance_id, digest=digest)
     for resolution in WRITE_ORDER:
-        buckets = (
-            digest.buckets
-            if resolution is Resolution.MINUTE
-            else rollup(digest.buckets, resolution)
-        )
-        rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
-        repository.merge_rows(
-            session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets
-        )
-        repository.merge_rows(
-            session, TOTALS_MODELS[resolution], TOTALS_KEY, _totals_rows(rows), _combine_totals
-        )
+        _record_buckets(session, instance_id, source, digest, resolution)
     if example_policy == ExamplePolicy.OFF:
         return
     masked = example_policy == ExamplePolicy.MASKED
@@ -219,6 +209,24 @@ def record_digest(
             example_rows,
             lambda stored, new: _combine_examples(stored, new, draw),
         )
+
+
+def _record_buckets(
+    session: Session, instance_id: int, source: str, digest: BatchDigest, resolution: Resolution
+) -> None:
+    """Merge a batch into the buckets, query totals and instance totals of ``resolution``."""
+    minute = resolution is Resolution.MINUTE
+    buckets = digest.buckets if minute else rollup(digest.buckets, resolution)
+    rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
+    repository.merge_rows(session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets)
+    if resolution in QUERY_TOTALS_MODELS:
+        per_query = rollup(digest.buckets, resolution, dimensions=False)
+        # The instance totals are summed from these: fewer rows than the buckets.
+        rows = [_query_totals_row(key, m, instance_id, source) for key, m in per_query.items()]
+        model = QUERY_TOTALS_MODELS[resolution]
+        repository.merge_rows(session, model, QUERY_TOTALS_KEY, rows, _combine_buckets)
+    totals = _totals_rows(rows)
+    repository.merge_rows(session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals)
 
 
 # Sort keys computed in Python from merged histograms, and their quantile.
@@ -417,10 +425,10 @@ def query_detail(
 def _everything(session: Session, segments: list[Segment], flt: repository.BucketFilter) -> Any:
     """Every query matching ``flt`` summed: from the instances' totals when no dimension
     filter applies (a few rows per period), else from the buckets."""
-    if all(getattr(flt, dimension) is None for dimension in repository.DIMENSION_COLUMNS):
-        return repository.instance_totals(session, segments, flt.instances)
-    (row,) = repository.aggregate(session, segments, flt)
-    return row
+    if flt.has_dimension:
+        (row,) = repository.aggregate(session, segments, flt)
+        return row
+    return repository.instance_totals(session, segments, flt.instances)
 
 
 def query_examples(
@@ -678,6 +686,9 @@ def apply_retention(*, session: Session, settings: Settings, now: datetime) -> d
                     repository.drop_partition(session, name)
         count = repository.delete_buckets_before(session, model, cutoff)
         count += repository.delete_buckets_before(session, TOTALS_MODELS[resolution], cutoff)
+        if resolution in QUERY_TOTALS_MODELS:
+            totals = QUERY_TOTALS_MODELS[resolution]
+            count += repository.delete_buckets_before(session, totals, cutoff)
         count += repository.delete_examples_before(session, resolution.value, cutoff)
         deleted[resolution.value] = count
     return deleted
@@ -764,6 +775,15 @@ def _bucket_row(key: BucketKey, m: BucketMetrics, instance_id: int, source: str)
     sums = m.sums
     for name, column in zip(SUM_METRICS, SUM_COLUMNS, strict=True):
         row[column] = sums.get(name)
+    return row
+
+
+def _query_totals_row(
+    key: BucketKey, m: BucketMetrics, instance_id: int, source: str
+) -> dict[str, Any]:
+    row = _bucket_row(key, m, instance_id, source)
+    for column in repository.DIMENSION_COLUMNS.values():
+        del row[column]
     return row
 
 
