@@ -52,6 +52,12 @@ def utcnow() -> datetime:
 def create_db_engine(settings: Settings) -> Engine:
     """An engine for the configured store; SQLite gets WAL and a busy timeout for concurrency."""
     url = settings.database_url_resolved
+    if url.startswith("postgresql"):
+        # psycopg prepares a statement run five times, and PostgreSQL then switches to a
+        # generic plan, blind to the time range and filters: the 30-day top list went from
+        # 0.2 to 0.55 s on its eleventh call. Always plan with the real values.
+        options = {"options": "-c plan_cache_mode=force_custom_plan"}
+        return create_engine(url, pool_pre_ping=True, connect_args=options)
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
