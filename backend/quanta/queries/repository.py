@@ -489,7 +489,7 @@ def per_query(
     limit: int | None,
     offset: int,
 ) -> Sequence[Any]:
-    """Summed metrics per query with its catalog entry, ordered by ``sort`` (NULLs last).
+    """Summed metrics per query, ordered by ``sort`` (NULLs last).
 
     The sums are those of ``LIST_SUMS`` and of the sort key. Ties are broken by query_id,
     so pages are stable. Every row also carries the totals over
@@ -516,20 +516,7 @@ def per_query(
         cast(func.sum(grouped.c.rows_sent).over(), BigInteger).label("total_rows_sent"),
         func.count().over().label("total_queries"),
     ]
-    stmt = (
-        select(
-            grouped,
-            *window_totals,
-            QueryClass.fingerprint,
-            QueryClass.statement_type,
-            QueryClass.tables,
-            QueryClass.first_seen,
-            QueryClass.last_seen,
-        )
-        .join(QueryClass, QueryClass.query_id == grouped.c.query_id)
-        .order_by(ordered, grouped.c.query_id)
-        .offset(offset)
-    )
+    stmt = select(grouped, *window_totals).order_by(ordered, grouped.c.query_id).offset(offset)
     if limit is not None:
         stmt = stmt.limit(limit)
     return session.execute(stmt).all()
@@ -538,6 +525,12 @@ def per_query(
 def query_class(session: Session, query_id: str) -> QueryClass | None:
     """The catalog entry of a query, if any."""
     return session.get(QueryClass, query_id)
+
+
+def query_classes(session: Session, query_ids: Sequence[str]) -> dict[str, QueryClass]:
+    """The catalog entries of these queries, by query_id."""
+    found = session.scalars(select(QueryClass).where(QueryClass.query_id.in_(query_ids)))
+    return {query.query_id: query for query in found}
 
 
 def load_by_bucket(

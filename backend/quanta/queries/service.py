@@ -287,6 +287,7 @@ def top_queries(
     )
     total_time = total.query_time
     page_ids = [r.query_id for r in rows]
+    catalog = repository.query_classes(session, page_ids)
     if not merged:  # a percentile sort merged the page's histograms already
         merged = merged_histograms(session, segments, flt, "query_id", page_ids)
     slots = plan_slots(window.start, window.end, sparkline_points)
@@ -299,12 +300,13 @@ def top_queries(
     for r in rows:
         histogram = merged.get(r.query_id)
         p95, p99 = histogram.quantiles([0.95, 0.99]) if histogram else (None, None)
+        query = catalog[r.query_id]
         out_rows.append(
             QueryRow(
                 query_id=r.query_id,
-                fingerprint=r.fingerprint,
-                statement_type=r.statement_type,
-                tables=list(r.tables or []),
+                fingerprint=query.fingerprint,
+                statement_type=query.statement_type,
+                tables=list(query.tables or []),
                 count=r.calls,
                 qps=r.calls / seconds,
                 query_time=r.query_time,
