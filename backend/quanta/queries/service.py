@@ -72,6 +72,7 @@ SUM_COLUMNS = tuple(f"{name}_sum" for name in SUM_METRICS)
 EXAMPLE_KEY = ("query_id", "resolution", "bucket_start", "instance_id")
 # Writes go minute -> hour -> day: one fixed order across workers (no lock cycles).
 WRITE_ORDER = (Resolution.MINUTE, Resolution.HOUR, Resolution.DAY)
+# The columns of a row of instance totals.
 _TOTALS_COLUMNS = (
     *TOTALS_KEY,
     "count",
@@ -219,13 +220,13 @@ def _record_buckets(
     buckets = digest.buckets if minute else rollup(digest.buckets, resolution)
     rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
     repository.merge_rows(session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets)
+    summed_from = rows  # the instance totals: from the fewest rows at hand
     if resolution in QUERY_TOTALS_MODELS:
         per_query = rollup(digest.buckets, resolution, dimensions=False)
-        # The instance totals are summed from these: fewer rows than the buckets.
-        rows = [_query_totals_row(key, m, instance_id, source) for key, m in per_query.items()]
+        summed_from = [_query_totals_row(k, m, instance_id, source) for k, m in per_query.items()]
         model = QUERY_TOTALS_MODELS[resolution]
-        repository.merge_rows(session, model, QUERY_TOTALS_KEY, rows, _combine_buckets)
-    totals = _totals_rows(rows)
+        repository.merge_rows(session, model, QUERY_TOTALS_KEY, summed_from, _combine_buckets)
+    totals = _totals_rows(summed_from)
     repository.merge_rows(session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals)
 
 
