@@ -323,7 +323,7 @@ def test_detail_metrics_series_and_breakdown(seeded: TestClient) -> None:
     breakdown = body["breakdown"]
     assert [(r["value"], r["count"]) for r in breakdown["user"]] == [("app", 75), ("batch", 25)]
     assert breakdown["user"][1]["share"] == pytest.approx(12.25 / A_TIME)
-    assert [(r["value"], r["share"]) for r in breakdown["instance"]] == [("db1", 1.0)]
+    assert [(r["value"], r["share"]) for r in breakdown["instance"]] == [("db1", pytest.approx(1))]
     assert [r["value"] for r in breakdown["schema"]] == ["shop"]
     assert [r["value"] for r in breakdown["host"]] == ["web1"]
 

@@ -475,23 +475,22 @@ def filter_values(
 ) -> Filters:
     """The values of each dimension in the window with their share of the load."""
     segments = read_plan(settings=settings, window=window)
-    (total,) = repository.aggregate(session, segments, flt)
-    total_time = total.query_time or 0.0
-    names = repository.instance_names(session)
-    lists: dict[str, list[FilterValue]] = {}
-    for dimension, column in (
-        ("instance", "instance_id"),
-        *((d, repository.DIMENSION_COLUMNS[d]) for d in BREAKDOWN_DIMENSIONS),
-    ):
-        values = [
-            FilterValue(
-                value=names.get(r[0], str(r[0])) if dimension == "instance" else r[0],
-                count=r.calls,
-                share=r.query_time / total_time if total_time else 0.0,
-            )
-            for r in repository.aggregate(session, segments, flt, [column])
-        ]
-        lists[dimension] = sorted(values, key=lambda v: (-v.share, v.value))
+    sums = _sums_by_dimension(session, segments, flt)
+    total_time = sum(query_time for _, query_time in sums["instance"].values())
+    lists = {
+        dimension: sorted(
+            (
+                FilterValue(
+                    value=value,
+                    count=count,
+                    share=query_time / total_time if total_time else 0.0,
+                )
+                for value, (count, query_time) in values.items()
+            ),
+            key=lambda v: (-v.share, v.value),
+        )
+        for dimension, values in sums.items()
+    }
     return Filters(
         from_=window.start,
         to=window.end,
@@ -632,23 +631,41 @@ def _series(
 def _breakdown(
     session: Session, segments: list[Segment], flt: repository.BucketFilter, query_time: float
 ) -> dict[str, list[BreakdownRow]]:
+    return {
+        dimension: sorted(
+            (
+                BreakdownRow(
+                    value=value,
+                    count=count,
+                    query_time=time,
+                    share=time / query_time if query_time else 0.0,
+                )
+                for value, (count, time) in values.items()
+            ),
+            key=lambda v: (-v.query_time, v.value),
+        )
+        for dimension, values in _sums_by_dimension(session, segments, flt).items()
+    }
+
+
+def _sums_by_dimension(
+    session: Session, segments: list[Segment], flt: repository.BucketFilter
+) -> dict[str, dict[str, tuple[int, float]]]:
+    """(count, query time) per value of each dimension: instance (by name), schema, user,
+    host. One scan grouped by all four, added up here: a scan per dimension read the
+    buckets four times."""
     names = repository.instance_names(session)
-    out: dict[str, list[BreakdownRow]] = {}
-    for dimension, column in (
-        *((d, repository.DIMENSION_COLUMNS[d]) for d in BREAKDOWN_DIMENSIONS),
-        ("instance", "instance_id"),
-    ):
-        values = [
-            BreakdownRow(
-                value=names.get(r[0], str(r[0])) if dimension == "instance" else r[0],
-                count=r.calls,
-                query_time=r.query_time,
-                share=r.query_time / query_time if query_time else 0.0,
-            )
-            for r in repository.aggregate(session, segments, flt, [column])
-        ]
-        out[dimension] = sorted(values, key=lambda v: (-v.query_time, v.value))
-    return out
+    columns = ["instance_id", *(repository.DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS)]
+    sums: dict[str, dict[str, tuple[int, float]]] = {
+        d: {} for d in ("instance", *BREAKDOWN_DIMENSIONS)
+    }
+    for row in repository.aggregate(session, segments, flt, columns):
+        instance_id, *dimension_values = row[: len(columns)]
+        instance = names.get(instance_id, str(instance_id))
+        for dimension, value in zip(sums, (instance, *dimension_values), strict=True):
+            count, query_time = sums[dimension].get(value, (0, 0.0))
+            sums[dimension][value] = (count + row.calls, query_time + row.query_time)
+    return sums
 
 
 def _flag(total: int | None) -> bool | None:
