@@ -13,7 +13,7 @@ UI_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
 
 install: $(PY_STAMP) $(UI_STAMP)
 
-$(PY_STAMP): pyproject.toml
+$(PY_STAMP): pyproject.toml setup.py $(wildcard backend/quanta/*/*.c)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip

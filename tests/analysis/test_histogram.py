@@ -12,6 +12,7 @@ import random
 import struct
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -24,6 +25,7 @@ from quanta.analysis.histogram import (
     ZERO_THRESHOLD,
     LatencyHistogram,
 )
+from tests.fixtures.servers import service_unavailable
 
 ACCURACY = LatencyHistogram.RELATIVE_ACCURACY
 FLOAT_SLACK = 1e-12  # relative: rounding in log10 and pow, far below the bucket width
@@ -583,3 +585,89 @@ def test_docstring_examples() -> None:
     result = doctest.testmod(histogram_module)
     assert result.attempted >= 20
     assert result.failed == 0
+
+
+# -- the C decoder ---------------------------------------------------------------------------
+# merge_bytes uses quanta.analysis._histogram when it is built (make install builds it); the
+# Python decoder is the reference. Both must agree on every input, errors included.
+
+
+@pytest.fixture(scope="module")
+def c_decoder() -> Any:
+    decoder = histogram_module._merge_encoded_c
+    if decoder is None:
+        service_unavailable("the C histogram decoder is not built: run `make install`")
+    return decoder
+
+
+def decode_both(c_decoder: Any, start: LatencyHistogram, data: bytes) -> tuple[Any, Any]:
+    """What each decoder does to a copy of ``start``: the histogram, or the error message."""
+    outcomes = []
+    for decode in ("c", "python"):
+        histogram = LatencyHistogram.from_bytes(start.to_bytes())
+        try:
+            if decode == "c":
+                zeros, total, lowest, highest = c_decoder(histogram._bins, data)
+                histogram._zero_count += zeros
+                histogram._count += total
+                if lowest is not None:
+                    histogram._min = min(histogram._min, lowest)
+                    histogram._max = max(histogram._max, highest)
+            else:
+                histogram._merge_encoded_python(data)
+        except ValueError as error:
+            outcomes.append(str(error))
+        else:
+            outcomes.append(histogram)
+    return outcomes[0], outcomes[1]
+
+
+@settings(deadline=None)
+@given(weighted, weighted, st.integers(min_value=0, max_value=MAX_COUNT // 2))
+def test_c_decoder_merges_like_the_python_one(
+    c_decoder: Any, xs: list[tuple[float, int]], ys: list[tuple[float, int]], big: int
+) -> None:
+    added = build_weighted(ys)
+    if big:
+        added.add(1e5, count=big)  # a bucket of its own (durations stay under 1e4 s)
+    by_c, by_python = decode_both(c_decoder, build_weighted(xs), added.to_bytes())
+    assert by_c == by_python
+    assert by_c.to_bytes() == by_python.to_bytes()
+
+
+@given(st.binary(max_size=60), st.booleans())
+def test_c_decoder_refuses_what_the_python_one_refuses(
+    c_decoder: Any, data: bytes, with_version: bool
+) -> None:
+    data = bytes([FORMAT_VERSION]) + data if with_version else data
+    start = build([0.001, 2.0])
+    by_c, by_python = decode_both(c_decoder, start, data)
+    if isinstance(by_python, str):
+        assert by_c == by_python  # the same message
+    else:
+        assert by_c == by_python
+
+
+def test_c_decoder_truncations_and_edge_encodings(c_decoder: Any) -> None:
+    histogram = build([0.0, 0.0001, 0.05, 0.05, 300.0])
+    histogram.add(2.5, count=MAX_COUNT // 2)
+    data = histogram.to_bytes()
+    cases = [data[:end] for end in range(len(data))] + [
+        data + b"\x00",
+        b"\x01" + b"\xff" * 11,  # varint longer than 10 bytes
+        b"\x01" + b"\xff" * 9 + b"\x7f\x00",  # varint past 64 bits
+        b"\x01\x80\x00\x00",  # varint not in its shortest form
+        encode([(5, 1), (5, 2)], lowest=0.5, highest=0.5),  # a gap of 0 repeats a key
+    ]
+    for case in cases:
+        by_c, by_python = decode_both(c_decoder, LatencyHistogram(), case)
+        assert by_c == by_python, case
+
+
+def test_c_decoder_hands_counts_past_64_bits_to_python(c_decoder: Any) -> None:
+    big = encode([(1, MAX_COUNT), (2, MAX_COUNT)], lowest=1.0, highest=1.1)
+    with pytest.raises(OverflowError):
+        c_decoder({}, big)
+    merged = LatencyHistogram()
+    merged.merge_bytes(big)  # falls back to the Python decoder
+    assert merged.count == 2 * MAX_COUNT

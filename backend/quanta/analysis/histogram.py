@@ -57,9 +57,18 @@ import math
 import struct
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 from math import floor, log10
+
+_CDecoder = Callable[[dict[int, int], bytes], tuple[int, int, float | None, float | None]]
+_merge_encoded_c: _CDecoder | None
+try:
+    # The C decoder (built by `make install`): about 5x faster per stored histogram. The
+    # Python one below stays the reference and the fallback; tests compare the two.
+    from quanta.analysis._histogram import merge_encoded as _merge_encoded_c
+except ImportError:  # pragma: no cover - only where the extension was not built
+    _merge_encoded_c = None
 
 __all__ = ["BUCKETS_PER_DECADE", "FORMAT_VERSION", "ZERO_THRESHOLD", "LatencyHistogram"]
 
@@ -238,6 +247,22 @@ class LatencyHistogram:
             >>> a.count, a.quantile(1.0)
             (2, 2.0)
         """
+        if _merge_encoded_c is not None:
+            try:
+                zero_count, total, lowest, highest = _merge_encoded_c(self._bins, data)
+            except OverflowError:
+                pass  # counts past 64 bits in total: Python's ints can add them up
+            else:
+                self._zero_count += zero_count
+                self._count += total
+                if lowest is not None and lowest < self._min:
+                    self._min = lowest
+                if highest is not None and highest > self._max:
+                    self._max = highest
+                return
+        self._merge_encoded_python(data)
+
+    def _merge_encoded_python(self, data: bytes) -> None:
         try:
             self._merge_encoded(data)
         except (IndexError, struct.error):

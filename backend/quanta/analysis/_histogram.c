@@ -1,0 +1,240 @@
+/*
+ * Decoding of stored latency histograms, in C: reads merge thousands of them per request.
+ *
+ * merge_encoded(bins, data) adds the buckets of one encoded histogram (the format written by
+ * quanta.analysis.histogram.LatencyHistogram.to_bytes) to the dict `bins` and returns
+ * (zero_count, total, minimum, maximum); minimum and maximum are None when the histogram is
+ * empty. It raises ValueError with the messages of the pure-Python decoder, which stays the
+ * reference (LatencyHistogram._merge_encoded_python) and is what tests compare this with.
+ * `bins` is only changed when the whole encoding is valid.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FORMAT_VERSION 1
+#define VARINT_PAYLOAD 0x7F
+#define VARINT_MORE 0x80
+#define VARINT_SHIFT 7
+#define MAX_VARINT_BYTES 10
+#define MIN_MAX_BYTES 16 /* two little-endian IEEE doubles */
+
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t size;
+    Py_ssize_t position;
+} Reader;
+
+static PyObject *corrupt(const char *format, ...) {
+    char message[160];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    PyErr_Format(PyExc_ValueError, "latency histogram: %s", message);
+    return NULL;
+}
+
+static int truncated(const Reader *reader) {
+    corrupt("truncated: %zd bytes end inside a field", reader->size);
+    return -1;
+}
+
+/* One varint, as _read_varint: shortest form, at most 64 bits, at most 10 bytes. */
+static int read_varint(Reader *reader, const char *what, uint64_t *value) {
+    Py_ssize_t start = reader->position;
+    uint64_t result = 0;
+    for (int index = 0; index < MAX_VARINT_BYTES; index++) {
+        if (reader->position >= reader->size) {
+            return truncated(reader);
+        }
+        unsigned char byte = reader->data[reader->position++];
+        uint64_t payload = byte & VARINT_PAYLOAD;
+        int shift = VARINT_SHIFT * index;
+        /* Bits past the 64th: the value exceeds 64 bits (the tenth byte holds one bit). */
+        if (shift == 63 ? payload > 1 : (shift > 63 && payload != 0)) {
+            if (!(byte & VARINT_MORE)) {
+                corrupt("%s at byte %zd: varint exceeds 64 bits", what, start);
+                return -1;
+            }
+        }
+        else {
+            result |= payload << shift;
+        }
+        if (!(byte & VARINT_MORE)) {
+            if (byte == 0 && index) {
+                corrupt("%s at byte %zd: varint not in its shortest form", what, start);
+                return -1;
+            }
+            *value = result;
+            return 0;
+        }
+    }
+    corrupt("%s at byte %zd: varint longer than %d bytes", what, start, MAX_VARINT_BYTES);
+    return -1;
+}
+
+static double read_double(const unsigned char *bytes) {
+    /* The stored doubles are little-endian, as is every platform this runs on; check it. */
+    double value;
+    memcpy(&value, bytes, sizeof value);
+    return value;
+}
+
+/* Add count to bins[key]; the dict keeps Python ints, which do not overflow. */
+static int add_to_bin(PyObject *updates, int64_t key, uint64_t count) {
+    PyObject *key_object = PyLong_FromLongLong(key);
+    PyObject *count_object = PyLong_FromUnsignedLongLong(count);
+    if (key_object == NULL || count_object == NULL) {
+        Py_XDECREF(key_object);
+        Py_XDECREF(count_object);
+        return -1;
+    }
+    PyObject *known = PyDict_GetItemWithError(updates, key_object); /* borrowed */
+    int status;
+    if (known != NULL) {
+        PyObject *sum = PyNumber_Add(known, count_object);
+        status = sum == NULL ? -1 : PyDict_SetItem(updates, key_object, sum);
+        Py_XDECREF(sum);
+    }
+    else {
+        status = PyErr_Occurred() ? -1 : PyDict_SetItem(updates, key_object, count_object);
+    }
+    Py_DECREF(key_object);
+    Py_DECREF(count_object);
+    return status;
+}
+
+/* The buckets as {key: count}; a gap of 0 repeats a key, whose counts are then added. */
+static PyObject *decode_buckets(Reader *reader, uint64_t bucket_count, uint64_t *total) {
+    PyObject *buckets = PyDict_New();
+    if (buckets == NULL) {
+        return NULL;
+    }
+    int64_t key = 0;
+    for (uint64_t number = 0; number < bucket_count; number++) {
+        uint64_t step, count;
+        if (number == 0) {
+            if (read_varint(reader, "first bucket index", &step) < 0) {
+                goto error;
+            }
+            key = (step & 1) ? -(int64_t)(step >> 1) - 1 : (int64_t)(step >> 1);
+        }
+        else {
+            if (read_varint(reader, "bucket index gap", &step) < 0) {
+                goto error;
+            }
+            key += (int64_t)step;
+        }
+        if (read_varint(reader, "bucket count", &count) < 0) {
+            goto error;
+        }
+        if (*total + count < *total) {
+            /* Python ints have no such limit: the caller falls back to the Python decoder. */
+            PyErr_SetString(PyExc_OverflowError, "bucket counts add up past 64 bits");
+            goto error;
+        }
+        *total += count;
+        if (add_to_bin(buckets, key, count) < 0) {
+            goto error;
+        }
+    }
+    return buckets;
+error:
+    Py_DECREF(buckets);
+    return NULL;
+}
+
+static PyObject *merge_encoded(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *bins;
+    Py_buffer buffer;
+    if (!PyArg_ParseTuple(args, "O!y*:merge_encoded", &PyDict_Type, &bins, &buffer)) {
+        return NULL;
+    }
+    Reader reader = {buffer.buf, buffer.len, 1};
+    PyObject *result = NULL, *buckets = NULL;
+    if (buffer.len == 0 || reader.data[0] != FORMAT_VERSION) {
+        if (buffer.len == 0) {
+            corrupt("no data");
+        }
+        else {
+            corrupt("unsupported format version %d", reader.data[0]);
+        }
+        goto done;
+    }
+    uint64_t bucket_count, zero_count, total;
+    if (read_varint(&reader, "bucket count", &bucket_count) < 0 ||
+        read_varint(&reader, "zero count", &zero_count) < 0) {
+        goto done;
+    }
+    PyObject *lowest = Py_None, *highest = Py_None;
+    double extremes[2] = {0.0, 0.0};
+    int has_extremes = bucket_count || zero_count;
+    if (has_extremes) {
+        if (reader.size - reader.position < MIN_MAX_BYTES) {
+            truncated(&reader);
+            goto done;
+        }
+        extremes[0] = read_double(reader.data + reader.position);
+        extremes[1] = read_double(reader.data + reader.position + MIN_MAX_BYTES / 2);
+        reader.position += MIN_MAX_BYTES;
+    }
+    total = zero_count;
+    buckets = decode_buckets(&reader, bucket_count, &total);
+    if (buckets == NULL) {
+        goto done;
+    }
+    if (reader.position != reader.size) {
+        corrupt("%zd trailing bytes", reader.size - reader.position);
+        goto done;
+    }
+    /* Valid: only now touch the caller's dict. */
+    PyObject *key, *count;
+    Py_ssize_t position = 0;
+    while (PyDict_Next(buckets, &position, &key, &count)) {
+        PyObject *known = PyDict_GetItemWithError(bins, key);
+        if (known == NULL && PyErr_Occurred()) {
+            goto done;
+        }
+        PyObject *sum = known == NULL ? Py_NewRef(count) : PyNumber_Add(known, count);
+        int status = sum == NULL ? -1 : PyDict_SetItem(bins, key, sum);
+        Py_XDECREF(sum);
+        if (status < 0) {
+            goto done;
+        }
+    }
+    if (has_extremes) {
+        result = Py_BuildValue("(KKdd)", (unsigned long long)zero_count,
+                               (unsigned long long)total, extremes[0], extremes[1]);
+    }
+    else {
+        result = Py_BuildValue("(KKOO)", (unsigned long long)zero_count,
+                               (unsigned long long)total, lowest, highest);
+    }
+done:
+    Py_XDECREF(buckets);
+    PyBuffer_Release(&buffer);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"merge_encoded", merge_encoded, METH_VARARGS,
+     "merge_encoded(bins, data) -> (zero_count, total, minimum, maximum)\n\n"
+     "Add an encoded latency histogram's buckets to bins; see the module comment."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "quanta.analysis._histogram",
+    "Decoding of stored latency histograms, in C.", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__histogram(void) {
+#if PY_BIG_ENDIAN
+    PyErr_SetString(PyExc_ImportError, "stored histograms are little-endian");
+    return NULL;
+#else
+    return PyModule_Create(&module_definition);
+#endif
+}
