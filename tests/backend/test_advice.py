@@ -26,7 +26,13 @@ from quanta.monitored import ConnectionFailed
 from quanta.notify.models import ChannelType, Delivery
 from quanta.notify.schemas import ChannelCreate
 from quanta.notify.service import create_channel
-from quanta.queries.models import QueryBucketHour, QueryBucketMinute, QueryClass, QueryExample
+from quanta.queries.models import (
+    QueryBucketHour,
+    QueryBucketMinute,
+    QueryClass,
+    QueryExample,
+    QueryTotalsHour,
+)
 from quanta.tables import service as tables
 from quanta.tables.models import TableSnapshot
 
@@ -443,18 +449,22 @@ def test_daily_work_lists_reachable_instances_with_their_top_queries(
     with session_scope(factory) as session:
         db1 = instance_id(session, "db1")
         session.get_one(Instance, db1).primary_source = "slowlog"
-        for model in (QueryBucketMinute, QueryBucketHour):
+        # What record_digest writes for one bucket: the buckets and the hour's query totals.
+        dimensions = {"schema_name": "shop", "user_name": "app", "client_host": "h"}
+        for model, extra in (
+            (QueryBucketMinute, dimensions),
+            (QueryBucketHour, dimensions),
+            (QueryTotalsHour, {}),
+        ):
             session.add(
                 model(
                     instance_id=db1,
                     bucket_start=start,
                     query_id=QUERY,
-                    schema_name="shop",
-                    user_name="app",
-                    client_host="h",
                     source="slowlog",
                     count=10,
                     query_time_sum=5.0,
+                    **extra,
                 )
             )
     with session_scope(factory) as session:
