@@ -69,7 +69,7 @@ def _upgrade(settings: Settings, revision: str) -> None:
 
 def check_totals_backfill(settings: Settings) -> None:
     """Buckets stored before the totals existed are summed into them on upgrade."""
-    _upgrade(settings, "e5f1b7c2d9a4")  # the revision before the query totals
+    _upgrade(settings, "c4d8e2f1a6b3")  # the revision before the totals
     hour = datetime(2026, 1, 2, 3, tzinfo=UTC)
     histograms = [LatencyHistogram(), LatencyHistogram()]
     for value, histogram in zip((0.5, 2.0), histograms, strict=True):
