@@ -6,12 +6,19 @@ the Python code is used where an extension could not be imported.
 
 from setuptools import Extension, setup
 
+COMPILE_ARGS = ["-O2", "-Wall", "-Wextra", "-Werror"]
+
 setup(
     ext_modules=[
         Extension(
             "quanta.analysis._histogram",
             ["backend/quanta/analysis/_histogram.c"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror"],
+            extra_compile_args=COMPILE_ARGS,
+        ),
+        Extension(
+            "quanta.analysis._literal_mask",
+            ["backend/quanta/analysis/_literal_mask.c"],
+            extra_compile_args=COMPILE_ARGS,
         ),
     ],
 )

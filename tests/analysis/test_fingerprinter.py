@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from quanta.analysis import fingerprinter as fingerprinter_module
 from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.fingerprinter import Fingerprinter, literal_mask
 from quanta.analysis.grouping import parse_rules
 from tests.analysis.test_fingerprint import CASES
+from tests.fixtures.servers import service_unavailable
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: f"line{case.line}")
@@ -134,3 +137,64 @@ def test_cache_is_bounded() -> None:
     for n in range(10):
         assert fingerprinter(f"SELECT c{n} FROM t")[0] == f"select c{n} from t"
     assert len(fingerprinter._cache) <= 3
+
+
+# -- the C masker ------------------------------------------------------------------------------
+# literal_mask uses quanta.analysis._literal_mask when it is built (make install builds it) for
+# ASCII statements; the regular expression is the reference. Both must give the same key.
+
+
+@pytest.fixture(scope="module")
+def c_masker() -> Callable[[str], str | None]:
+    masker = fingerprinter_module._literal_mask_c
+    if masker is None:
+        service_unavailable("the C literal masker is not built: run `make install`")
+    return masker
+
+
+def test_c_masker_gives_the_regex_key_on_every_fingerprint_case(
+    c_masker: Callable[[str], str | None],
+) -> None:
+    ascii_cases = [case.sql for case in CASES if case.sql.isascii()]
+    assert len(ascii_cases) > 300
+    for sql in ascii_cases:
+        assert c_masker(sql) == fingerprinter_module._literal_mask_python(sql), sql
+
+
+def test_c_masker_leaves_text_that_is_not_ascii_to_the_regex(
+    c_masker: Callable[[str], str | None],
+) -> None:
+    sql = "SELECT 'é' FROM t WHERE a = 1"
+    assert c_masker(sql) is None
+    assert literal_mask(sql) == "SELECT \x00 FROM t WHERE a = \x02"
+
+
+# Fragments that start, end or break every alternative of the masking expression.
+FRAGMENTS = st.sampled_from(
+    [
+        "VALUES", "values", "Value", "vALUEs", "xvalues", "(", ")", ",", " ", "\t", "\n", "\x1c",
+        "'", "''", "\\", '"', '""', "`", "/*", "*/", "/*!", "/*M!", "/*m", "!", "#", "--", "-",
+        "1", "0", "0x", "0b", "1f", "ab", "e", "E", "+", ".", "..", "5", "a", "_", "$", "=", "<",
+        ";", "@", "?", "*", "/", "%", "|", "x", "b", "SELECT ", " IN (", "\x00",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=3000)
+@given(st.lists(FRAGMENTS, max_size=40))
+@example(["values", "(", "1", ")", ",", "(", "'", ")"])
+@example(["values", " ", "(", "1", ",", "'", "''", "'", ")", " ", ",", "(", "2", ")"])
+def test_c_masker_gives_the_regex_key_on_random_text(
+    c_masker: Callable[[str], str | None], fragments: list[str]
+) -> None:
+    sql = "".join(fragments)
+    assert c_masker(sql) == fingerprinter_module._literal_mask_python(sql)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(TEMPLATES), st.lists(LITERALS, min_size=5, max_size=5))
+def test_c_masker_gives_the_regex_key_on_statements(
+    c_masker: Callable[[str], str | None], template: str, literals: list[str]
+) -> None:
+    sql = template.format(*literals)
+    assert c_masker(sql) == fingerprinter_module._literal_mask_python(sql)
