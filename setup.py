@@ -16,6 +16,11 @@ setup(
             extra_compile_args=COMPILE_ARGS,
         ),
         Extension(
+            "quanta.analysis._slowlog",
+            ["backend/quanta/analysis/_slowlog.c"],
+            extra_compile_args=COMPILE_ARGS,
+        ),
+        Extension(
             "quanta.analysis._literal_mask",
             ["backend/quanta/analysis/_literal_mask.c"],
             extra_compile_args=COMPILE_ARGS,

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from quanta.analysis import slowlog as slowlog_module
 from quanta.analysis.slowlog import (
     BAD_QUERY_TIME,
     NO_HEADER,
@@ -32,6 +33,7 @@ from quanta.analysis.slowlog import (
     parse_slow_log,
     read_slow_log,
 )
+from tests.fixtures.servers import service_unavailable
 
 DATA = Path(__file__).parent / "data" / "slowlogs"
 LOGS = sorted(DATA.glob("*.log"))
@@ -453,3 +455,118 @@ def write_expected(log: Path) -> None:
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         write_expected(Path(name) if Path(name).exists() else Path(__file__).parent / name)
+
+
+# --------------------------------------------------------------------------- the C reader
+# read_slow_log reads entries of the usual shape with quanta.analysis._slowlog when it is built
+# (make install builds it), so every comparison above runs it. These check that it is in use,
+# and compare it with the Python reader on usual entries with random values.
+
+
+class CountingReader:
+    """Stands in for PlainReader: delegates to it and counts the events it read."""
+
+    events = 0
+    real: Any = None
+
+    def __init__(self, *args: Any) -> None:
+        self._reader = CountingReader.real(*args)
+
+    def scan(self, *args: Any) -> Any:
+        result = self._reader.scan(*args)
+        CountingReader.events += len(result[0])
+        return result
+
+
+@pytest.fixture
+def counting_reader(monkeypatch: pytest.MonkeyPatch) -> type[CountingReader]:
+    if slowlog_module.PlainReader is None:
+        service_unavailable("the C slow-log reader is not built: run `make install`")
+    CountingReader.events = 0
+    CountingReader.real = slowlog_module.PlainReader
+    monkeypatch.setattr(slowlog_module, "PlainReader", CountingReader)
+    return CountingReader
+
+
+def read_python_only(data: bytes, block_size: int) -> tuple[Any, ...]:
+    """(events, skipped, count, final database) of read_slow_log without the C reader."""
+    original = slowlog_module.PlainReader
+    slowlog_module.PlainReader = None
+    try:
+        stats = ParseStats()
+        events = list(read_slow_log(io.BytesIO(data), stats, block_size=block_size))
+    finally:
+        slowlog_module.PlainReader = original
+    return events, stats.skipped, stats.events, stats.database
+
+
+def test_c_reader_reads_the_usual_entries(counting_reader: type[CountingReader]) -> None:
+    entry = (
+        "# Time: 2024-01-02T03:04:{s:02d}.{s}Z\n"
+        "# User@Host: app[app] @ web1 [10.0.0.5]  Id:    42\n"
+        "# Query_time: 0.00{s}  Lock_time: 0.000100 Rows_sent: {s}  Rows_examined: 10\n"
+        "use shop;\nSET timestamp=17041646{s:02d};\nSELECT * FROM t WHERE a = {s};\n"
+    )
+    data = "".join(entry.format(s=s) for s in range(50)).encode()
+    by_line, by_block = both_ways(data, 1 << 20)
+    assert by_block == by_line
+    assert counting_reader.events == 50
+    assert by_block[0][7].query == "SELECT * FROM t WHERE a = 7"
+    assert by_block[0][7].rows_sent == 7
+    assert by_block[0][7].db == "shop"
+    assert by_block[0][7].ts == datetime.fromtimestamp(1704164607, UTC)  # SET timestamp
+
+
+DECIMALS = st.builds(
+    "{}.{}".format,
+    st.integers(min_value=0, max_value=10**12).map(str),
+    st.text("0123456789", min_size=1, max_size=20),
+)
+PLAIN_ENTRIES = st.builds(
+    lambda time, user_host, query_time, lock_time, rows, use, stamp, body: (
+        time + user_host
+        + f"# Query_time: {query_time}  Lock_time: {lock_time} Rows_sent: {rows}  "
+        + f"Rows_examined: {rows}0\n{use}SET timestamp={stamp};\n{body}"
+    ),
+    st.sampled_from([
+        "", "# Time: 2024-01-02T03:04:05.123456Z\n", "# Time: 2024-02-29T23:59:59Z\n",
+        "# Time: 2023-02-29T00:00:00Z\n", "# Time: 0000-01-01T00:00:00Z\n",
+        "# Time: 2024-01-02T24:00:00Z\n", "# Time: 2024-01-02T03:04:05.1234567Z\n",
+        "# Time: 2024-01-02T03:04:05Z \t\n",
+    ]),
+    st.sampled_from(["", "# User@Host: app[app] @ web1 [10.0.0.5]  Id:    42\n",
+                     "# User@Host: éa[éa] @  [::1]\n"]),
+    DECIMALS, DECIMALS,
+    st.integers(min_value=0, max_value=10**25),
+    st.sampled_from(["", "use shop;\n", "use `crm` ;;\n", "use  ;\n", "use 数据;\n"]),
+    st.sampled_from(["1704164645", "0", "99999999999999999", "1704164645.5"]),
+    st.sampled_from([
+        "SELECT 1;\n", "SELECT 'é'\n  FROM t;\n", "SELECT '中' ;  \n", ";\n", "\n",
+        "SET timestamp=1;\nSELECT 2;\n", "SELECT 3;\n# comment\n", "x\n, Version: 1\n",
+    ]),
+)  # fmt: skip
+
+
+@settings(max_examples=300)
+@given(st.lists(PLAIN_ENTRIES, max_size=8), st.sampled_from([7, 64, 1 << 20]), st.booleans())
+def test_c_reader_reads_usual_entries_as_python_does(
+    entries: list[str], block_size: int, cut_last_line_end: bool
+) -> None:
+    data = "".join(entries).encode()
+    if cut_last_line_end:
+        data = data.rstrip(b"\n")
+    by_line, by_block = both_ways(data, block_size)
+    assert by_block == by_line
+    assert read_python_only(data, block_size) == by_line
+
+
+def test_use_line_naming_no_database_keeps_the_database() -> None:
+    entry = (
+        "# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 0  Rows_examined: 0\n"
+        "{}SET timestamp=1;\nSELECT 1;\n"
+    )
+    data = (entry.format("use shop;\n") + entry.format("use  ;\n")).encode()
+    by_line, by_block = both_ways(data, 1 << 20)
+    assert by_block == by_line
+    assert [event.db for event in by_block[0]] == ["shop", "shop"]
+    assert read_python_only(data, 1 << 20) == by_line

@@ -1,0 +1,21 @@
+"""Types of the C reader of the usual slow-log entry (_slowlog.c)."""
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+class PlainReader:
+    """Reads the usual entries of a slow log into events; see the module comment."""
+
+    def __init__(
+        self,
+        event_type: Callable[..., Any],
+        connections: dict[str, Any],
+        read_connection: Callable[[str], Any],
+        epoch_time: Callable[[str], datetime | None],
+        /,
+    ) -> None: ...
+    def scan(
+        self, text: str, position: int, limit: int, at_end: bool, line: int, database: str | None, /
+    ) -> tuple[list[Any], int, int, str | None, str | None]:
+        """(events, end, line, database, last '# Time:' value) of the entries from position."""
