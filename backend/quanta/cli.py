@@ -228,6 +228,9 @@ def digest(
 @contextlib.contextmanager
 def _progress_bar(total_bytes: int) -> Iterator[Callable[[int], None]]:
     """A progress bar on stderr (shown only on a terminal); yields the function to advance it."""
+    if not sys.stderr.isatty():
+        yield lambda _n: None  # no bar to draw: spare the start-up cost of rich
+        return
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
