@@ -6,11 +6,18 @@ import io
 import math
 import random
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quanta.analysis import slowlog as slowlog_module
 from quanta.analysis.digest import Digest
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
-from quanta.analysis.slowlog import SlowLogEvent, read_slow_log
+from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
+from tests.fixtures.servers import service_unavailable
 
 START = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -125,3 +132,100 @@ def test_a_part_learns_its_database_from_the_part_before() -> None:
     assert dict(query_class.databases) == {"shop": 2}
     assert query_class.example is not None
     assert query_class.example.database == "shop"
+
+
+# -- the C reader's sink -------------------------------------------------------------------
+# With a sink, read_slow_log hands the usual entries to the digest's columns from C; the
+# digest must be the one the events give, whatever mix of usual and unusual entries.
+
+SAMPLE_LOGS = sorted((Path(__file__).parent / "data" / "slowlogs").glob("*.log"))
+
+
+def digest_by_sink(data: bytes, block_size: int = 1 << 20) -> tuple[Digest, int]:
+    digest = Digest()
+    fingerprinter = Fingerprinter()
+    stats = ParseStats()
+    sink = digest.sink(fingerprinter)
+    for event in read_slow_log(io.BytesIO(data), stats, block_size=block_size, sink=sink):
+        digest.add(event, *fingerprinter(event.query))
+    digest.flush()
+    return digest, stats.events
+
+
+def comparable(digest: Digest) -> list[tuple[object, ...]]:
+    """Everything a digest reports, sums rounded (summation order may differ by an ulp)."""
+    digest.flush()
+    out = []
+    for c in sorted(digest.classes.values(), key=lambda c: c.query_id):
+        metrics = {
+            name: (m.count, round(m.sum, 9), m.min, m.max, round(m.sum_of_squares, 9))
+            for name, m in [
+                ("query_time", c.query_time), ("lock_time", c.lock_time),
+                ("rows_sent", c.rows_sent), ("rows_examined", c.rows_examined),
+                ("rows_affected", c.rows_affected), ("query_length", c.query_length),
+                *sorted(c.attributes.items()),
+            ]
+        }  # fmt: skip
+        out.append(
+            (c.query_id, c.fingerprint, c.count, metrics, c.query_time_histogram.to_bytes(),
+             dict(c.databases), dict(c.users), dict(c.hosts), c.first_seen, c.last_seen,
+             c.example)
+        )  # fmt: skip
+    return out
+
+
+def test_sink_is_fed_from_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    if slowlog_module.PlainReader is None:
+        service_unavailable("the C slow-log reader is not built: run `make install`")
+    log = "".join(entry(f"SELECT {n}", 0.01, START, db="shop") for n in range(10)).encode()
+    added: list[SlowLogEvent] = []
+    monkeypatch.setattr(Digest, "add", lambda self, event, *_: added.append(event))
+    digest, events = digest_by_sink(log)
+    assert events == 10
+    assert added == []  # every entry went to the columns
+    (select,) = digest.classes.values()
+    assert (select.fingerprint, select.count, dict(select.databases)) == (
+        "select ?",
+        10,
+        {"shop": 10},
+    )
+
+
+@pytest.mark.parametrize("log", SAMPLE_LOGS, ids=[log.stem for log in SAMPLE_LOGS])
+def test_sink_gives_the_digest_of_the_events(log: Path) -> None:
+    data = log.read_bytes()
+    by_sink, events = digest_by_sink(data, block_size=4096)
+    by_events = digest_of(list(read_slow_log(io.BytesIO(data))))
+    assert comparable(by_sink) == comparable(by_events)
+    assert events == by_events.events
+
+
+MIXED_ENTRIES = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "SELECT * FROM t WHERE id = 1", "select * from t where id=22",
+                "SELECT a FROM t /*db.t:1/2*/", "SELECT a FROM t /*x*/", "SELECT 'é' FROM t",
+                "INSERT INTO t VALUES (1), (2)", "SELECT `b` FROM t2",
+            ]
+        ),
+        st.sampled_from([0.001, 0.5, 0.5, 2.0]),
+        st.sampled_from([None, "shop", "crm"]),
+        st.sampled_from(["", "# Bytes_sent: 10  Full_scan: Yes\n", "# Rows_affected: 3\n"]),
+    ),
+    max_size=30,
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(MIXED_ENTRIES, st.sampled_from([64, 4096, 1 << 20]))
+def test_sink_gives_the_digest_of_the_events_on_any_mix(
+    entries: list[tuple[str, float, str | None, str]], block_size: int
+) -> None:
+    data = "".join(
+        entry(sql, seconds, START + timedelta(seconds=n), db=db, extra=extra)
+        for n, (sql, seconds, db, extra) in enumerate(entries)
+    ).encode()
+    by_sink, _ = digest_by_sink(data, block_size)
+    by_events = digest_of(list(read_slow_log(io.BytesIO(data))))
+    assert comparable(by_sink) == comparable(by_events)

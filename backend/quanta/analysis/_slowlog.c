@@ -20,9 +20,16 @@
  * rows_examined, None, database, user, host, line, attributes)`, with ts from
  * `epoch_time(stamp)`, the database carried over from `database` and each 'use' line,
  * and user, host and attributes from the `connections` cache of User@Host lines (filled by
- * `read_connection(line)` on a miss). It returns (events, end, line, database, last_iso):
- * the events, the offset and line number after the last one, the database in effect, and
- * the last '# Time:' value read (None if none), for the caller's clock.
+ * `read_connection(line)` on a miss). It returns (events, count, end, line, database,
+ * last_iso): the events and their number, the offset and line number after the last one,
+ * the database in effect, and the last '# Time:' value read (None if none), for the
+ * caller's clock.
+ *
+ * scan(..., sink) builds no events: it appends each one's fields (slowlog.SINK_COLUMNS) to
+ * the columns `sink.groups[literal_mask(query)]`, or those `sink.classify(query)` returns
+ * for a statement the groups do not know, is not ASCII or is a percona-toolkit checksum
+ * query (told by a comment the mask drops, as fingerprinter.is_checksum_query does). The
+ * offline digest aggregates whole columns at once this way.
  *
  * It stops at the first entry of any other shape, or that it is not sure of (anything the
  * expression could read differently, a '# Time:' that is not a valid date, an entry
@@ -75,6 +82,11 @@ static Py_ssize_t find_newline(const Text *text, Py_ssize_t position) {
 }
 
 static int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+
+/* \w on ASCII text. */
+static int is_word_char(Py_UCS4 c) {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 
 static Py_ssize_t skip_digits(const Text *text, Py_ssize_t position) {
     while (is_digit(at(text, position))) {
@@ -146,6 +158,20 @@ static int blank_line(const Text *text, Py_ssize_t position) {
 static int has_version(const Text *text, Py_ssize_t position, Py_ssize_t end) {
     static const char marker[] = ", Version: ";
     Py_ssize_t last = end - (Py_ssize_t)(sizeof marker - 1);
+    if (text->kind == PyUnicode_1BYTE_KIND) {
+        const char *data = (const char *)text->data;
+        for (Py_ssize_t i = position; i <= last; i++) {
+            const char *comma = memchr(data + i, ',', (size_t)(last - i + 1));
+            if (comma == NULL) {
+                return 0;
+            }
+            i = comma - data;
+            if (memcmp(comma, marker, sizeof marker - 1) == 0) {
+                return 1;
+            }
+        }
+        return 0;
+    }
     for (Py_ssize_t i = position; i <= last; i++) {
         if (PyUnicode_READ(text->kind, text->data, i) == ',' && starts_with(text, i, marker)) {
             return 1;
@@ -481,6 +507,14 @@ typedef struct {
     PyObject *stamp_time;
 } PlainReader;
 
+/* quanta.analysis._literal_mask.literal_mask: a sink's groups are keyed by it. */
+static PyObject *literal_mask;
+
+/* The values an entry gives a sink's columns, in this order (SlowLogEvent's fields up to
+ * host): query, ts, query_time, lock_time, rows_sent, rows_examined, rows_affected (None),
+ * db, user, host. */
+#define COLUMNS 10
+
 /* The event time of a SET timestamp value (a new reference; None: out of range). */
 static PyObject *stamp_time(PlainReader *self, const Text *text, Span span) {
     if (self->stamp == NULL || !span_equals(text, span, self->stamp)) {
@@ -496,79 +530,187 @@ static PyObject *stamp_time(PlainReader *self, const Text *text, Span span) {
     return Py_NewRef(self->stamp_time);
 }
 
-/* User, host and a copy of the attributes of a User@Host line; 0, or -1 on error. */
-static int connection(PlainReader *self, const Text *text, Span line, PyObject **user,
-                      PyObject **host, PyObject **attributes) {
+/* The cached (user, host, attributes) of a User@Host line: a new reference, NULL on error. */
+static PyObject *connection(PlainReader *self, const Text *text, Span line) {
     PyObject *key = substring(text, line);
     if (key == NULL) {
-        return -1;
+        return NULL;
     }
     PyObject *known = PyDict_GetItemWithError(self->connections, key); /* borrowed */
-    PyObject *owned = NULL;
-    if (known == NULL && !PyErr_Occurred()) {
-        known = owned = PyObject_CallOneArg(self->read_connection, key);
+    if (known != NULL) {
+        Py_INCREF(known);
+    }
+    else if (!PyErr_Occurred()) {
+        known = PyObject_CallOneArg(self->read_connection, key);
     }
     Py_DECREF(key);
-    if (known == NULL) {
+    if (known != NULL && (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 3 ||
+                          !PyDict_Check(PyTuple_GET_ITEM(known, 2)))) {
+        PyErr_SetString(PyExc_TypeError, "read_connection must return (user, host, dict)");
+        Py_CLEAR(known);
+    }
+    return known;
+}
+
+/* User and host of an entry (new references; None without a User@Host line), and its
+ * connection tuple (a new reference, or NULL without one); -1 on error. */
+static int user_and_host(PlainReader *self, const Text *text, const Entry *entry,
+                         PyObject **user, PyObject **host, PyObject **known) {
+    *known = NULL;
+    if (entry->user_host.start < 0) {
+        *user = Py_NewRef(Py_None);
+        *host = Py_NewRef(Py_None);
+        return 0;
+    }
+    if ((*known = connection(self, text, entry->user_host)) == NULL) {
         return -1;
     }
-    int status = -1;
-    if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 3 ||
-        !PyDict_Check(PyTuple_GET_ITEM(known, 2))) {
-        PyErr_SetString(PyExc_TypeError, "read_connection must return (user, host, dict)");
+    *user = Py_NewRef(PyTuple_GET_ITEM(*known, 0));
+    *host = Py_NewRef(PyTuple_GET_ITEM(*known, 1));
+    return 0;
+}
+
+/* The SlowLogEvent fields of an entry but line and attributes, in order (new references,
+ * NULL where one could not be made); -1 when none were made. */
+static int event_fields(PlainReader *self, const Text *text, const Entry *entry, PyObject *ts,
+                        PyObject *database, PyObject *fields[COLUMNS], PyObject **known) {
+    PyObject *user, *host;
+    if (user_and_host(self, text, entry, &user, &host, known) < 0) {
+        return -1;
     }
-    else if ((*attributes = PyDict_Copy(PyTuple_GET_ITEM(known, 2))) != NULL) {
-        *user = Py_NewRef(PyTuple_GET_ITEM(known, 0));
-        *host = Py_NewRef(PyTuple_GET_ITEM(known, 1));
-        status = 0;
+    PyObject *values[COLUMNS] = {
+        substring(text, entry->query), Py_NewRef(ts), to_float(text, entry->query_time),
+        to_float(text, entry->lock_time), to_int(text, entry->rows_sent),
+        to_int(text, entry->rows_examined), Py_NewRef(Py_None), Py_NewRef(database), user,
+        host,
+    };
+    memcpy(fields, values, sizeof values);
+    return 0;
+}
+
+static void release(PyObject **objects, int count) {
+    for (int k = 0; k < count; k++) {
+        Py_XDECREF(objects[k]);
     }
-    Py_XDECREF(owned);
-    return status;
+}
+
+static int all_made(PyObject **objects, int count) {
+    for (int k = 0; k < count; k++) {
+        if (objects[k] == NULL) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* The event of a read entry (a new reference), given its time; NULL on error. */
 static PyObject *make_event(PlainReader *self, const Text *text, const Entry *entry,
                             PyObject *ts, PyObject *database, Py_ssize_t line) {
-    PyObject *user = Py_None, *host = Py_None, *attributes;
-    if (entry->user_host.start >= 0) {
-        if (connection(self, text, entry->user_host, &user, &host, &attributes) < 0) {
-            return NULL;
-        }
+    PyObject *args[COLUMNS + 2], *known;
+    if (event_fields(self, text, entry, ts, database, args, &known) < 0) {
+        return NULL;
     }
-    else {
-        attributes = PyDict_New();
-        if (attributes == NULL) {
-            return NULL;
-        }
-        Py_INCREF(user);
-        Py_INCREF(host);
-    }
-    PyObject *args[12] = {
-        substring(text, entry->query), Py_NewRef(ts), to_float(text, entry->query_time),
-        to_float(text, entry->lock_time), to_int(text, entry->rows_sent),
-        to_int(text, entry->rows_examined), Py_NewRef(Py_None), Py_NewRef(database), user,
-        host, PyLong_FromSsize_t(line), attributes,
-    };
+    args[COLUMNS] = PyLong_FromSsize_t(line);
+    args[COLUMNS + 1] = known == NULL ? PyDict_New() : PyDict_Copy(PyTuple_GET_ITEM(known, 2));
+    Py_XDECREF(known);
     PyObject *event = NULL;
-    int complete = 1;
-    for (int k = 0; k < 12; k++) {
-        complete &= args[k] != NULL;
+    if (all_made(args, COLUMNS + 2)) {
+        event = PyObject_Vectorcall(self->event_type, args, COLUMNS + 2, NULL);
     }
-    if (complete) {
-        event = PyObject_Vectorcall(self->event_type, args, 12, NULL);
-    }
-    for (int k = 0; k < 12; k++) {
-        Py_XDECREF(args[k]);
-    }
+    release(args, COLUMNS + 2);
     return event;
 }
 
+/* Whether an ASCII statement holds a percona-toolkit checksum comment,
+ * fingerprint.PT_CHECKSUM_RE: /\*\w+\.\w+:[0-9]/[0-9]\*\/ */
+static int has_checksum_comment(PyObject *query) {
+    Text text = {query, PyUnicode_KIND(query), PyUnicode_DATA(query),
+                 PyUnicode_GET_LENGTH(query)};
+    for (Py_ssize_t i = 0; i + 1 < text.size; i++) {
+        if (at(&text, i) != '/' || at(&text, i + 1) != '*') {
+            continue;
+        }
+        Py_ssize_t j = i + 2, start = j;
+        while (is_word_char(at(&text, j))) {
+            j++;
+        }
+        if (j == start || at(&text, j) != '.') {
+            continue;
+        }
+        start = ++j;
+        while (is_word_char(at(&text, j))) {
+            j++;
+        }
+        if (j > start && starts_with(&text, j, ":") && is_digit(at(&text, j + 1)) &&
+            at(&text, j + 2) == '/' && is_digit(at(&text, j + 3)) &&
+            starts_with(&text, j + 4, "*/")) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The columns (a list of COLUMNS lists) an entry's values go to: sink.groups[its literal
+ * mask] (a borrowed reference), else sink.classify(query) (a new one, in *owned). */
+static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
+                          PyObject **owned) {
+    *owned = NULL;
+    PyObject *key = PyObject_CallOneArg(literal_mask, query);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *group = NULL;
+    /* No key (not ASCII) or a checksum query (decided by a comment the key drops): ask. */
+    if (key != Py_None && !has_checksum_comment(query)) {
+        group = PyDict_GetItemWithError(groups, key);
+    }
+    Py_DECREF(key);
+    if (group == NULL && !PyErr_Occurred()) {
+        group = *owned = PyObject_CallOneArg(classify, query);
+    }
+    if (group != NULL && (!PyList_Check(group) || PyList_GET_SIZE(group) != COLUMNS)) {
+        PyErr_SetString(PyExc_TypeError, "a sink's columns must be a list of lists");
+        Py_CLEAR(*owned);
+        return NULL;
+    }
+    return group;
+}
+
+/* Append an entry's values to its group's columns; -1 on error. */
+static int add_to_columns(PlainReader *self, const Text *text, const Entry *entry,
+                          PyObject *ts, PyObject *database, PyObject *groups,
+                          PyObject *classify) {
+    PyObject *fields[COLUMNS], *known;
+    if (event_fields(self, text, entry, ts, database, fields, &known) < 0) {
+        return -1;
+    }
+    Py_XDECREF(known);
+    int status = -1;
+    PyObject *owned = NULL;
+    PyObject *group = all_made(fields, COLUMNS)
+                          ? group_of(fields[0], groups, classify, &owned)
+                          : NULL;
+    if (group != NULL) {
+        status = 0;
+        for (int k = 0; k < COLUMNS && status == 0; k++) {
+            PyObject *column = PyList_GET_ITEM(group, k);
+            status = PyList_Check(column) ? PyList_Append(column, fields[k]) : -1;
+        }
+        if (status < 0 && !PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "a sink's columns must be a list of lists");
+        }
+    }
+    Py_XDECREF(owned);
+    release(fields, COLUMNS);
+    return status;
+}
+
 static PyObject *scan(PlainReader *self, PyObject *args) {
-    PyObject *string, *database;
+    PyObject *string, *database, *sink = Py_None, *groups = NULL, *classify = NULL;
     Py_ssize_t position, limit, line;
     int at_end;
-    if (!PyArg_ParseTuple(args, "UnnpnO:scan", &string, &position, &limit, &at_end, &line,
-                          &database)) {
+    if (!PyArg_ParseTuple(args, "UnnpnO|O:scan", &string, &position, &limit, &at_end, &line,
+                          &database, &sink)) {
         return NULL;
     }
     Text text = {string, PyUnicode_KIND(string), PyUnicode_DATA(string),
@@ -577,11 +719,26 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "position and limit must lie within the text");
         return NULL;
     }
+    if (sink != Py_None) {
+        groups = PyObject_GetAttrString(sink, "groups");
+        classify = groups == NULL ? NULL : PyObject_GetAttrString(sink, "classify");
+        if (classify == NULL || !PyDict_Check(groups)) {
+            if (classify != NULL) {
+                PyErr_SetString(PyExc_TypeError, "sink.groups must be a dict");
+            }
+            Py_XDECREF(groups);
+            Py_XDECREF(classify);
+            return NULL;
+        }
+    }
     PyObject *events = PyList_New(0);
     if (events == NULL) {
+        Py_XDECREF(groups);
+        Py_XDECREF(classify);
         return NULL;
     }
     Py_INCREF(database);
+    Py_ssize_t count = 0;
     Span last_iso = NO_SPAN;
     Entry entry;
     while (position < limit && read_entry(&text, position, at_end, &entry)) {
@@ -605,25 +762,38 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
                 Py_SETREF(database, named);
             }
         }
-        PyObject *event = make_event(self, &text, &entry, ts, database, line);
-        Py_DECREF(ts);
-        if (event == NULL || PyList_Append(events, event) < 0) {
+        int status;
+        if (groups != NULL) {
+            status = add_to_columns(self, &text, &entry, ts, database, groups, classify);
+        }
+        else {
+            PyObject *event = make_event(self, &text, &entry, ts, database, line);
+            status = event == NULL ? -1 : PyList_Append(events, event);
             Py_XDECREF(event);
+        }
+        Py_DECREF(ts);
+        if (status < 0) {
             goto error;
         }
-        Py_DECREF(event);
+        count++;
         if (entry.iso.start >= 0) {
             last_iso = entry.iso;
         }
         line += entry.lines;
         position = entry.end;
     }
+    Py_XDECREF(groups);
+    Py_XDECREF(classify);
     PyObject *iso = substring(&text, last_iso);
     if (iso == NULL) {
-        goto error;
+        Py_DECREF(events);
+        Py_DECREF(database);
+        return NULL;
     }
-    return Py_BuildValue("(NnnNN)", events, position, line, database, iso);
+    return Py_BuildValue("(NnnnNN)", events, count, position, line, database, iso);
 error:
+    Py_XDECREF(groups);
+    Py_XDECREF(classify);
     Py_DECREF(events);
     Py_DECREF(database);
     return NULL;
@@ -674,8 +844,8 @@ static void reader_dealloc(PlainReader *self) {
 
 static PyMethodDef reader_methods[] = {
     {"scan", (PyCFunction)scan, METH_VARARGS,
-     "scan(text, position, limit, at_end, line, database)\n"
-     "-> (events, end, line, database, last_iso)\n\n"
+     "scan(text, position, limit, at_end, line, database, sink=None)\n"
+     "-> (events, count, end, line, database, last_iso)\n\n"
      "Read the usual entries from position on; see the module comment."},
     {NULL, NULL, 0, NULL},
 };
@@ -703,6 +873,14 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__slowlog(void) {
     if (PyType_Ready(&PlainReaderType) < 0) {
         return NULL;
+    }
+    if (literal_mask == NULL) {
+        PyObject *masks = PyImport_ImportModule("quanta.analysis._literal_mask");
+        literal_mask = masks == NULL ? NULL : PyObject_GetAttrString(masks, "literal_mask");
+        Py_XDECREF(masks);
+        if (literal_mask == NULL) {
+            return NULL;
+        }
     }
     PyObject *created = PyModule_Create(&module);
     if (created != NULL && PyModule_AddObjectRef(created, "PlainReader",

@@ -16,6 +16,14 @@ class PlainReader:
         /,
     ) -> None: ...
     def scan(
-        self, text: str, position: int, limit: int, at_end: bool, line: int, database: str | None, /
-    ) -> tuple[list[Any], int, int, str | None, str | None]:
-        """(events, end, line, database, last '# Time:' value) of the entries from position."""
+        self,
+        text: str,
+        position: int,
+        limit: int,
+        at_end: bool,
+        line: int,
+        database: str | None,
+        sink: Any = None,
+        /,
+    ) -> tuple[list[Any], int, int, int, str | None, str | None]:
+        """(events, count, end, line, database, last '# Time:') of the entries from position."""

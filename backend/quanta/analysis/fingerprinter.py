@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.grouping import GroupingRule, apply_rules
 
-__all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "literal_mask"]
+__all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "is_checksum_query", "literal_mask"]
 
 # Distinct masked shapes remembered; past this the cache starts over (bounded memory).
 DEFAULT_CACHE_SIZE = 20_000
@@ -103,6 +103,12 @@ def _literal_mask_python(sql: str) -> str:
     return _MASK_RE.sub(_mask, sql)
 
 
+def is_checksum_query(sql: str) -> bool:
+    """Tell whether a statement is a percona-toolkit checksum query, told by a comment that
+    :func:`literal_mask` drops: such a statement is never looked up by its key."""
+    return "/*" in sql and PT_CHECKSUM_RE.search(sql) is not None
+
+
 class Fingerprinter:
     """Callable giving ``(fingerprint, query_id)`` of a statement, with grouping rules applied.
 
@@ -122,8 +128,7 @@ class Fingerprinter:
 
     def __call__(self, sql: str) -> tuple[str, str]:
         """Return the fingerprint of ``sql`` and its query_id."""
-        if "/*" in sql and PT_CHECKSUM_RE.search(sql):
-            # Decided by a comment (or a string) the key does not keep: never cached.
+        if is_checksum_query(sql):  # never cached
             text = apply_rules(fingerprint(sql), self._rules)
             return text, query_id(text)
         key = literal_mask(sql)

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = [
     "BAD_QUERY_TIME",
@@ -107,11 +107,13 @@ class ParseStats:
         skipped: ``(line number, reason)`` for each malformed entry that was left out.
         database: The database in effect after the last line, once the whole log is read
             (what the next part of the log starts with).
+        lines: Lines read, once the whole log is read.
     """
 
     events: int = 0
     skipped: list[tuple[int, str]] = field(default_factory=list)
     database: str | None = None
+    lines: int = 0
 
 
 # Reasons recorded in ParseStats.skipped.
@@ -246,13 +248,53 @@ def parse_slow_log(
         [('SELECT 1', 1.5, '2024-01-02T03:04:05+00:00')]
     """
     parser = _Parser(stats if stats is not None else ParseStats())
+    number = 0
     for number, raw in enumerate(lines, 1):
         event = parser.feed(number, _decode(raw))
         if event is not None:
             yield event
-    event = parser.finish()
+    event = parser.finish(lines=number)
     if event is not None:
         yield event
+
+
+SINK_COLUMNS = (
+    "query",
+    "ts",
+    "query_time",
+    "lock_time",
+    "rows_sent",
+    "rows_examined",
+    "rows_affected",
+    "db",
+    "user",
+    "host",
+)
+"""The event fields a :class:`ColumnSink` receives, in the order of its columns."""
+
+
+class ColumnSink(Protocol):
+    """Takes the events of the usual shape as column values, grouped by statement shape.
+
+    For each such event, the C reader appends its :data:`SINK_COLUMNS` values (a usual
+    entry has no other attributes than ``ip`` and ``Thread_id``) to the columns found in
+    ``groups`` under the statement's literal mask (``fingerprinter.literal_mask``), or else
+    to those ``classify(query)`` returns (which may add them to ``groups``). A checksum query
+    of percona-toolkit, and a statement whose text is not ASCII, is always classified.
+    """
+
+    @property
+    def groups(self) -> dict[str, list[list[Any]]]:
+        """Columns by literal mask."""
+        ...
+
+    def classify(self, query: str) -> list[list[Any]]:
+        """The columns of a statement that ``groups`` does not know."""
+        ...
+
+    def filled(self) -> None:
+        """Called after each block of the log: a chance to fold what the columns hold."""
+        ...
 
 
 class ReadableBytes(Protocol):
@@ -268,6 +310,7 @@ def read_slow_log(
     stats: ParseStats | None = None,
     block_size: int = BLOCK_SIZE,
     database: str | None = None,
+    sink: ColumnSink | None = None,
 ) -> Iterator[SlowLogEvent]:
     """Parse a slow log read from a binary file in blocks; the events of :func:`parse_slow_log`.
 
@@ -277,9 +320,13 @@ def read_slow_log(
         block_size: Bytes read at a time; memory use is a few times this.
         database: The database in effect where reading starts, for a part of a log; events
             get it until the log names another.
+        sink: Where the C reader puts the events of the usual shape, as column values,
+            instead of yielding them (see :class:`ColumnSink`); the others are yielded. The
+            sink's columns are filled before the next event is yielded, so the consumer
+            sees every event in file order.
 
     Yields:
-        One event per well-formed entry, in file order.
+        One event per well-formed entry, in file order (but those given to ``sink``).
 
     Example:
         >>> import io
@@ -289,7 +336,7 @@ def read_slow_log(
     """
     parser = _Parser(stats if stats is not None else ParseStats())
     parser.database = database
-    yield from parser.read_blocks(_text_blocks(handle, block_size))
+    yield from parser.read_blocks(_text_blocks(handle, block_size), sink)
 
 
 def _text_blocks(handle: ReadableBytes, block_size: int) -> Iterator[tuple[str, bool]]:
@@ -382,7 +429,9 @@ class _Parser:
         self._body_line(number, line)
         return None
 
-    def read_blocks(self, blocks: Iterable[tuple[str, bool]]) -> Iterator[SlowLogEvent]:
+    def read_blocks(
+        self, blocks: Iterable[tuple[str, bool]], sink: ColumnSink | None = None
+    ) -> Iterator[SlowLogEvent]:
         """Parse decoded blocks of whole lines (see :func:`_text_blocks`)."""
         text, pos, number = "", 0, 1
         for block, is_last in blocks:
@@ -393,13 +442,15 @@ class _Parser:
             while pos < limit:
                 if self._entry is None:
                     if self._plain_reader is not None:
-                        events, end, number, self.database, last_iso = self._plain_reader.scan(
-                            text, pos, limit, is_last, number, self.database
+                        events, count, end, number, self.database, last_iso = (
+                            self._plain_reader.scan(
+                                text, pos, limit, is_last, number, self.database, sink
+                            )
                         )
-                        if events:
+                        if count:
                             if last_iso is not None:
                                 self._clock.set_iso(last_iso)
-                            self._stats.events += len(events)
+                            self._stats.events += count
                             yield from events
                             pos = end
                             continue
@@ -421,7 +472,9 @@ class _Parser:
                         self._entry = None
                         continue
                 pos, number = end + 1, number + 1
-        event = self.finish()
+            if sink is not None:
+                sink.filled()
+        event = self.finish(lines=number - 1)
         if event is not None:
             yield event
 
@@ -502,10 +555,11 @@ class _Parser:
         entry.body.append(match["body"].rstrip("\n"))
         return self._end_entry()
 
-    def finish(self) -> SlowLogEvent | None:
-        """Close the last entry at the end of the input."""
+    def finish(self, lines: int) -> SlowLogEvent | None:
+        """Close the last entry at the end of the input, after ``lines`` lines."""
         event = self._end_entry()
         self._stats.database = self.database
+        self._stats.lines = lines
         return event
 
     def _header_line(self, number: int, line: str) -> SlowLogEvent | None:
