@@ -671,3 +671,41 @@ def test_c_decoder_hands_counts_past_64_bits_to_python(c_decoder: Any) -> None:
     merged = LatencyHistogram()
     merged.merge_bytes(big)  # falls back to the Python decoder
     assert merged.count == 2 * MAX_COUNT
+
+
+def encoded_by_both(histogram: LatencyHistogram) -> tuple[object, object]:
+    """What to_bytes (the C encoder when built) and the Python encoder give: bytes or error."""
+    outcomes: list[object] = []
+    for encode in (histogram.to_bytes, histogram._to_bytes_python):
+        try:
+            outcomes.append(encode())
+        except ValueError as error:
+            outcomes.append(str(error))
+    return outcomes[0], outcomes[1]
+
+
+@given(weighted, st.integers(min_value=0, max_value=2**66))
+def test_c_encoder_writes_what_the_python_one_writes(
+    c_decoder: Any, xs: list[tuple[float, int]], big: int
+) -> None:
+    assert histogram_module._encode_c is not None  # built with the decoder
+    histogram = build_weighted(xs)
+    if big:
+        histogram.add(1e5, count=big)  # past 2**64: both refuse
+    by_c, by_python = encoded_by_both(histogram)
+    assert by_c == by_python
+    if isinstance(by_c, bytes):
+        assert LatencyHistogram.from_bytes(by_c).to_bytes() == by_c
+
+
+@given(st.lists(durations, max_size=80), weighted)
+def test_c_adder_adds_what_the_python_one_adds(
+    c_decoder: Any, values: list[float], xs: list[tuple[float, int]]
+) -> None:
+    assert histogram_module._add_values_c is not None  # built with the decoder
+    by_c, by_python = build_weighted(xs), build_weighted(xs)
+    by_c.add_many(values)
+    if values:  # add_many returns at once on nothing
+        by_python._add_many_python(values)
+    assert by_c == by_python
+    assert by_c.to_bytes() == by_python.to_bytes()

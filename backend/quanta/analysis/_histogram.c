@@ -7,9 +7,18 @@
  * empty. It raises ValueError with the messages of the pure-Python decoder, which stays the
  * reference (LatencyHistogram._merge_encoded_python) and is what tests compare this with.
  * `bins` is only changed when the whole encoding is valid.
+ *
+ * add_values(bins, values) adds durations to `bins` as LatencyHistogram.add_many does and
+ * returns (zero_count, count, minimum, maximum) of the values (minimum and maximum None when
+ * there are none), for the histogram to add to its own.
+ *
+ * encode(bins, zero_count, count, minimum, maximum) returns what LatencyHistogram.to_bytes
+ * returns for a histogram with those fields (the Python encoder stays the reference); it
+ * raises OverflowError where a value exceeds 64 bits, which the Python encoder reports.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,6 +28,8 @@
 #define VARINT_SHIFT 7
 #define MAX_VARINT_BYTES 10
 #define MIN_MAX_BYTES 16 /* two little-endian IEEE doubles */
+#define BUCKETS_PER_DECADE 116 /* histogram.BUCKETS_PER_DECADE */
+#define ZERO_THRESHOLD 1e-9    /* histogram.ZERO_THRESHOLD */
 
 typedef struct {
     const unsigned char *data;
@@ -218,16 +229,163 @@ done:
     return result;
 }
 
+static PyObject *add_values(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *bins, *values;
+    if (!PyArg_ParseTuple(args, "O!O:add_values", &PyDict_Type, &bins, &values)) {
+        return NULL;
+    }
+    PyObject *sequence = PySequence_Fast(values, "add_values() takes a sequence of durations");
+    if (sequence == NULL) {
+        return NULL;
+    }
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+    PyObject **items = PySequence_Fast_ITEMS(sequence);
+    double lowest = 0.0, highest = 0.0;
+    Py_ssize_t zeros = 0;
+    for (Py_ssize_t index = 0; index < size; index++) {
+        double value = PyFloat_AsDouble(items[index]);
+        if (value == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(sequence);
+            return NULL;
+        }
+        if (index == 0 || value < lowest) {
+            lowest = value;
+        }
+        if (index == 0 || value > highest) {
+            highest = value;
+        }
+        if (value > ZERO_THRESHOLD) {
+            /* floor(log10(x) * BUCKETS_PER_DECADE), as histogram._bucket_key computes it. */
+            int64_t key = (int64_t)floor(log10(value) * BUCKETS_PER_DECADE);
+            if (add_to_bin(bins, key, 1) < 0) {
+                Py_DECREF(sequence);
+                return NULL;
+            }
+        }
+        else {
+            zeros++;
+        }
+    }
+    Py_DECREF(sequence);
+    if (size == 0) {
+        return Py_BuildValue("(nnOO)", zeros, size, Py_None, Py_None);
+    }
+    return Py_BuildValue("(nndd)", zeros, size, lowest, highest);
+}
+
+typedef struct {
+    int64_t key;
+    uint64_t count;
+} Bucket;
+
+static int by_key(const void *a, const void *b) {
+    int64_t left = ((const Bucket *)a)->key, right = ((const Bucket *)b)->key;
+    return (left > right) - (left < right);
+}
+
+static void write_varint(unsigned char *out, Py_ssize_t *length, uint64_t value) {
+    while (value > VARINT_PAYLOAD) {
+        out[(*length)++] = (unsigned char)((value & VARINT_PAYLOAD) | VARINT_MORE);
+        value >>= VARINT_SHIFT;
+    }
+    out[(*length)++] = (unsigned char)value;
+}
+
+static void write_double(unsigned char *out, Py_ssize_t *length, double value) {
+    memcpy(out + *length, &value, sizeof value); /* little-endian, as read_double */
+    *length += (Py_ssize_t)sizeof value;
+}
+
+/* The buckets of `bins`, sorted by key; NULL with an exception on a bad or huge entry. */
+static Bucket *sorted_buckets(PyObject *bins, Py_ssize_t *size) {
+    *size = PyDict_GET_SIZE(bins);
+    Bucket *buckets = PyMem_Malloc(sizeof(Bucket) * (size_t)(*size > 0 ? *size : 1));
+    if (buckets == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    PyObject *key, *count;
+    Py_ssize_t position = 0, index = 0;
+    while (PyDict_Next(bins, &position, &key, &count)) {
+        buckets[index].key = PyLong_AsLongLong(key);
+        buckets[index].count = PyLong_AsUnsignedLongLong(count);
+        if (PyErr_Occurred()) {
+            PyMem_Free(buckets);
+            return NULL;
+        }
+        index++;
+    }
+    qsort(buckets, (size_t)*size, sizeof(Bucket), by_key);
+    return buckets;
+}
+
+static PyObject *encode(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *bins, *zero_object, *count_object;
+    double minimum, maximum;
+    if (!PyArg_ParseTuple(args, "O!O!O!dd:encode", &PyDict_Type, &bins, &PyLong_Type,
+                          &zero_object, &PyLong_Type, &count_object, &minimum, &maximum)) {
+        return NULL;
+    }
+    uint64_t zero_count = PyLong_AsUnsignedLongLong(zero_object);
+    int has_values = PyObject_IsTrue(count_object);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t size;
+    Bucket *buckets = sorted_buckets(bins, &size);
+    if (buckets == NULL) {
+        return NULL;
+    }
+    /* Version, two varints, two doubles, then at most two 10-byte varints a bucket. */
+    unsigned char *out = PyMem_Malloc((size_t)(1 + 2 * MAX_VARINT_BYTES + MIN_MAX_BYTES +
+                                               size * 2 * MAX_VARINT_BYTES));
+    if (out == NULL) {
+        PyMem_Free(buckets);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t length = 0;
+    out[length++] = FORMAT_VERSION;
+    write_varint(out, &length, (uint64_t)size);
+    write_varint(out, &length, zero_count);
+    if (has_values) {
+        /* + 0.0 turns -0.0 into 0.0, as to_bytes does. */
+        write_double(out, &length, minimum + 0.0);
+        write_double(out, &length, maximum + 0.0);
+    }
+    for (Py_ssize_t index = 0; index < size; index++) {
+        if (index == 0) {
+            int64_t first = buckets[0].key; /* zigzag */
+            write_varint(out, &length,
+                         first >= 0 ? (uint64_t)first * 2 : (uint64_t)(-(first + 1)) * 2 + 1);
+        }
+        else {
+            write_varint(out, &length, (uint64_t)(buckets[index].key - buckets[index - 1].key));
+        }
+        write_varint(out, &length, buckets[index].count);
+    }
+    PyObject *result = PyBytes_FromStringAndSize((const char *)out, length);
+    PyMem_Free(out);
+    PyMem_Free(buckets);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"merge_encoded", merge_encoded, METH_VARARGS,
      "merge_encoded(bins, data) -> (zero_count, total, minimum, maximum)\n\n"
      "Add an encoded latency histogram's buckets to bins; see the module comment."},
+    {"add_values", add_values, METH_VARARGS,
+     "add_values(bins, values) -> (zero_count, count, minimum, maximum)\n\n"
+     "Add durations to bins as LatencyHistogram.add_many does; see the module comment."},
+    {"encode", encode, METH_VARARGS,
+     "encode(bins, zero_count, count, minimum, maximum) -> bytes\n\n"
+     "LatencyHistogram.to_bytes of a histogram with these fields; see the module comment."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "quanta.analysis._histogram",
-    "Decoding of stored latency histograms, in C.", -1, methods, NULL, NULL, NULL, NULL,
+    "Decoding and encoding of stored latency histograms, in C.", -1, methods, NULL, NULL, NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__histogram(void) {

@@ -62,13 +62,20 @@ from itertools import pairwise
 from math import floor, log10
 
 _CDecoder = Callable[[dict[int, int], bytes], tuple[int, int, float | None, float | None]]
+_CEncoder = Callable[[dict[int, int], int, int, float, float], bytes]
+_CAdder = Callable[[dict[int, int], Sequence[float]], tuple[int, int, float | None, float | None]]
 _merge_encoded_c: _CDecoder | None
+_encode_c: _CEncoder | None
+_add_values_c: _CAdder | None
 try:
-    # The C decoder (built by `make install`): about 5x faster per stored histogram. The
-    # Python one below stays the reference and the fallback; tests compare the two.
+    # The C decoder, encoder and adder (built by `make install`): 5x, 5x and 10x faster on
+    # the small histograms of buckets. The Python code below stays the reference and the
+    # fallback; tests compare the two.
+    from quanta.analysis._histogram import add_values as _add_values_c
+    from quanta.analysis._histogram import encode as _encode_c
     from quanta.analysis._histogram import merge_encoded as _merge_encoded_c
 except ImportError:  # pragma: no cover - only where the extension was not built
-    _merge_encoded_c = None
+    _merge_encoded_c = _encode_c = _add_values_c = None
 
 __all__ = ["BUCKETS_PER_DECADE", "FORMAT_VERSION", "ZERO_THRESHOLD", "LatencyHistogram"]
 
@@ -188,6 +195,17 @@ class LatencyHistogram:
         """
         if not values:
             return
+        if _add_values_c is not None:
+            zero_count, count, lowest, highest = _add_values_c(self._bins, values)
+            self._zero_count += zero_count
+            self._count += count
+            if lowest is not None and highest is not None:  # values is not empty
+                self._min = min(self._min, lowest)
+                self._max = max(self._max, highest)
+            return
+        self._add_many_python(values)
+
+    def _add_many_python(self, values: Sequence[float]) -> None:
         positive = [v for v in values if v > ZERO_THRESHOLD]
         bins = self._bins
         get = bins.get
@@ -438,6 +456,14 @@ class LatencyHistogram:
             >>> len(h.to_bytes())
             22
         """
+        if _encode_c is not None:
+            try:
+                return _encode_c(self._bins, self._zero_count, self._count, self._min, self._max)
+            except OverflowError:
+                pass  # a count past 64 bits: the Python encoder says so
+        return self._to_bytes_python()
+
+    def _to_bytes_python(self) -> bytes:
         out = bytearray((FORMAT_VERSION,))
         _write_varint(out, len(self._bins))
         _write_varint(out, self._zero_count)
