@@ -10,7 +10,6 @@ previous part's last one.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -25,6 +24,7 @@ from quanta.analysis.digest import Digest
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.grouping import parse_rules
 from quanta.analysis.slowlog import ParseStats, read_slow_log
+from quanta.core.memory import cycle_collection_paused
 
 # A file smaller than this is read in this process: starting workers would cost more.
 PARALLEL_MIN_BYTES = 8 << 20
@@ -169,15 +169,8 @@ def _fingerprinter(rules: tuple[str, ...]) -> Fingerprinter:
 
 def _digest_part(part: _Part, options: DigestOptions) -> _PartResult:
     """Parse and aggregate one part of a file (runs in a worker process)."""
-    # Events, their classes and counters hold no reference cycles, and a part's memory is
-    # bounded by its classes: the cycle collector would only walk them (10% of the time).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with cycle_collection_paused():
         return _read_part(part, options)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _read_part(part: _Part, options: DigestOptions) -> _PartResult:

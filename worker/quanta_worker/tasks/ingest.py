@@ -6,6 +6,7 @@ from sqlalchemy.exc import OperationalError
 
 from quanta.core.config import get_settings
 from quanta.core.db import session_scope
+from quanta.core.memory import cycle_collection_paused
 from quanta.core.tasks import PROCESS_BATCH_TASK, REQUEUE_STALE_BATCHES_TASK
 from quanta.ingest import service
 from quanta_worker.celery_app import app
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 )
 def process_batch(batch_pk: int) -> int:
     """Fold stored batch `batch_pk` into the metric store; returns the events counted."""
-    with session_scope(session_factory()) as session:
+    with cycle_collection_paused(), session_scope(session_factory()) as session:
         counted = service.process_batch(
             session=session,
             settings=get_settings(),
