@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     ColumnElement,
     Row,
@@ -32,6 +33,7 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
 from quanta.analysis.resolution import Resolution, Segment
+from quanta.core.db import UTCDateTime
 from quanta.instances.models import Instance
 from quanta.queries.models import (
     BUCKET_MODELS,
@@ -177,24 +179,24 @@ def _merge_rows_postgresql(
     ordered: Sequence[dict[str, Any]],
     combine: Combine,
 ) -> None:
-    """The same merge in three statements whose rows travel as one JSON document.
+    """The same merge in three statements, the rows sent with COPY or as one JSON document.
 
-    Multi-row VALUES (SQLAlchemy's insertmanyvalues) made statements so long that psycopg
-    parsed each one anew: most of a batch's time went to splitting SQL text. With
-    json_populate_recordset the statement text is short and fixed, the rows are one
-    parameter, and both ends of the JSON are C code (json.dumps, PostgreSQL's parser).
+    The rows are copied into a temporary table of the same shape (COPY: psycopg writes them
+    in C, PostgreSQL reads them without parsing SQL or JSON) and inserted from there; the
+    few that already exist are locked, merged and updated with their keys and new values
+    sent as JSON (json_populate_recordset: a short fixed statement, the rows one parameter).
     """
     key_of = _key_getter(key)
     keys = ", ".join(key)
     key_match = " AND ".join(f"t.{name} = v.{name}" for name in key)
     rows_of = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json)) AS v"
 
+    stage = _copy_to_stage(session, table, ordered)
     inserted = session.execute(
         text(
-            f"INSERT INTO {table.name} SELECT * FROM {rows_of} ORDER BY {keys} "
+            f"INSERT INTO {table.name} SELECT * FROM {stage} ORDER BY {keys} "
             f"ON CONFLICT ({keys}) DO NOTHING RETURNING {keys}"
-        ).columns(*(table.c[name] for name in key)),
-        {"rows": _json_rows(ordered)},
+        ).columns(*(table.c[name] for name in key))
     )
     inserted_keys = {tuple(row) for row in inserted}
     existing = {key_of(row): row for row in ordered if key_of(row) not in inserted_keys}
@@ -218,6 +220,38 @@ def _merge_rows_postgresql(
         ),
         {"rows": _json_rows(updates)},
     )
+
+
+def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, Any]]) -> str:
+    """Copy rows into this transaction's empty staging table for ``table``; its name.
+
+    The staging table is a temporary copy of the table's columns, made once per connection
+    and emptied at every commit; it lives in the session's own schema, so concurrent workers
+    never see each other's.
+    """
+    stage = f"stage_{table.name}"
+    connection = session.connection()
+    connection.exec_driver_sql(
+        f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {table.name}) ON COMMIT DELETE ROWS"
+    )
+    connection.exec_driver_sql(f"TRUNCATE {stage}")
+    columns = [column.name for column in table.c]
+    # COPY skips SQLAlchemy's bind processing: the store keeps naive UTC times (see
+    # core.db.UTCDateTime) and JSON columns as text.
+    times = [n for n, column in enumerate(table.c) if isinstance(column.type, UTCDateTime)]
+    documents = [n for n, column in enumerate(table.c) if isinstance(column.type, JSON)]
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    with cursor.copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            values = [row.get(name) for name in columns]
+            for n in times:
+                if (time := values[n]) is not None:
+                    values[n] = time.astimezone(UTC).replace(tzinfo=None)
+            for n in documents:
+                if values[n] is not None:
+                    values[n] = json.dumps(values[n])
+            copy.write_row(values)
+    return stage
 
 
 def _json_rows(rows: Sequence[Mapping[str, Any]]) -> str:

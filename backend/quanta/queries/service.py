@@ -72,16 +72,6 @@ SUM_COLUMNS = tuple(f"{name}_sum" for name in SUM_METRICS)
 EXAMPLE_KEY = ("query_id", "resolution", "bucket_start", "instance_id")
 # Writes go minute -> hour -> day: one fixed order across workers (no lock cycles).
 WRITE_ORDER = (Resolution.MINUTE, Resolution.HOUR, Resolution.DAY)
-# The columns of a row of instance totals.
-_TOTALS_COLUMNS = (
-    *TOTALS_KEY,
-    "count",
-    "query_time_sum",
-    "query_time_min",
-    "query_time_max",
-    "lock_time_max",
-    *SUM_COLUMNS,
-)
 # PostgreSQL partitions: the time each one spans, and how far ahead of now they are created.
 PARTITION_AHEAD = {
     Resolution.MINUTE: timedelta(days=7),
@@ -188,8 +178,11 @@ def record_digest(
     """
     draw = rng or random.Random()
     _record_catalog(session=session, instance_id=instance_id, digest=digest)
+    buckets, per_query = _rollups(digest.buckets)
     for resolution in WRITE_ORDER:
-        _record_buckets(session, instance_id, source, digest, resolution)
+        _record_buckets(
+            session, instance_id, source, resolution, buckets[resolution], per_query.get(resolution)
+        )
     if example_policy == ExamplePolicy.OFF:
         return
     masked = example_policy == ExamplePolicy.MASKED
@@ -212,21 +205,47 @@ def record_digest(
         )
 
 
+Buckets = dict[BucketKey, BucketMetrics]
+
+
+def _rollups(minutes: Buckets) -> tuple[dict[Resolution, Buckets], dict[Resolution, Buckets]]:
+    """The buckets of every resolution, and the query totals of hours and days.
+
+    Each is rolled up from the finest one at hand that holds it, not from the minutes: an
+    hour's buckets are far fewer than its minutes'.
+    """
+    hours = rollup(minutes, Resolution.HOUR)
+    hour_totals = rollup(hours, Resolution.HOUR, dimensions=False)
+    buckets = {
+        Resolution.MINUTE: minutes,
+        Resolution.HOUR: hours,
+        Resolution.DAY: rollup(hours, Resolution.DAY),
+    }
+    per_query = {
+        Resolution.HOUR: hour_totals,
+        Resolution.DAY: rollup(hour_totals, Resolution.DAY, dimensions=False),
+    }
+    return buckets, per_query
+
+
 def _record_buckets(
-    session: Session, instance_id: int, source: str, digest: BatchDigest, resolution: Resolution
+    session: Session,
+    instance_id: int,
+    source: str,
+    resolution: Resolution,
+    buckets: Buckets,
+    per_query: Buckets | None,
 ) -> None:
-    """Merge a batch into the buckets, query totals and instance totals of ``resolution``."""
-    minute = resolution is Resolution.MINUTE
-    buckets = digest.buckets if minute else rollup(digest.buckets, resolution)
+    """Merge buckets of ``resolution`` into the store, with their query totals (given for
+    hours and days) and instance totals."""
     rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
     repository.merge_rows(session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets)
-    summed_from = rows  # the instance totals: from the fewest rows at hand
-    if resolution in QUERY_TOTALS_MODELS:
-        per_query = rollup(digest.buckets, resolution, dimensions=False)
-        summed_from = [_query_totals_row(k, m, instance_id, source) for k, m in per_query.items()]
+    if per_query is not None:
+        query_rows = [_query_totals_row(k, m, instance_id, source) for k, m in per_query.items()]
         model = QUERY_TOTALS_MODELS[resolution]
-        repository.merge_rows(session, model, QUERY_TOTALS_KEY, summed_from, _combine_buckets)
-    totals = _totals_rows(summed_from)
+        repository.merge_rows(session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets)
+    # The instance totals: from the fewest buckets at hand.
+    totals = _totals_rows(per_query if per_query is not None else buckets, instance_id, source)
     repository.merge_rows(session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals)
 
 
@@ -777,7 +796,7 @@ def _record_catalog(*, session: Session, instance_id: int, digest: BatchDigest) 
 
 
 def _bucket_row(key: BucketKey, m: BucketMetrics, instance_id: int, source: str) -> dict[str, Any]:
-    row: dict[str, Any] = {
+    return {
         "instance_id": instance_id,
         "bucket_start": key.start,
         "query_id": key.query_id,
@@ -785,12 +804,19 @@ def _bucket_row(key: BucketKey, m: BucketMetrics, instance_id: int, source: str)
         "user_name": key.user,
         "client_host": key.host,
         "source": source,
+        "histogram": None if m.histogram is None else m.histogram.to_bytes(),
+        **_metric_columns(m),
+    }
+
+
+def _metric_columns(m: BucketMetrics) -> dict[str, Any]:
+    """The sums and extremes of a bucket, by column (its histogram aside)."""
+    row: dict[str, Any] = {
         "count": m.count,
         "query_time_sum": m.query_time_sum,
         "query_time_min": m.query_time_min,
         "query_time_max": m.query_time_max,
         "lock_time_max": m.lock_time_max,
-        "histogram": None if m.histogram is None else m.histogram.to_bytes(),
     }
     sums = m.sums
     for name, column in zip(SUM_METRICS, SUM_COLUMNS, strict=True):
@@ -824,17 +850,18 @@ def _combine_totals(stored: Mapping[str, Any], new: Mapping[str, Any]) -> dict[s
     return {**{name: new[name] for name in TOTALS_KEY}, **_combined_metrics(stored, new)}
 
 
-def _totals_rows(bucket_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The bucket rows summed per instance, period and source: rows of the totals."""
-    totals: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in bucket_rows:
-        key = tuple(row[name] for name in TOTALS_KEY)
-        known = totals.get(key)
-        if known is None:
-            totals[key] = {name: row[name] for name in _TOTALS_COLUMNS}
-        else:
-            totals[key] = _combine_totals(known, row)
-    return list(totals.values())
+def _totals_rows(buckets: Buckets, instance_id: int, source: str) -> list[dict[str, Any]]:
+    """Every query's buckets summed per period: rows of the instance totals."""
+    totals: dict[datetime, BucketMetrics] = {}
+    for key, metrics in buckets.items():
+        total = totals.get(key.start)
+        if total is None:
+            total = totals[key.start] = BucketMetrics()
+        total.merge(metrics, histogram=False)
+    return [
+        {"instance_id": instance_id, "bucket_start": start, "source": source, **_metric_columns(t)}
+        for start, t in totals.items()
+    ]
 
 
 def _combine_buckets(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
