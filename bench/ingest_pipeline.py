@@ -41,7 +41,7 @@ from tests.fixtures.servers import free_port, started_postgres, started_redis
 EVENTS = 200_000
 SEED = 42
 WORKERS = 2
-BATCH_SIZE = 5000
+BATCH_SIZE = 50_000  # quanta-agent import's default
 START_TIMEOUT = 120.0
 FINISH_TIMEOUT = 1800.0
 POLL_SECONDS = 0.2

@@ -10,7 +10,14 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from quanta_agent.checkpoint import CheckpointError
-from quanta_agent.config import ConfigError, load_settings, merge, parse_assignments, read_history
+from quanta_agent.config import (
+    ConfigError,
+    ExamplePolicy,
+    load_settings,
+    merge,
+    parse_assignments,
+    read_history,
+)
 from quanta_agent.importer import ImportReport, import_file
 from quanta_agent.runner import AgentRunner, AlreadyRunning
 from quanta_agent.shipper import ShipError, Shipper
@@ -18,7 +25,10 @@ from quanta_agent.shipper import ShipError, Shipper
 app = typer.Typer(help="Quanta agent: ships slow logs to a Quanta server.", no_args_is_help=True)
 stderr = Console(stderr=True)
 
-DEFAULT_BATCH_SIZE = 5000
+# Statements folded into one batch of minute buckets: the server merges each batch's hour
+# and day buckets into the stored ones, so fewer, larger batches cost it less.
+DEFAULT_BATCH_SIZE = 50_000
+MAX_BATCH_SIZE = 1_000_000
 LOG_FORMAT = "%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"
 QUIET_LOGGERS = ("httpx", "httpcore")
 
@@ -39,9 +49,16 @@ def import_(
         str,
         typer.Option(help="Name of the server the log comes from; default: this host's name."),
     ] = socket.gethostname(),
-    batch_size: Annotated[int, typer.Option(min=1, max=50_000)] = DEFAULT_BATCH_SIZE,
+    batch_size: Annotated[
+        int, typer.Option(min=1, max=MAX_BATCH_SIZE, help="Statements per batch (at least).")
+    ] = DEFAULT_BATCH_SIZE,
+    examples: Annotated[
+        ExamplePolicy,
+        typer.Option(help="Statements sent as examples: as logged, literals masked, or none."),
+    ] = ExamplePolicy.FULL,
 ) -> None:
-    """Parse slow-log FILES and ship every event to the server (re-importing changes nothing)."""
+    """Parse slow-log FILES and ship every statement to the server, folded per minute
+    (re-importing changes nothing)."""
     shipper = Shipper(server=server, token=token, instance=instance)
     report = ImportReport()
     total_bytes = sum(f.stat().st_size for f in files)
@@ -59,6 +76,7 @@ def import_(
                     shipper=shipper,
                     batch_size=batch_size,
                     report=report,
+                    policy=examples,
                     on_bytes=lambda n: progress.advance(task, n),
                 )
     except ShipError as exc:

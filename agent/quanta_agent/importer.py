@@ -1,6 +1,7 @@
-"""Import slow-log files: parse, batch and ship every event once."""
+"""Import slow-log files: parse, fold per minute, and ship every statement once."""
 
 import os
+import random
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -8,12 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from quanta.analysis.slowlog import AttributeValue, ParseStats, SlowLogEvent, read_slow_log
+from quanta.analysis.aggregate import MAX_COUNTER, BatchDigest, MinuteFolder
+from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
+from quanta_agent.aggregates import aggregates, extended_fields, extended_metrics
+from quanta_agent.config import MAX_QUERY_LENGTH, ExamplePolicy
 from quanta_agent.shipper import Shipper
-
-# The ingest API refuses larger counters (quanta.ingest.schemas.MAX_COUNTER); the agent
-# keeps its own copy so it does not import the server's dependencies.
-MAX_COUNTER = 2**53
 
 
 @dataclass(slots=True)
@@ -24,35 +25,6 @@ class ImportReport:
     batches: int = 0
     duplicate_batches: int = 0
     skipped: list[tuple[str, int, str]] = field(default_factory=list)
-
-
-# Wire field <- the slow-log attribute names that give it, first present wins: Percona Server
-# and MariaDB names first, then MySQL 8's log_slow_extra ones (MariaDB's innodb verbosity
-# reports pages read and their time, the nearest to InnoDB_IO_r_ops/_wait).
-_COUNTERS: dict[str, tuple[str, ...]] = {
-    "bytes_sent": ("Bytes_sent",),
-    "tmp_tables": ("Tmp_tables", "Created_tmp_tables"),
-    "tmp_disk_tables": ("Tmp_disk_tables", "Created_tmp_disk_tables"),
-    "merge_passes": ("Merge_passes", "Sort_merge_passes"),
-    "innodb_io_r_ops": ("InnoDB_IO_r_ops", "Pages_read"),
-    "innodb_io_r_bytes": ("InnoDB_IO_r_bytes",),
-}
-_SECONDS: dict[str, tuple[str, ...]] = {
-    "innodb_io_r_wait": ("InnoDB_IO_r_wait", "Pages_read_time"),
-    "innodb_rec_lock_wait": ("InnoDB_rec_lock_wait",),
-    "innodb_queue_wait": ("InnoDB_queue_wait",),
-}
-_FLAGS: dict[str, tuple[str, ...]] = {
-    "full_scan": ("Full_scan",),
-    "full_join": ("Full_join",),
-    "filesort": ("Filesort",),
-    "filesort_on_disk": ("Filesort_on_disk",),
-}
-# Yes/No flags that stand in for a count where the count is not logged (MariaDB).
-_FLAG_COUNTS = {"tmp_tables": "Tmp_table", "tmp_disk_tables": "Tmp_table_on_disk"}
-# MySQL 8 logs the number of sorts rather than a Filesort flag.
-_SORT_COUNTS = ("Sort_scan_count", "Sort_range_count")
-_ERRNO = ("Errno", "Last_errno")
 
 
 def event_to_wire(event: SlowLogEvent, fallback_ts: datetime) -> dict[str, Any]:
@@ -74,44 +46,8 @@ def event_to_wire(event: SlowLogEvent, fallback_ts: datetime) -> dict[str, Any]:
     }
     if event.rows_affected is not None:
         wire["rows_affected"] = _counter(event.rows_affected)
-    attributes = event.attributes
-    if not attributes:
-        return wire
-    for field_name, names in _COUNTERS.items():
-        value = _first(attributes, names)
-        if value is None and field_name in _FLAG_COUNTS:
-            value = attributes.get(_FLAG_COUNTS[field_name])
-        if isinstance(value, bool):
-            wire[field_name] = int(value)
-        elif isinstance(value, int):
-            wire[field_name] = _counter(value)
-    for field_name, names in _SECONDS.items():
-        value = _first(attributes, names)
-        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-            wire[field_name] = float(value)
-    for field_name, names in _FLAGS.items():
-        value = _first(attributes, names)
-        if isinstance(value, bool):
-            wire[field_name] = value
-    if "filesort" not in wire:
-        sorts = [attributes.get(name) for name in _SORT_COUNTS]
-        if any(isinstance(n, int) and not isinstance(n, bool) for n in sorts):
-            wire["filesort"] = any(isinstance(n, int) and n > 0 for n in sorts)
-    errno = _first(attributes, _ERRNO)
-    if isinstance(errno, int) and not isinstance(errno, bool):
-        wire["errors"] = int(errno != 0)
-    warnings = attributes.get("warnings")
-    if isinstance(warnings, str) and warnings:
-        wire["warnings"] = warnings.count("\n") + 1
+    wire.update(extended_fields(event.attributes, MAX_COUNTER))
     return wire
-
-
-def _first(attributes: dict[str, AttributeValue], names: tuple[str, ...]) -> AttributeValue | None:
-    for name in names:
-        value = attributes.get(name)
-        if value is not None:
-            return value
-    return None
 
 
 def _counter(value: int | None) -> int | None:
@@ -125,29 +61,65 @@ def import_file(
     shipper: Shipper,
     batch_size: int,
     report: ImportReport,
+    policy: ExamplePolicy = ExamplePolicy.FULL,
     on_bytes: Callable[[int], None] = lambda _n: None,
 ) -> None:
-    """Parse one slow log and ship its events in batches of `batch_size`.
+    """Parse one slow log, fold it per minute and ship a batch every ``batch_size`` events.
 
-    One batch is shipped in a background thread while the next is parsed (the POST waits on
-    the server, gzip releases the GIL), and never more than one: memory stays at two batches.
+    One batch is shipped in a background thread while the next is
+    parsed (the POST waits on the server, gzip releases the GIL), and never more than one:
+    memory stays at two batches. The sampled examples are drawn with a fixed seed, so the
+    same file gives the same batches, and importing it again is recognised.
     """
     fallback_ts = datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
     stats = ParseStats()
-    batch: list[dict[str, Any]] = []
+    folder = MinuteFolder(Fingerprinter(), random.Random(0))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ship") as pool:
         in_flight: Future[None] | None = None
+
+        def cut() -> None:
+            nonlocal in_flight
+            digest = folder.digest()
+            _wait(in_flight)
+            in_flight = pool.submit(_ship, shipper, digest, policy, report)
+
+        sink = _BatchingSink(folder, batch_size, cut)
         with path.open("rb") as handle:
-            for event in read_slow_log(_CountingReader(handle, on_bytes), stats):
-                batch.append(event_to_wire(event, fallback_ts))
-                if len(batch) >= batch_size:
-                    _wait(in_flight)
-                    in_flight = pool.submit(_ship, shipper, batch, report)
-                    batch = []
+            for event in read_slow_log(_CountingReader(handle, on_bytes), stats, sink=sink):
+                if event.ts is None:
+                    event.ts = fallback_ts
+                folder.add(event, extended_metrics(event, MAX_COUNTER))
+                sink.filled(1)
         _wait(in_flight)
-        if batch:
-            _ship(shipper, batch, report)
+        if sink.held:
+            _ship(shipper, folder.digest(), policy, report)
     report.skipped.extend((str(path), line, reason) for line, reason in stats.skipped)
+
+
+class _BatchingSink:
+    """The folder as the reader's sink, cutting a batch every ``batch_size`` events."""
+
+    def __init__(self, folder: MinuteFolder, batch_size: int, cut: Callable[[], None]) -> None:
+        self._folder = folder
+        self._batch_size = batch_size
+        self._cut = cut
+        self.held = 0  # events in the folder
+        self.groups = folder.groups
+
+    def classify(self, query: str) -> list[list[Any]]:
+        """The folder's columns for the statement."""
+        return self._folder.classify(query)
+
+    def room(self) -> int:
+        """Events until the batch is full."""
+        return self._batch_size - self.held
+
+    def filled(self, count: int) -> None:
+        """Count events added to the folder; cut a batch once it is full."""
+        self.held += count
+        if self.held >= self._batch_size:
+            self._cut()
+            self.held = 0
 
 
 def _wait(shipping: Future[None] | None) -> None:
@@ -156,9 +128,12 @@ def _wait(shipping: Future[None] | None) -> None:
         shipping.result()
 
 
-def _ship(shipper: Shipper, batch: list[dict[str, Any]], report: ImportReport) -> None:
-    result = shipper.ship(batch)
-    report.events += len(batch)
+def _ship(
+    shipper: Shipper, digest: BatchDigest, policy: ExamplePolicy, report: ImportReport
+) -> None:
+    content = aggregates(digest, policy=policy, max_length=MAX_QUERY_LENGTH)
+    result = shipper.ship(content, examples=policy.value)
+    report.events += sum(metrics.count for metrics in digest.buckets.values())
     report.batches += 1
     report.duplicate_batches += result.duplicate
 

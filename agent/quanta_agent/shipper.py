@@ -5,7 +5,7 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,9 +65,9 @@ def encode_batch(batch: Mapping[str, Any]) -> bytes:
     return gzip.compress(json.dumps(batch, separators=(",", ":")).encode(), GZIP_LEVEL)
 
 
-def batch_id_for(instance: str, events_json: bytes) -> str:
-    """A batch id derived from the content, so re-sending the same events is a no-op."""
-    digest = hashlib.sha256(instance.encode() + b"\n" + events_json)
+def batch_id_for(instance: str, content_json: bytes) -> str:
+    """A batch id derived from the content, so re-sending the same rows is a no-op."""
+    digest = hashlib.sha256(instance.encode() + b"\n" + content_json)
     return digest.hexdigest()[:32]
 
 
@@ -100,17 +100,20 @@ class Shipper:
         """Release the connection pool."""
         self._client.close()
 
-    def ship(self, events: Sequence[dict[str, Any]], source: str = "slowlog") -> ShipResult:
-        """Send one batch, retrying transient failures; raise ShipError if it is refused."""
-        events_json = json.dumps(events, separators=(",", ":")).encode()
-        batch_id = batch_id_for(self.instance, events_json)
-        body = b'{"batch_id":%s,"instance":%s,"source":%s,"events":%s}' % (
-            json.dumps(batch_id).encode(),
-            json.dumps(self.instance).encode(),
-            json.dumps(source).encode(),
-            events_json,
-        )
-        response = self._post(gzip.compress(body, compresslevel=GZIP_LEVEL))
+    def ship(
+        self, content: Mapping[str, Any], source: str = "slowlog", examples: str = "full"
+    ) -> ShipResult:
+        """Send one batch, retrying transient failures; raise ShipError if it is refused.
+
+        ``content`` holds the batch's rows (``events``, or ``queries``, ``buckets`` and
+        ``picks``); the batch id is derived from it, so sending the same rows again is a
+        no-op on the server.
+        """
+        content_json = json.dumps(content, separators=(",", ":")).encode()
+        batch_id = batch_id_for(self.instance, content_json)
+        head = {"batch_id": batch_id, "instance": self.instance, "source": source}
+        body = json.dumps({**head, "examples": examples, **content}, separators=(",", ":"))
+        response = self._post(gzip.compress(body.encode(), compresslevel=GZIP_LEVEL))
         return _result(batch_id, response)
 
     def deliver(self, body: bytes, *, batch_id: str, give_up: threading.Event) -> ShipResult:

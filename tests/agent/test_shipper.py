@@ -56,15 +56,16 @@ def shipper_for(server: Receiver) -> Shipper:
 
 
 EVENTS = [{"ts": "2026-11-01T00:00:00+00:00", "query": "SELECT 1", "query_time": 0.1}]
+CONTENT = {"events": EVENTS}
 
 
 @pytest.mark.parametrize("receiver", [[(202, {"status": "queued"})]], indirect=True)
 def test_batch_carries_a_content_derived_id(receiver: Receiver) -> None:
-    result = shipper_for(receiver).ship(EVENTS)
+    result = shipper_for(receiver).ship(CONTENT, examples="masked")
     sent = receiver.received[0]
-    assert sent["instance"] == "db1"
+    assert (sent["instance"], sent["source"], sent["examples"]) == ("db1", "slowlog", "masked")
     assert sent["events"] == EVENTS
-    expected_id = batch_id_for("db1", json.dumps(EVENTS, separators=(",", ":")).encode())
+    expected_id = batch_id_for("db1", json.dumps(CONTENT, separators=(",", ":")).encode())
     assert sent["batch_id"] == result.batch_id == expected_id
     assert (result.status, result.duplicate) == ("queued", False)
 
@@ -75,7 +76,7 @@ def test_batch_carries_a_content_derived_id(receiver: Receiver) -> None:
     indirect=True,
 )
 def test_transient_failures_are_retried(receiver: Receiver) -> None:
-    result = shipper_for(receiver).ship(EVENTS)
+    result = shipper_for(receiver).ship(CONTENT)
     assert len(receiver.received) == 3
     assert receiver.received[0] == receiver.received[2]  # the same batch, the same id
     assert (result.status, result.duplicate) == ("done", True)
@@ -84,7 +85,7 @@ def test_transient_failures_are_retried(receiver: Receiver) -> None:
 @pytest.mark.parametrize("receiver", [[(422, {"detail": "events.0.ts: bad"})]], indirect=True)
 def test_refusal_stops_with_the_servers_reason(receiver: Receiver) -> None:
     with pytest.raises(ShipError, match=r"\(422\): events.0.ts: bad"):
-        shipper_for(receiver).ship(EVENTS)
+        shipper_for(receiver).ship(CONTENT)
     assert len(receiver.received) == 1
 
 

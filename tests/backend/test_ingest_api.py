@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import random
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,11 +11,16 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from quanta.analysis.aggregate import MinuteFolder
+from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.slowlog import SlowLogEvent
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service
 from quanta.ingest.models import IngestBatch
 from quanta.queries.models import QueryBucketMinute
+from quanta_agent.aggregates import aggregated_batch
+from quanta_agent.config import ExamplePolicy
 
 SETTINGS = Settings(env="test")
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
@@ -170,3 +176,47 @@ def test_the_same_batch_sent_concurrently_is_stored_once(client: TestClient) -> 
     with ThreadPoolExecutor(max_workers=8) as pool:
         codes = list(pool.map(lambda _: post_batch(client, events, "race").status_code, range(8)))
     assert sorted(codes) == [200] * 7 + [202]
+
+
+def test_an_agents_minute_buckets_count_as_its_events(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    """The same statements sent as events (db1) and folded by the agent (db2) read the same."""
+    statements = [
+        ("SELECT * FROM orders WHERE id = 1", 0.5, 0),
+        ("SELECT * FROM orders WHERE id = 2", 1.5, 1),
+        ("SELECT * FROM orders WHERE id = 3", 0.75, 1),
+        ("UPDATE stock SET n = 1", 0.25, 0),
+    ]
+    assert post_batch(client, [make_event(*s) for s in statements]).status_code == 202
+    folder = MinuteFolder(Fingerprinter(), random.Random(0))
+    for sql, seconds, minutes_ago in statements:
+        ts = NOW - timedelta(minutes=minutes_ago)
+        event = SlowLogEvent(sql, ts, seconds, 0.001, 1, 10, None, "shop", "app", "10.0.0.1", 1, {})
+        folder.add(event, {})
+    body = aggregated_batch(
+        batch_id="agg", instance="db2", digest=folder.digest(), policy=ExamplePolicy.FULL,
+        max_length=10_000,
+    )  # fmt: skip
+    answer = client.post(
+        "/api/v1/ingest", content=gzip.compress(json.dumps(body).encode()),
+        headers={"Content-Encoding": "gzip"},
+    )  # fmt: skip
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["events"] == 4
+    assert process_all(session_factory) == 8
+
+    def read(instance: str) -> list[tuple[Any, ...]]:
+        window = {"from": (NOW - timedelta(hours=1)).isoformat(), "to": NOW.isoformat()}
+        rows = client.get("/api/v1/queries", params={"instance": instance, **window}).json()["rows"]
+        return [
+            (r["query_id"], r["count"], round(r["query_time"], 9), r["query_time_p95"],
+             r["rows_examined"], r["sparkline"])
+            for r in rows
+        ]  # fmt: skip
+
+    assert read("db2") == read("db1")
+    assert len(read("db2")) == 2
+    qid = read("db2")[0][0]
+    examples = client.get(f"/api/v1/queries/{qid}/examples", params={"instance": "db2"}).json()
+    assert {e["text"] for e in examples["examples"]} >= {"SELECT * FROM orders WHERE id = 2"}

@@ -29,7 +29,8 @@
  * the columns `sink.groups[literal_mask(query)]`, or those `sink.classify(query)` returns
  * for a statement the groups do not know, is not ASCII or is a percona-toolkit checksum
  * query (told by a comment the mask drops, as fingerprinter.is_checksum_query does). The
- * offline digest aggregates whole columns at once this way.
+ * offline digest aggregates whole columns at once this way. A `max_count` above 0 stops the
+ * scan after that many entries.
  *
  * It stops at the first entry of any other shape, or that it is not sure of (anything the
  * expression could read differently, a '# Time:' that is not a valid date, an entry
@@ -707,10 +708,10 @@ static int add_to_columns(PlainReader *self, const Text *text, const Entry *entr
 
 static PyObject *scan(PlainReader *self, PyObject *args) {
     PyObject *string, *database, *sink = Py_None, *groups = NULL, *classify = NULL;
-    Py_ssize_t position, limit, line;
+    Py_ssize_t position, limit, line, max_count = 0;
     int at_end;
-    if (!PyArg_ParseTuple(args, "UnnpnO|O:scan", &string, &position, &limit, &at_end, &line,
-                          &database, &sink)) {
+    if (!PyArg_ParseTuple(args, "UnnpnO|On:scan", &string, &position, &limit, &at_end, &line,
+                          &database, &sink, &max_count)) {
         return NULL;
     }
     Text text = {string, PyUnicode_KIND(string), PyUnicode_DATA(string),
@@ -741,7 +742,8 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
     Py_ssize_t count = 0;
     Span last_iso = NO_SPAN;
     Entry entry;
-    while (position < limit && read_entry(&text, position, at_end, &entry)) {
+    while (position < limit && (max_count <= 0 || count < max_count) &&
+           read_entry(&text, position, at_end, &entry)) {
         PyObject *ts = stamp_time(self, &text, entry.stamp);
         if (ts == NULL) {
             goto error;
@@ -844,7 +846,7 @@ static void reader_dealloc(PlainReader *self) {
 
 static PyMethodDef reader_methods[] = {
     {"scan", (PyCFunction)scan, METH_VARARGS,
-     "scan(text, position, limit, at_end, line, database, sink=None)\n"
+     "scan(text, position, limit, at_end, line, database, sink=None, max_count=0)\n"
      "-> (events, count, end, line, database, last_iso)\n\n"
      "Read the usual entries from position on; see the module comment."},
     {NULL, NULL, 0, NULL},

@@ -24,6 +24,7 @@ class PlainReader:
         line: int,
         database: str | None,
         sink: Any = None,
+        max_count: int = 0,
         /,
     ) -> tuple[list[Any], int, int, int, str | None, str | None]:
         """(events, count, end, line, database, last '# Time:') of the entries from position."""

@@ -2,37 +2,51 @@
 
 A batch from one agent is for one instance and one source, so within a batch a bucket is
 identified by (query_id, schema, user, host, start). :func:`digest_events` folds slow-log
-events, :func:`digest_perfschema` performance_schema digest deltas; :func:`rollup` turns minute
-buckets into hour or day buckets (exactly: every metric and the histogram merge).
+events, :func:`digest_perfschema` performance_schema digest deltas, and
+:func:`digest_buckets` the minute buckets an agent folded itself (its query_ids taken again
+from its fingerprints, so that the server's grouping rules apply); :func:`rollup` turns
+minute buckets into hour or day buckets (exactly: every metric and the histogram merge).
 
 A metric a source does not give stays ``None`` (stored NULL), never 0.
 """
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from functools import lru_cache
+from itertools import groupby
+from typing import Any, Protocol, TypeVar, cast
 
-from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.fingerprinter import Fingerprinter, is_checksum_query, literal_mask
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.resolution import Resolution, floor_to
+from quanta.analysis.slowlog import SINK_COLUMNS
 
 __all__ = [
+    "MAX_COUNTER",
     "SUM_METRICS",
     "BatchDigest",
     "BucketKey",
     "BucketMetrics",
     "Example",
     "ExamplePick",
+    "MinuteFolder",
     "QuerySeen",
+    "digest_buckets",
     "digest_events",
     "digest_perfschema",
     "rollup",
     "rollup_examples",
 ]
+
+_N = TypeVar("_N", int, float)
+
+MAX_COUNTER = 2**53
+"""Counters above this are wrapped server counters (MariaDB logs some as 2**64 - n), not data."""
 
 SUM_METRICS: tuple[str, ...] = (
     "lock_time",
@@ -125,14 +139,15 @@ class BucketMetrics:
     histogram: LatencyHistogram | None = None
     sums: dict[str, int | float] = field(default_factory=dict)
 
-    def merge(self, other: BucketMetrics) -> None:
-        """Add ``other`` to this bucket, in place (exact for every metric)."""
+    def merge(self, other: BucketMetrics, *, histogram: bool = True) -> None:
+        """Add ``other`` to this bucket, in place (exact for every metric); without its
+        histogram if ``histogram`` is false."""
         self.count += other.count
         self.query_time_sum += other.query_time_sum
         self.query_time_min = _least(self.query_time_min, other.query_time_min)
         self.query_time_max = _greatest(self.query_time_max, other.query_time_max)
         self.lock_time_max = _greatest(self.lock_time_max, other.lock_time_max)
-        if other.histogram is not None:
+        if histogram and other.histogram is not None:
             if self.histogram is None:
                 self.histogram = LatencyHistogram()
             self.histogram.merge(other.histogram)
@@ -270,6 +285,178 @@ def digest_events(
     return digest
 
 
+class MinuteFolder:
+    """Folds a stream of slow-log events into per-minute buckets, as :func:`digest_events`
+    does, with the events of the usual shape handed over by the C reader as columns.
+
+    It is a :class:`~quanta.analysis.slowlog.ColumnSink` for
+    :func:`~quanta.analysis.slowlog.read_slow_log`: each query class's events wait in columns
+    (:data:`~quanta.analysis.slowlog.SINK_COLUMNS`), found by the statement's literal mask,
+    and are folded a class at a time by :meth:`digest`. The events the reader yields are
+    given to :meth:`add`, with the extended metrics (SUM_METRICS beyond the usual entry's)
+    the caller read from their attributes. The sampled example of a minute is drawn from its
+    events with ``rng``: the same events and seed give the same digest.
+
+    Example:
+        >>> folder = MinuteFolder(Fingerprinter(), random.Random(0))
+        >>> for event in read_slow_log(log, sink=folder):
+        ...     folder.add(event, extended_metrics(event))
+        >>> digest = folder.digest()
+    """
+
+    __slots__ = ("_classes", "_extended", "_fingerprinter", "_rng", "_truncated", "groups")
+
+    def __init__(self, fingerprinter: Fingerprinter, rng: random.Random) -> None:
+        self._fingerprinter = fingerprinter
+        self._rng = rng
+        self.groups: dict[str, list[list[Any]]] = {}
+        self._classes: dict[str, tuple[str, list[list[Any]]]] = {}
+        # Per (query_id, schema, user, host, minute): sums of the extended metrics.
+        self._extended: dict[BucketKey, dict[str, int | float]] = {}
+        self._truncated: set[tuple[str, int]] = set()  # (query_id, position in its columns)
+
+    def classify(self, query: str) -> list[list[Any]]:
+        """The columns of the statement's class, remembered by its literal mask."""
+        return self._class_of(query)[1]
+
+    def room(self) -> int:
+        """No limit: the caller decides when to fold (see :meth:`digest`)."""
+        return 1 << 62
+
+    def filled(self, count: int) -> None:
+        """Nothing to do: the caller decides when to fold."""
+
+    def add(
+        self, event: Event, extended: Mapping[str, int | float], truncated: bool = False
+    ) -> None:
+        """Take an event the reader yielded, its extended metrics, and whether it was cut."""
+        if event.ts is None:
+            raise ValueError("event without a timestamp")
+        query_id, columns = self._class_of(event.query)
+        if truncated:
+            self._truncated.add((query_id, len(columns[0])))
+        for column, name in zip(columns, SINK_COLUMNS, strict=True):
+            column.append(getattr(event, name, None))
+        if extended:
+            minute = event.ts.replace(second=0, microsecond=0)
+            key = BucketKey(query_id, event.db or "", event.user or "", event.host or "", minute)
+            sums = self._extended.setdefault(key, {})
+            for name, value in extended.items():
+                sums[name] = sums.get(name, 0) + value
+
+    def __len__(self) -> int:
+        return sum(len(columns[0]) for _, columns in self._classes.values())
+
+    def digest(self) -> BatchDigest:
+        """Fold every event taken so far into a digest, and start over."""
+        digest = BatchDigest()
+        for query_id, (fingerprint, columns) in self._classes.items():
+            if columns[0]:
+                self._fold(digest, query_id, fingerprint, columns)
+                for column in columns:
+                    column.clear()  # in place: the groups hold these lists
+        self._extended.clear()
+        self._truncated.clear()
+        return digest
+
+    def _class_of(self, query: str) -> tuple[str, list[list[Any]]]:
+        fingerprint, query_id = self._fingerprinter(query)
+        known = self._classes.get(query_id)
+        if known is None:
+            known = self._classes[query_id] = (fingerprint, [[] for _ in SINK_COLUMNS])
+        if not is_checksum_query(query):  # decided by a comment the mask drops
+            self.groups[literal_mask(query)] = known[1]
+        return query_id, known[1]
+
+    def _fold(
+        self, digest: BatchDigest, query_id: str, fingerprint: str, columns: list[list[Any]]
+    ) -> None:
+        """Fold one class's events into its buckets and example picks.
+
+        The events are sorted by (minute, schema, user, host), in file order within: each
+        bucket is then one slice of every column, summed by built-in functions.
+        """
+        queries, times = columns[0], columns[1]
+        if None in times:
+            raise ValueError("event without a timestamp")
+        digest.queries[query_id] = QuerySeen(fingerprint, min(times), max(times), queries[0])
+        keys = [
+            (_minute(ts), db or "", user or "", host or "")
+            for ts, db, user, host in zip(times, columns[7], columns[8], columns[9], strict=True)
+        ]
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        query_times, lock_times, rows_sent, rows_examined, rows_affected = (
+            [column[i] for i in order] for column in columns[2:7]
+        )
+        start = minute_start = 0
+        for (minute, db, user, host), run in groupby(keys[i] for i in order):
+            end = start + len(list(run))
+            key = BucketKey(query_id, db, user, host, minute)
+            digest.buckets[key] = self._bucket(
+                key, query_times[start:end], lock_times[start:end],
+                {"rows_sent": rows_sent[start:end], "rows_examined": rows_examined[start:end],
+                 "rows_affected": rows_affected[start:end]},
+            )  # fmt: skip
+            start = end
+            if end == len(order) or keys[order[end]][0] != minute:
+                self._pick(digest, query_id, columns, order, query_times, minute_start, end)
+                minute_start = end
+
+    def _bucket(
+        self,
+        key: BucketKey,
+        query_times: list[float],
+        lock_times: list[float | None],
+        counts: dict[str, list[int | None]],
+    ) -> BucketMetrics:
+        histogram = LatencyHistogram()
+        histogram.add_many(query_times)
+        sums = dict(self._extended.get(key) or {})
+        locks = _known_values(lock_times)
+        if locks:
+            sums["lock_time"] = math.fsum(locks)
+        for name, values in counts.items():
+            known = _known_values(values)
+            if known:
+                sums[name] = sum(known)
+        return BucketMetrics(
+            count=len(query_times),
+            query_time_sum=math.fsum(query_times),
+            query_time_min=min(query_times),
+            query_time_max=max(query_times),
+            lock_time_max=max(locks) if locks else None,
+            histogram=histogram,
+            sums=sums,
+        )
+
+    def _pick(
+        self,
+        digest: BatchDigest,
+        query_id: str,
+        columns: list[list[Any]],
+        order: list[int],
+        query_times: list[float],
+        start: int,
+        end: int,
+    ) -> None:
+        """The example pick of the minute that is ``order[start:end]``."""
+        slowest_time = max(query_times[start:end])
+        # The first of equals in file order, as digest_events keeps it.
+        slowest = min(order[n] for n in range(start, end) if query_times[n] == slowest_time)
+        sampled = order[start + int(self._rng.random() * (end - start))]
+        digest.examples[(query_id, _minute(columns[1][slowest]))] = ExamplePick(
+            self._example(query_id, columns, slowest),
+            self._example(query_id, columns, sampled),
+            end - start,
+        )
+
+    def _example(self, query_id: str, columns: list[list[Any]], index: int) -> Example:
+        return Example(
+            columns[0][index], columns[2][index], columns[1][index], columns[7][index] or "",
+            truncated=(query_id, index) in self._truncated,
+        )  # fmt: skip
+
+
 class PerfSchemaRow(Protocol):
     """What aggregation needs from a performance_schema digest delta (see SUM_METRICS)."""
 
@@ -371,6 +558,165 @@ def _perfschema_metrics(row: PerfSchemaRow) -> BucketMetrics:
                 histogram.add(middle, bucket.count)
         metrics.histogram = histogram if histogram.count else None
     return metrics
+
+
+class QueryRow(Protocol):
+    """A query class an agent saw in its batch: fingerprint, first/last seen, a statement."""
+
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def first_seen(self) -> datetime: ...
+    @property
+    def last_seen(self) -> datetime: ...
+    @property
+    def sample(self) -> str: ...
+
+
+class BucketRow(Protocol):
+    """A minute bucket an agent folded: its query (an index into the batch's queries),
+    dimensions, count, query time, lock time maximum, histogram and SUM_METRICS sums."""
+
+    @property
+    def query(self) -> int: ...
+    @property
+    def start(self) -> datetime: ...
+    @property
+    def db(self) -> str: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def query_time_sum(self) -> float: ...
+    @property
+    def query_time_min(self) -> float: ...
+    @property
+    def query_time_max(self) -> float: ...
+    @property
+    def lock_time_max(self) -> float | None: ...
+    @property
+    def histogram(self) -> LatencyHistogram: ...
+
+
+class ExampleRow(Protocol):
+    """One statement an agent kept as an example."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def query_time(self) -> float: ...
+    @property
+    def ts(self) -> datetime: ...
+    @property
+    def db(self) -> str: ...
+    @property
+    def truncated(self) -> bool: ...
+
+
+class PickRow(Protocol):
+    """The examples an agent kept for one query (an index into its queries) and minute."""
+
+    @property
+    def query(self) -> int: ...
+    @property
+    def start(self) -> datetime: ...
+    @property
+    def seen(self) -> int: ...
+    @property
+    def slowest(self) -> ExampleRow: ...
+    @property
+    def sampled(self) -> ExampleRow: ...
+
+
+def digest_buckets(
+    queries: Sequence[QueryRow],
+    buckets: Iterable[BucketRow],
+    picks: Iterable[PickRow],
+    fingerprinter: Fingerprinter | None = None,
+    *,
+    masked: bool = False,
+    rng: random.Random | None = None,
+) -> BatchDigest:
+    """The digest of a batch an agent folded into minute buckets itself.
+
+    Each query's fingerprint is fingerprinted again (a fingerprint is its own fingerprint,
+    so this only applies the grouping rules in force, and a fingerprint an older agent
+    wrote differently is written as this server writes it); buckets and examples that the
+    rules put in one class are merged.
+
+    Args:
+        queries: The batch's query classes; buckets and picks refer to them by position.
+        buckets: Minute buckets.
+        picks: Examples per query and minute.
+        fingerprinter: Gives fingerprints and query_ids with the grouping rules in force.
+        masked: The examples hold fingerprints, not statements with their literals.
+        rng: Draws between the sampled examples of merged picks.
+
+    Example:
+        >>> digest = digest_buckets(queries, buckets, picks)
+        >>> sum(m.count for m in digest.buckets.values()) == sum(b.count for b in buckets)
+        True
+    """
+    classify = fingerprinter or Fingerprinter()
+    draw = rng or random.Random()
+    digest = BatchDigest()
+    classes = [classify(query.fingerprint) for query in queries]
+    for query, (fp, qid) in zip(queries, classes, strict=True):
+        seen = digest.queries.get(qid)
+        if seen is None:
+            digest.queries[qid] = QuerySeen(fp, query.first_seen, query.last_seen, query.sample)
+        else:
+            seen.first_seen = min(seen.first_seen, query.first_seen)
+            seen.last_seen = max(seen.last_seen, query.last_seen)
+    for row in buckets:
+        metrics = BucketMetrics(
+            count=row.count,
+            query_time_sum=row.query_time_sum,
+            query_time_min=row.query_time_min,
+            query_time_max=row.query_time_max,
+            lock_time_max=row.lock_time_max,
+            histogram=row.histogram,
+            sums={name: value for name in SUM_METRICS if (value := getattr(row, name)) is not None},
+        )
+        key = BucketKey(classes[row.query][1], row.db, row.user, row.host, row.start)
+        known = digest.buckets.get(key)
+        if known is None:
+            digest.buckets[key] = metrics
+        else:
+            known.merge(metrics)
+    for pick in picks:
+        qid = classes[pick.query][1]
+        kept = ExamplePick(
+            _example_of(pick.slowest, masked), _example_of(pick.sampled, masked), pick.seen
+        )
+        known_pick = digest.examples.get((qid, pick.start))
+        if known_pick is None:
+            digest.examples[(qid, pick.start)] = kept
+        else:
+            known_pick.merge(kept, draw)
+    return digest
+
+
+@lru_cache(maxsize=4096)
+def _minute(ts: datetime) -> datetime:
+    """The start of the minute of ``ts`` (events of one second share one datetime object)."""
+    return ts.replace(second=0, microsecond=0)
+
+
+def _known_values(values: list[_N | None]) -> list[_N]:
+    """The values that are not None nor a wrapped counter (above MAX_COUNTER)."""
+    if None not in values:
+        known = cast("list[_N]", values)
+        if max(known) <= MAX_COUNTER:
+            return known
+    return [v for v in values if v is not None and v <= MAX_COUNTER]
+
+
+def _example_of(row: ExampleRow, masked: bool) -> Example:
+    return Example(row.query, row.query_time, row.ts, row.db, masked, row.truncated)
 
 
 def rollup(

@@ -320,15 +320,24 @@ def _count_names(counter: Counter[str], names: list[str | None]) -> None:
         counter[""] += missing
 
 
+# Events the C reader may hand a digest between two looks for full classes (bounds memory).
+_SINK_ROOM = 1 << 16
+
+
 class _DigestSink:
     """Feeds a digest from the C reader: its groups are the classes' pending columns."""
 
-    __slots__ = ("_digest", "_fingerprinter", "groups")
+    __slots__ = ("_digest", "_fingerprinter", "_held", "groups")
 
     def __init__(self, digest: Digest, fingerprinter: Fingerprinter) -> None:
         self._digest = digest
         self._fingerprinter = fingerprinter
+        self._held = 0  # events added since the digest last looked for full classes
         self.groups: dict[str, list[list[Any]]] = {}
+
+    def room(self) -> int:
+        """How many events the reader may add before the digest looks for full classes."""
+        return _SINK_ROOM - self._held
 
     def classify(self, query: str) -> list[list[Any]]:
         """The pending columns of the statement's class, remembered by its literal mask."""
@@ -338,9 +347,12 @@ class _DigestSink:
             self.groups[literal_mask(query)] = columns
         return columns
 
-    def filled(self) -> None:
-        """Fold in the classes that hold enough events."""
-        self._digest.flush_full()
+    def filled(self, count: int) -> None:
+        """Fold in the classes that hold enough events, now and then."""
+        self._held += count
+        if self._held >= _SINK_ROOM:
+            self._digest.flush_full()
+            self._held = 0
 
 
 def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:

@@ -292,8 +292,13 @@ class ColumnSink(Protocol):
         """The columns of a statement that ``groups`` does not know."""
         ...
 
-    def filled(self) -> None:
-        """Called after each block of the log: a chance to fold what the columns hold."""
+    def room(self) -> int:
+        """How many more events the sink takes before :meth:`filled` must be called."""
+        ...
+
+    def filled(self, count: int) -> None:
+        """Called after each run of ``count`` events given to the columns: a chance to fold
+        what they hold."""
         ...
 
 
@@ -442,15 +447,18 @@ class _Parser:
             while pos < limit:
                 if self._entry is None:
                     if self._plain_reader is not None:
+                        room = sink.room() if sink is not None else 0
                         events, count, end, number, self.database, last_iso = (
                             self._plain_reader.scan(
-                                text, pos, limit, is_last, number, self.database, sink
+                                text, pos, limit, is_last, number, self.database, sink, room
                             )
                         )
                         if count:
                             if last_iso is not None:
                                 self._clock.set_iso(last_iso)
                             self._stats.events += count
+                            if sink is not None:
+                                sink.filled(count)
                             yield from events
                             pos = end
                             continue
@@ -472,8 +480,6 @@ class _Parser:
                         self._entry = None
                         continue
                 pos, number = end + 1, number + 1
-            if sink is not None:
-                sink.filled()
         event = self.finish(lines=number - 1)
         if event is not None:
             yield event

@@ -1,5 +1,7 @@
 """The ingest wire format: what agents POST to /api/v1/ingest."""
 
+import base64
+import binascii
 from datetime import datetime
 from typing import Annotated, Literal, Self
 
@@ -8,15 +10,21 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
+    PlainValidator,
     StringConstraints,
+    WithJsonSchema,
     model_validator,
 )
 
+from quanta.analysis.aggregate import MAX_COUNTER
+from quanta.analysis.histogram import LatencyHistogram
 from quanta.ingest.models import BatchStatus
 
 MAX_QUERY_CHARS = 1_000_000
-# Counters above 2**53 are wrapped server counters (MariaDB logs some as 2**64 - n), not data.
-MAX_COUNTER = 2**53
+
+# Statements one aggregated batch may account for (the stored count is a 32-bit integer).
+MAX_BATCH_STATEMENTS = 2**31 - 1
 
 # One poll of a digest table (performance_schema_digests_size tops out around 1M rows) or of
 # the statistics tables fits in a batch; the body size limits still apply.
@@ -66,6 +74,130 @@ class SlowLogEventIn(BaseModel):
     truncated: bool = Field(
         default=False, description="The agent cut the statement to its configured length."
     )
+
+
+def _decode_histogram(value: object) -> LatencyHistogram:
+    """A histogram from its base64 byte form (LatencyHistogram.to_bytes), structure checked."""
+    if isinstance(value, LatencyHistogram):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("a histogram is a base64 string")
+    try:
+        data = binascii.a2b_base64(value, strict_mode=True)
+    except binascii.Error as exc:
+        raise ValueError(f"histogram is not base64: {exc}") from None
+    histogram = LatencyHistogram()
+    histogram.merge_bytes(data)  # ValueError with the reason when it is not a histogram
+    return histogram
+
+
+EncodedHistogram = Annotated[
+    LatencyHistogram,
+    PlainValidator(_decode_histogram),
+    PlainSerializer(lambda h: base64.b64encode(h.to_bytes()).decode(), return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "byte",
+            "description": "A latency histogram in its stored byte form, base64.",
+        }
+    ),
+]
+
+
+class SlowLogQueryIn(BaseModel):
+    """A query class of an aggregated slow-log batch; buckets and picks refer to it by its
+    position in ``queries``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fingerprint: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
+    first_seen: AwareDatetime
+    last_seen: AwareDatetime
+    sample: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)] = Field(
+        description="A statement of the class, for the tables it reads: the fingerprint "
+        "when the agent's examples are masked or off."
+    )
+
+
+class SlowLogBucketIn(BaseModel):
+    """One minute of one query class, schema, user and client host, folded by the agent.
+
+    The sums are null when no event of the minute had the attribute (never 0 for unknown).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: int = Field(ge=0, description="Position of the query class in `queries`.")
+    start: AwareDatetime = Field(description="Start of the minute.")
+    db: Dimension = ""
+    user: Dimension = ""
+    host: Dimension = ""
+    count: Annotated[int, Field(ge=1, le=MAX_COUNTER)]
+    query_time_sum: Seconds
+    query_time_min: Seconds
+    query_time_max: Seconds
+    lock_time_max: Seconds | None = None
+    histogram: EncodedHistogram
+    lock_time: Seconds | None = None
+    rows_sent: Counter | None = None
+    rows_examined: Counter | None = None
+    rows_affected: Counter | None = None
+    bytes_sent: Counter | None = None
+    tmp_tables: Counter | None = None
+    tmp_disk_tables: Counter | None = None
+    filesort: Counter | None = None
+    filesort_on_disk: Counter | None = None
+    full_scan: Counter | None = None
+    full_join: Counter | None = None
+    merge_passes: Counter | None = None
+    innodb_io_r_ops: Counter | None = None
+    innodb_io_r_bytes: Counter | None = None
+    innodb_io_r_wait: Seconds | None = None
+    innodb_rec_lock_wait: Seconds | None = None
+    innodb_queue_wait: Seconds | None = None
+    errors: Counter | None = None
+    warnings: Counter | None = None
+    no_index_used: Counter | None = None
+    no_good_index_used: Counter | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.start.second or self.start.microsecond:
+            raise ValueError("start must be the start of a minute")
+        if self.histogram.count != self.count:
+            raise ValueError(
+                f"histogram holds {self.histogram.count} values, count is {self.count}"
+            )
+        if self.query_time_min > self.query_time_max:
+            raise ValueError("query_time_min is above query_time_max")
+        return self
+
+
+class SlowLogExampleIn(BaseModel):
+    """A statement an agent kept as an example (its literals masked if the batch says so)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
+    query_time: Seconds
+    ts: AwareDatetime
+    db: Dimension = ""
+    truncated: bool = False
+
+
+class SlowLogPickIn(BaseModel):
+    """The examples of one query class and minute: the slowest, and one drawn uniformly."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: int = Field(ge=0, description="Position of the query class in `queries`.")
+    start: AwareDatetime = Field(description="Start of the minute.")
+    seen: Annotated[int, Field(ge=1, le=MAX_COUNTER)] = Field(
+        description="Statements the sampled one was drawn from."
+    )
+    slowest: SlowLogExampleIn
+    sampled: SlowLogExampleIn
 
 
 _BYTES_AS_IS = "Bytes, passed through."
@@ -226,7 +358,7 @@ class UserStatIn(BaseModel):
 
 # Which body fields belong to which source; a batch holds only its own source's kind.
 _FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
-    "slowlog": ("events",),
+    "slowlog": ("events", "queries", "buckets", "picks"),
     "perfschema": ("digests", "digest_lost"),
     "stats": ("tables", "indexes", "users"),
 }
@@ -235,7 +367,8 @@ _FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
 class IngestBatchIn(BaseModel):
     """A batch from one agent for one instance and one source.
 
-    A ``slowlog`` batch holds ``events``; a ``perfschema`` batch ``digests`` and
+    A ``slowlog`` batch holds ``events``, or the agent's own aggregates of them: ``queries``,
+    per-minute ``buckets`` and example ``picks``; a ``perfschema`` batch ``digests`` and
     ``digest_lost``; a ``stats`` batch ``tables``, ``indexes`` and ``users``.
     """
 
@@ -252,6 +385,9 @@ class IngestBatchIn(BaseModel):
         "replaced, off sends them only to be fingerprinted (no example is kept).",
     )
     events: list[SlowLogEventIn] = []
+    queries: list[SlowLogQueryIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    buckets: list[SlowLogBucketIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    picks: list[SlowLogPickIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
     digests: list[PerfSchemaDigestIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
     digest_lost: Counter | None = Field(
         default=None,
@@ -276,7 +412,20 @@ class IngestBatchIn(BaseModel):
                 f"a '{self.source}' batch carries only {', '.join(own)}; "
                 f"it also has {', '.join(foreign)}: send those in a batch of their own source"
             )
+        if self.events and (self.queries or self.buckets or self.picks):
+            raise ValueError("a slow-log batch carries events or their aggregates, not both")
+        for name, rows in (("buckets", self.buckets), ("picks", self.picks)):
+            beyond = next((row.query for row in rows if row.query >= len(self.queries)), None)
+            if beyond is not None:
+                raise ValueError(
+                    f"{name} refer to query {beyond}; the batch has {len(self.queries)}"
+                )
         return self
+
+    @property
+    def event_count(self) -> int:
+        """Statements the batch accounts for: its events, or the counts of its buckets."""
+        return len(self.events) or sum(bucket.count for bucket in self.buckets)
 
 
 class IngestBatchOut(BaseModel):

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import digest_events, digest_perfschema
+from quanta.analysis.aggregate import digest_buckets, digest_events, digest_perfschema
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
 from quanta.core.config import Settings
@@ -96,7 +96,7 @@ def accept_batch(
         )
     existing = repository.find_batch(session, token_id=principal.token_id, batch_id=batch.batch_id)
     if existing is not None:
-        record_ingest_batch(source=batch.source, events=len(batch.events), accepted=False)
+        record_ingest_batch(source=batch.source, events=batch.event_count, accepted=False)
         return _batch_out(existing), False
     instance = get_or_create_instance(session=session, name=batch.instance)
     row = IngestBatch(
@@ -105,7 +105,7 @@ def accept_batch(
         instance_id=instance.id,
         source=batch.source,
         payload_gzip=decoded.payload_gzip,
-        event_count=len(batch.events),
+        event_count=batch.event_count,
         status=BatchStatus.QUEUED,
         received_at=utcnow(),
     )
@@ -118,13 +118,13 @@ def accept_batch(
             session, token_id=principal.token_id, batch_id=batch.batch_id
         )
         assert existing is not None
-        record_ingest_batch(source=batch.source, events=len(batch.events), accepted=False)
+        record_ingest_batch(source=batch.source, events=batch.event_count, accepted=False)
         return _batch_out(existing), False
     batch_pk = row.id
     run_after_commit(session, lambda: enqueue_batch(settings=settings, batch_pk=batch_pk))
     run_after_commit(
         session,
-        lambda: record_ingest_batch(source=batch.source, events=len(batch.events), accepted=True),
+        lambda: record_ingest_batch(source=batch.source, events=batch.event_count, accepted=True),
     )
     return _batch_out(row), True
 
@@ -170,9 +170,18 @@ def process_batch(
         return 0
     row = session.get_one(IngestBatch, batch_pk)
     batch = IngestBatchIn.model_validate_json(gzip.decompress(row.payload_gzip))
-    if batch.source == "slowlog":
+    if batch.source == "slowlog" and batch.events:
         digest = digest_events(batch.events, fingerprinter)
         counted = len(batch.events)
+    elif batch.source == "slowlog":
+        digest = digest_buckets(
+            batch.queries,
+            batch.buckets,
+            batch.picks,
+            fingerprinter,
+            masked=batch.examples != "full",
+        )
+        counted = batch.event_count
     elif batch.source == "perfschema":
         digest = digest_perfschema(batch.digests, fingerprinter)
         counted = sum(d.count_star for d in batch.digests)

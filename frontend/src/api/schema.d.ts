@@ -3271,6 +3271,96 @@ export interface operations {
                     /** Batch Id */
                     batch_id: string;
                     /**
+                     * Buckets
+                     * @default []
+                     */
+                    buckets?: {
+                        /** Bytes Sent */
+                        bytes_sent?: number | null;
+                        /** Count */
+                        count: number;
+                        /**
+                         * Db
+                         * @default
+                         */
+                        db?: string;
+                        /** Errors */
+                        errors?: number | null;
+                        /** Filesort */
+                        filesort?: number | null;
+                        /** Filesort On Disk */
+                        filesort_on_disk?: number | null;
+                        /** Full Join */
+                        full_join?: number | null;
+                        /** Full Scan */
+                        full_scan?: number | null;
+                        /**
+                         * Histogram
+                         * Format: byte
+                         * @description A latency histogram in its stored byte form, base64.
+                         */
+                        histogram: string;
+                        /**
+                         * Host
+                         * @default
+                         */
+                        host?: string;
+                        /** Innodb Io R Bytes */
+                        innodb_io_r_bytes?: number | null;
+                        /** Innodb Io R Ops */
+                        innodb_io_r_ops?: number | null;
+                        /** Innodb Io R Wait */
+                        innodb_io_r_wait?: number | null;
+                        /** Innodb Queue Wait */
+                        innodb_queue_wait?: number | null;
+                        /** Innodb Rec Lock Wait */
+                        innodb_rec_lock_wait?: number | null;
+                        /** Lock Time */
+                        lock_time?: number | null;
+                        /** Lock Time Max */
+                        lock_time_max?: number | null;
+                        /** Merge Passes */
+                        merge_passes?: number | null;
+                        /** No Good Index Used */
+                        no_good_index_used?: number | null;
+                        /** No Index Used */
+                        no_index_used?: number | null;
+                        /**
+                         * Query
+                         * @description Position of the query class in `queries`.
+                         */
+                        query: number;
+                        /** Query Time Max */
+                        query_time_max: number;
+                        /** Query Time Min */
+                        query_time_min: number;
+                        /** Query Time Sum */
+                        query_time_sum: number;
+                        /** Rows Affected */
+                        rows_affected?: number | null;
+                        /** Rows Examined */
+                        rows_examined?: number | null;
+                        /** Rows Sent */
+                        rows_sent?: number | null;
+                        /**
+                         * Start
+                         * Format: date-time
+                         * @description Start of the minute.
+                         */
+                        start: string;
+                        /** Tmp Disk Tables */
+                        tmp_disk_tables?: number | null;
+                        /** Tmp Tables */
+                        tmp_tables?: number | null;
+                        /**
+                         * User
+                         * @default
+                         */
+                        user?: string;
+                        /** Warnings */
+                        warnings?: number | null;
+                    }[];
+                    /**
                      * Digest Lost
                      * @description Statements performance_schema could not file under a digest in the interval (increase of Performance_schema_digest_lost): the digest table is full.
                      */
@@ -3565,6 +3655,101 @@ export interface operations {
                     }[];
                     /** Instance */
                     instance: string;
+                    /**
+                     * Picks
+                     * @default []
+                     */
+                    picks?: {
+                        /**
+                         * Query
+                         * @description Position of the query class in `queries`.
+                         */
+                        query: number;
+                        /**
+                         * SlowLogExampleIn
+                         * @description A statement an agent kept as an example (its literals masked if the batch says so).
+                         */
+                        sampled: {
+                            /**
+                             * Db
+                             * @default
+                             */
+                            db?: string;
+                            /** Query */
+                            query: string;
+                            /** Query Time */
+                            query_time: number;
+                            /**
+                             * Truncated
+                             * @default false
+                             */
+                            truncated?: boolean;
+                            /**
+                             * Ts
+                             * Format: date-time
+                             */
+                            ts: string;
+                        };
+                        /**
+                         * Seen
+                         * @description Statements the sampled one was drawn from.
+                         */
+                        seen: number;
+                        /**
+                         * SlowLogExampleIn
+                         * @description A statement an agent kept as an example (its literals masked if the batch says so).
+                         */
+                        slowest: {
+                            /**
+                             * Db
+                             * @default
+                             */
+                            db?: string;
+                            /** Query */
+                            query: string;
+                            /** Query Time */
+                            query_time: number;
+                            /**
+                             * Truncated
+                             * @default false
+                             */
+                            truncated?: boolean;
+                            /**
+                             * Ts
+                             * Format: date-time
+                             */
+                            ts: string;
+                        };
+                        /**
+                         * Start
+                         * Format: date-time
+                         * @description Start of the minute.
+                         */
+                        start: string;
+                    }[];
+                    /**
+                     * Queries
+                     * @default []
+                     */
+                    queries?: {
+                        /** Fingerprint */
+                        fingerprint: string;
+                        /**
+                         * First Seen
+                         * Format: date-time
+                         */
+                        first_seen: string;
+                        /**
+                         * Last Seen
+                         * Format: date-time
+                         */
+                        last_seen: string;
+                        /**
+                         * Sample
+                         * @description A statement of the class, for the tables it reads: the fingerprint when the agent's examples are masked or off.
+                         */
+                        sample: string;
+                    }[];
                     /**
                      * Source
                      * @default slowlog

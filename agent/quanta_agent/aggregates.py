@@ -1,0 +1,199 @@
+"""Slow-log events folded per minute on the agent, in the ingest wire format.
+
+The agent folds a batch's events into one bucket per minute, query class, schema, user and
+client host (:class:`~quanta.analysis.aggregate.MinuteFolder`), as PMM's agent does, and
+ships those instead of the events: the server stores per-minute buckets anyway, a batch
+shrinks tenfold, and no statement leaves the host unless the example policy is ``full``.
+The server fingerprints each fingerprint again with its grouping rules, so one query has
+one query_id whichever way it arrived.
+
+Example:
+    >>> body = aggregated_batch(batch_id="b1", instance="db1", digest=folder.digest(),
+    ...                         policy=ExamplePolicy.FULL, max_length=10_000)
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from quanta.analysis.aggregate import BatchDigest, BucketMetrics, Example, QuerySeen
+from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
+from quanta_agent.config import ExamplePolicy
+
+SLOWLOG_SOURCE = "slowlog"
+
+# Wire field <- the slow-log attribute names that give it, first present wins: Percona Server
+# and MariaDB names first, then MySQL 8's log_slow_extra ones (MariaDB's innodb verbosity
+# reports pages read and their time, the nearest to InnoDB_IO_r_ops/_wait).
+_COUNTERS: dict[str, tuple[str, ...]] = {
+    "bytes_sent": ("Bytes_sent",),
+    "tmp_tables": ("Tmp_tables", "Created_tmp_tables"),
+    "tmp_disk_tables": ("Tmp_disk_tables", "Created_tmp_disk_tables"),
+    "merge_passes": ("Merge_passes", "Sort_merge_passes"),
+    "innodb_io_r_ops": ("InnoDB_IO_r_ops", "Pages_read"),
+    "innodb_io_r_bytes": ("InnoDB_IO_r_bytes",),
+}
+_SECONDS: dict[str, tuple[str, ...]] = {
+    "innodb_io_r_wait": ("InnoDB_IO_r_wait", "Pages_read_time"),
+    "innodb_rec_lock_wait": ("InnoDB_rec_lock_wait",),
+    "innodb_queue_wait": ("InnoDB_queue_wait",),
+}
+_FLAGS: dict[str, tuple[str, ...]] = {
+    "full_scan": ("Full_scan",),
+    "full_join": ("Full_join",),
+    "filesort": ("Filesort",),
+    "filesort_on_disk": ("Filesort_on_disk",),
+}
+# Yes/No flags that stand in for a count where the count is not logged (MariaDB).
+_FLAG_COUNTS = {"tmp_tables": "Tmp_table", "tmp_disk_tables": "Tmp_table_on_disk"}
+# MySQL 8 logs the number of sorts rather than a Filesort flag.
+_SORT_COUNTS = ("Sort_scan_count", "Sort_range_count")
+_ERRNO = ("Errno", "Last_errno")
+
+
+def extended_fields(
+    attributes: dict[str, AttributeValue], max_counter: int
+) -> dict[str, bool | int | float]:
+    """The ingest API's extended fields of an event, from its slow-log attributes.
+
+    They are sent under one name whatever the server's flavour, and only when the log has
+    them: an absent attribute is unknown, not 0. Counters above ``max_counter`` are wrapped
+    server counters (MariaDB logs some as 2**64 - n), not data, and are left out.
+
+    Example:
+        >>> extended_fields({"Bytes_sent": 60, "Full_scan": True}, 2**53)
+        {'bytes_sent': 60, 'full_scan': True}
+    """
+    fields: dict[str, bool | int | float] = {}
+    if not attributes:
+        return fields
+    for field_name, names in _COUNTERS.items():
+        value = _first(attributes, names)
+        if value is None and field_name in _FLAG_COUNTS:
+            value = attributes.get(_FLAG_COUNTS[field_name])
+        if isinstance(value, bool):
+            fields[field_name] = int(value)
+        elif isinstance(value, int) and value <= max_counter:
+            fields[field_name] = value
+    for field_name, names in _SECONDS.items():
+        value = _first(attributes, names)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            fields[field_name] = float(value)
+    for field_name, names in _FLAGS.items():
+        value = _first(attributes, names)
+        if isinstance(value, bool):
+            fields[field_name] = value
+    if "filesort" not in fields:
+        sorts = [attributes.get(name) for name in _SORT_COUNTS]
+        if any(isinstance(n, int) and not isinstance(n, bool) for n in sorts):
+            fields["filesort"] = any(isinstance(n, int) and n > 0 for n in sorts)
+    errno = _first(attributes, _ERRNO)
+    if isinstance(errno, int) and not isinstance(errno, bool):
+        fields["errors"] = int(errno != 0)
+    warnings = attributes.get("warnings")
+    if isinstance(warnings, str) and warnings:
+        fields["warnings"] = warnings.count("\n") + 1
+    return fields
+
+
+def extended_metrics(event: SlowLogEvent, max_counter: int) -> dict[str, int | float]:
+    """The extended fields of an event as numbers to sum per bucket (a flag counts 1)."""
+    fields = extended_fields(event.attributes, max_counter)
+    return {
+        name: int(value) if isinstance(value, bool) else value for name, value in fields.items()
+    }
+
+
+def _first(attributes: dict[str, AttributeValue], names: tuple[str, ...]) -> AttributeValue | None:
+    for name in names:
+        value = attributes.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def aggregated_batch(
+    *, batch_id: str, instance: str, digest: BatchDigest, policy: ExamplePolicy, max_length: int
+) -> dict[str, Any]:
+    """The body of a slow-log batch of minute buckets (see :func:`aggregates`)."""
+    return {
+        "batch_id": batch_id,
+        "instance": instance,
+        "source": SLOWLOG_SOURCE,
+        "examples": policy.value,
+        **aggregates(digest, policy=policy, max_length=max_length),
+    }
+
+
+def aggregates(
+    digest: BatchDigest, *, policy: ExamplePolicy, max_length: int
+) -> dict[str, list[dict[str, Any]]]:
+    """A batch digest as the ingest API's ``queries``, ``buckets`` and ``picks``.
+
+    Statements (a class's sample, examples) are sent as logged under the ``full`` policy,
+    cut to ``max_length`` characters; under ``masked`` the class's fingerprint stands for
+    them, and under ``off`` no example is sent at all.
+    """
+    position = {query_id: n for n, query_id in enumerate(digest.queries)}
+    queries = [_query(seen, policy, max_length) for seen in digest.queries.values()]
+    buckets = []
+    for key, metrics in digest.buckets.items():
+        bucket: dict[str, Any] = {
+            "query": position[key.query_id],
+            "start": key.start.isoformat(),
+            "db": key.schema,
+            "user": key.user,
+            "host": key.host,
+            "count": metrics.count,
+            "query_time_sum": metrics.query_time_sum,
+            "query_time_min": metrics.query_time_min,
+            "query_time_max": metrics.query_time_max,
+            "lock_time_max": metrics.lock_time_max,
+            "histogram": base64.b64encode(_histogram_bytes(metrics)).decode(),
+            **metrics.sums,
+        }
+        buckets.append(bucket)
+    picks = []
+    if policy != ExamplePolicy.OFF:
+        for (query_id, start), pick in digest.examples.items():
+            fingerprint = digest.queries[query_id].fingerprint
+            picks.append(
+                {
+                    "query": position[query_id],
+                    "start": start.isoformat(),
+                    "seen": pick.seen,
+                    "slowest": _example(pick.slowest, fingerprint, policy, max_length),
+                    "sampled": _example(pick.sampled, fingerprint, policy, max_length),
+                }
+            )
+    return {"queries": queries, "buckets": buckets, "picks": picks}
+
+
+def _histogram_bytes(metrics: BucketMetrics) -> bytes:
+    if metrics.histogram is None:  # a slow log gives every statement's time
+        raise ValueError("a slow-log bucket has a histogram")
+    return metrics.histogram.to_bytes()
+
+
+def _query(seen: QuerySeen, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
+    sample = seen.sample if policy == ExamplePolicy.FULL else seen.fingerprint
+    return {
+        "fingerprint": seen.fingerprint,  # never cut: the server fingerprints it again
+        "first_seen": seen.first_seen.isoformat(),
+        "last_seen": seen.last_seen.isoformat(),
+        "sample": sample[:max_length],
+    }
+
+
+def _example(
+    example: Example, fingerprint: str, policy: ExamplePolicy, max_length: int
+) -> dict[str, Any]:
+    text = example.query if policy == ExamplePolicy.FULL else fingerprint
+    return {
+        "query": text[:max_length],
+        "query_time": example.query_time,
+        "ts": example.ts.isoformat(),
+        "db": example.schema,
+        "truncated": example.truncated or len(text) > max_length,
+    }

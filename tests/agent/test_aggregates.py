@@ -1,0 +1,120 @@
+"""The agent's minute buckets in the wire format: valid for the API, the same digest back."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from quanta.analysis.aggregate import MAX_COUNTER, BatchDigest, MinuteFolder, digest_buckets
+from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.slowlog import read_slow_log
+from quanta.ingest.schemas import IngestBatchIn
+from quanta_agent.aggregates import aggregated_batch, extended_metrics
+from quanta_agent.config import ExamplePolicy
+
+DATA = Path(__file__).parents[1] / "analysis" / "data" / "slowlogs"
+LOG = "".join(
+    f"# Time: 2024-03-01T12:0{n // 4}:{n:02d}.000100Z\n"
+    f"# User@Host: app[app] @ web{n % 2} [10.0.0.{n % 2}]  Id: 7\n"
+    f"# Query_time: 0.{n + 1:06d}  Lock_time: 0.000010 Rows_sent: 1  Rows_examined: {n}\n"
+    f"use shop;\nSET timestamp={1709294400 + n};\nSELECT * FROM orders WHERE id = {n};\n"
+    for n in range(12)
+).encode()
+
+
+def folded(data: bytes) -> BatchDigest:
+    folder = MinuteFolder(Fingerprinter(), random.Random(0))
+    for event in read_slow_log(io.BytesIO(data), sink=folder):
+        folder.add(event, extended_metrics(event, MAX_COUNTER))
+    return folder.digest()
+
+
+def body_of(digest: BatchDigest, policy: ExamplePolicy) -> dict[str, Any]:
+    body = aggregated_batch(
+        batch_id="b1", instance="db1", digest=digest, policy=policy, max_length=10_000
+    )
+    return json.loads(json.dumps(body))  # as it travels
+
+
+def received(body: dict[str, Any]) -> BatchDigest:
+    batch = IngestBatchIn.model_validate_json(json.dumps(body))
+    return digest_buckets(
+        batch.queries, batch.buckets, batch.picks, masked=batch.examples != "full"
+    )
+
+
+def test_the_server_gets_back_the_agents_digest() -> None:
+    digest = folded(LOG)
+    back = received(body_of(digest, ExamplePolicy.FULL))
+    assert back.queries == digest.queries
+    assert back.examples == digest.examples
+    assert back.buckets.keys() == digest.buckets.keys()
+    for key, metrics in digest.buckets.items():
+        assert back.buckets[key] == metrics
+    assert sum(m.count for m in back.buckets.values()) == 12
+
+
+@pytest.mark.parametrize("log", sorted(DATA.glob("*.log")), ids=lambda path: path.stem)
+def test_every_sample_log_travels_whole(log: Path) -> None:
+    digest = folded(log.read_bytes())
+    back = received(body_of(digest, ExamplePolicy.FULL))
+    assert {k: (m.count, m.sums) for k, m in back.buckets.items()} == {
+        k: (m.count, m.sums) for k, m in digest.buckets.items()
+    }
+
+
+def test_masked_and_off_send_no_statement() -> None:
+    digest = folded(LOG)
+    masked, off = body_of(digest, ExamplePolicy.MASKED), body_of(digest, ExamplePolicy.OFF)
+    for body in (masked, off):
+        assert "id = 3" not in json.dumps(body)
+        assert body["queries"][0]["sample"] == "select * from orders where id=?"
+    assert off["picks"] == []
+    assert {pick["slowest"]["query"] for pick in masked["picks"]} == {
+        "select * from orders where id=?"
+    }
+    back = received(masked)
+    assert all(pick.slowest.masked for pick in back.examples.values())
+
+
+def bad(body: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        IngestBatchIn.model_validate_json(json.dumps(body))
+
+
+def test_inconsistent_buckets_are_refused_with_the_reason() -> None:
+    body = body_of(folded(LOG), ExamplePolicy.FULL)
+    bucket = body["buckets"][0]
+    bad({**body, "buckets": [{**bucket, "count": bucket["count"] + 1}]}, "histogram holds")
+    bad({**body, "buckets": [{**bucket, "histogram": "not base64!"}]}, "not base64")
+    garbage = base64.b64encode(b"\x09\x00").decode()
+    bad({**body, "buckets": [{**bucket, "histogram": garbage}]}, "format version")
+    late = bucket["start"].replace(":00+", ":30+")
+    bad({**body, "buckets": [{**bucket, "start": late}]}, "start of a minute")
+    bad({**body, "buckets": [{**bucket, "query": 99}]}, "refer to query 99")
+    event = {"ts": bucket["start"], "query": "SELECT 1", "query_time": 0.1}
+    bad({**body, "events": [event]}, "events or their aggregates, not both")
+
+
+def test_a_histogram_travels_as_base64_of_its_stored_form() -> None:
+    body = body_of(folded(LOG), ExamplePolicy.FULL)
+    data = base64.b64decode(body["buckets"][0]["histogram"])
+    assert LatencyHistogram.from_bytes(data).count == body["buckets"][0]["count"]
+
+
+def test_flags_count_one_and_wrapped_counters_are_left_out() -> None:
+    (event,) = read_slow_log(
+        io.BytesIO(
+            b"# Query_time: 0.5  Lock_time: 0.0\n# Full_scan: Yes  Bytes_sent: 18446744073709551508"
+            b"  Tmp_tables: 2\nSELECT 1;\n"
+        )
+    )
+    assert extended_metrics(event, MAX_COUNTER) == {"tmp_tables": 2, "full_scan": 1}
