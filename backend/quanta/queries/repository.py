@@ -73,6 +73,24 @@ def known_query_ids(session: Session, query_ids: Sequence[str]) -> set[str]:
     return found
 
 
+def insert_query_classes(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert query classes that are not stored yet (in key order); leave known ones be."""
+    _insert_new(session, QueryClass, ["query_id"], rows)
+
+
+def insert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Record query classes first seen on an instance (in key order)."""
+    _insert_new(session, QueryInstance, ["query_id", "instance_id"], rows)
+
+
+def _insert_new(
+    session: Session, model: Any, key: list[str], rows: Sequence[dict[str, Any]]
+) -> None:
+    if rows:
+        stmt = _insert_for(session)(model).on_conflict_do_nothing(index_elements=key)
+        session.connection().execute(stmt, sorted(rows, key=_key_getter(key)))
+
+
 def upsert_query_classes(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Insert new query classes; widen first/last seen of known ones (in key order)."""
     if not rows:

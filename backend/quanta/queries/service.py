@@ -175,26 +175,28 @@ def record_digest(
 
     Every resolution is written here, in the batch's transaction: no rollup job, no
     late-data window, and a batch counts at every resolution exactly once.
+
+    The order keeps the rows that concurrent batches share locked for as short a time as
+    it can (they are held until the commit): new query classes are inserted first, but the
+    classes' first/last seen, which every batch of an instance updates, are widened last;
+    minutes come before hours and days, which consecutive batches share. Every worker
+    writes in this one order, table by table and in key order within a table, so none waits
+    on another in a cycle.
     """
     draw = rng or random.Random()
-    _record_catalog(session=session, instance_id=instance_id, digest=digest)
+    _insert_catalog(session=session, instance_id=instance_id, digest=digest)
     buckets, per_query = _rollups(digest.buckets)
+    picks = _example_rollups(digest.examples, draw)
+    masked = example_policy == ExamplePolicy.MASKED
     for resolution in WRITE_ORDER:
         _record_buckets(
             session, instance_id, source, resolution, buckets[resolution], per_query.get(resolution)
         )
-    if example_policy == ExamplePolicy.OFF:
-        return
-    masked = example_policy == ExamplePolicy.MASKED
-    for resolution in WRITE_ORDER:
-        picks = (
-            digest.examples
-            if resolution is Resolution.MINUTE
-            else rollup_examples(digest.examples, resolution, draw)
-        )
+        if example_policy == ExamplePolicy.OFF:
+            continue
         example_rows = [
             _example_row(qid, start, pick, resolution, instance_id, masked, example_max_chars)
-            for (qid, start), pick in picks.items()
+            for (qid, start), pick in picks[resolution].items()
         ]
         repository.merge_rows(
             session,
@@ -203,6 +205,20 @@ def record_digest(
             example_rows,
             lambda stored, new: _combine_examples(stored, new, draw),
         )
+    _widen_catalog(session=session, instance_id=instance_id, digest=digest)
+
+
+Picks = dict[tuple[str, datetime], ExamplePick]
+
+
+def _example_rollups(minutes: Picks, draw: random.Random) -> dict[Resolution, Picks]:
+    """The example picks of every resolution, each from the finest one that holds it."""
+    hours = rollup_examples(minutes, Resolution.HOUR, draw)
+    return {
+        Resolution.MINUTE: minutes,
+        Resolution.HOUR: hours,
+        Resolution.DAY: rollup_examples(hours, Resolution.DAY, draw),
+    }
 
 
 Buckets = dict[BucketKey, BucketMetrics]
@@ -762,11 +778,34 @@ def maintain_partitions(*, session: Session, settings: Settings, now: datetime) 
 # --------------------------------------------------------------------------- helpers
 
 
-def _record_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -> None:
+def _insert_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -> None:
+    """Add the batch's new query classes (buckets refer to them); known ones are left as
+    they are, unlocked (see :func:`_widen_catalog`)."""
     known = repository.known_query_ids(session, list(digest.queries))
     classes = []
     for qid, seen in digest.queries.items():
-        row: dict[str, Any] = {
+        if qid in known:
+            continue
+        # Parsing is slow: once per new query class, never per event.
+        info = describe_statement(seen.fingerprint, seen.sample)
+        classes.append(
+            {
+                "query_id": qid,
+                "fingerprint": seen.fingerprint,
+                "first_seen": seen.first_seen,
+                "last_seen": seen.last_seen,
+                "statement_type": info.statement_type,
+                "tables": list(info.tables),
+            }
+        )
+    repository.insert_query_classes(session, classes)
+    repository.insert_query_instances(session, _instance_rows(instance_id, digest))
+
+
+def _widen_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -> None:
+    """Widen the first and last seen of the batch's query classes, on every instance too."""
+    classes = [
+        {
             "query_id": qid,
             "fingerprint": seen.fingerprint,
             "first_seen": seen.first_seen,
@@ -774,25 +813,22 @@ def _record_catalog(*, session: Session, instance_id: int, digest: BatchDigest) 
             "statement_type": None,
             "tables": None,
         }
-        if qid not in known:
-            # Parsing is slow: once per new query class, never per event.
-            info = describe_statement(seen.fingerprint, seen.sample)
-            row["statement_type"] = info.statement_type
-            row["tables"] = list(info.tables)
-        classes.append(row)
+        for qid, seen in digest.queries.items()
+    ]
     repository.upsert_query_classes(session, classes)
-    repository.upsert_query_instances(
-        session,
-        [
-            {
-                "query_id": qid,
-                "instance_id": instance_id,
-                "first_seen": seen.first_seen,
-                "last_seen": seen.last_seen,
-            }
-            for qid, seen in digest.queries.items()
-        ],
-    )
+    repository.upsert_query_instances(session, _instance_rows(instance_id, digest))
+
+
+def _instance_rows(instance_id: int, digest: BatchDigest) -> list[dict[str, Any]]:
+    return [
+        {
+            "query_id": qid,
+            "instance_id": instance_id,
+            "first_seen": seen.first_seen,
+            "last_seen": seen.last_seen,
+        }
+        for qid, seen in digest.queries.items()
+    ]
 
 
 def _bucket_row(key: BucketKey, m: BucketMetrics, instance_id: int, source: str) -> dict[str, Any]:
