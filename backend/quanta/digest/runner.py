@@ -10,6 +10,7 @@ previous part's last one.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -28,10 +29,10 @@ from quanta.core.memory import cycle_collection_paused
 
 # A file smaller than this is read in this process: starting workers would cost more.
 PARALLEL_MIN_BYTES = 8 << 20
-# Parts are at most about this big, and there are at least this many per process, so that
-# every process keeps busy to the end and the progress bar moves.
-PART_BYTES = 16 << 20
-PARTS_PER_JOB = 4
+# Parts are at most about this big, and as many per process: every process keeps busy to
+# the end. Each part costs a pickled digest and a merge (a 6 MB part lost a fifth of its
+# time to that), so parts are few: one per process up to this size.
+PART_BYTES = 64 << 20
 _ENTRY_START = b"\n# Time:"
 _SCAN_BYTES = 1 << 20
 # The database of a part's first events until the part says otherwise (never a real name).
@@ -132,7 +133,7 @@ def _split(path: Path, jobs: int) -> list[_Part]:
     size = path.stat().st_size
     if jobs <= 1 or size < PARALLEL_MIN_BYTES:
         return [_Part(str(path), 0, size)]
-    count = max(jobs * PARTS_PER_JOB, size // PART_BYTES)
+    count = jobs * math.ceil(size / (PART_BYTES * jobs))
     starts = [0]
     with path.open("rb") as handle:
         for n in range(1, count):
