@@ -66,10 +66,13 @@ def import_file(
 ) -> None:
     """Parse one slow log, fold it per minute and ship a batch every ``batch_size`` events.
 
-    One batch is shipped in a background thread while the next is
-    parsed (the POST waits on the server, gzip releases the GIL), and never more than one:
-    memory stays at two batches. The sampled examples are drawn with a fixed seed, so the
-    same file gives the same batches, and importing it again is recognised.
+    A batch ends before the minute of its newest event (whose events go with the next one),
+    so that the batches of a log in time order share no minute bucket: a worker storing one
+    never waits for the worker storing the one before. One batch is shipped in a background
+    thread while the next is parsed (the POST waits on the server, gzip releases the GIL),
+    and never more than one: memory stays at two batches (and a minute). The sampled
+    examples are drawn with a fixed seed, so the same file gives the same batches, and
+    importing it again is recognised.
     """
     fallback_ts = datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
     stats = ParseStats()
@@ -77,11 +80,14 @@ def import_file(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ship") as pool:
         in_flight: Future[None] | None = None
 
-        def cut() -> None:
+        def cut() -> int:
+            """Ship the events before the newest one's minute; how many are kept."""
             nonlocal in_flight
-            digest = folder.digest()
-            _wait(in_flight)
-            in_flight = pool.submit(_ship, shipper, digest, policy, report)
+            digest = folder.digest(before=folder.latest_minute())
+            if digest.buckets:
+                _wait(in_flight)
+                in_flight = pool.submit(_ship, shipper, digest, policy, report)
+            return len(folder)
 
         sink = _BatchingSink(folder, batch_size, cut)
         with path.open("rb") as handle:
@@ -91,7 +97,7 @@ def import_file(
                 folder.add(event, extended_metrics(event, MAX_COUNTER))
                 sink.filled(1)
         _wait(in_flight)
-        if sink.held:
+        if len(folder):
             _ship(shipper, folder.digest(), policy, report)
     report.skipped.extend((str(path), line, reason) for line, reason in stats.skipped)
 
@@ -99,7 +105,7 @@ def import_file(
 class _BatchingSink:
     """The folder as the reader's sink, cutting a batch every ``batch_size`` events."""
 
-    def __init__(self, folder: MinuteFolder, batch_size: int, cut: Callable[[], None]) -> None:
+    def __init__(self, folder: MinuteFolder, batch_size: int, cut: Callable[[], int]) -> None:
         self._folder = folder
         self._batch_size = batch_size
         self._cut = cut
@@ -111,15 +117,15 @@ class _BatchingSink:
         return self._folder.classify(query)
 
     def room(self) -> int:
-        """Events until the batch is full."""
-        return self._batch_size - self.held
+        """Events until the batch is full (or, while one minute holds more than a batch,
+        until the next look for a minute that ended)."""
+        return self._batch_size - self.held if self.held < self._batch_size else self._batch_size
 
     def filled(self, count: int) -> None:
         """Count events added to the folder; cut a batch once it is full."""
         self.held += count
         if self.held >= self._batch_size:
-            self._cut()
-            self.held = 0
+            self.held = self._cut()
 
 
 def _wait(shipping: Future[None] | None) -> None:

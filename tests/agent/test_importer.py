@@ -1,6 +1,9 @@
 """Turning parsed events into the ingest wire format."""
 
 from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta.ingest import schemas
@@ -79,3 +82,32 @@ def test_extended_attributes_of_every_flavour_reach_the_wire() -> None:
 
     plain = schemas.SlowLogEventIn.model_validate(importer.event_to_wire(event(), FILE_TIME))
     assert (plain.bytes_sent, plain.tmp_tables, plain.errors) == (None, None, None)
+
+
+class RecordingShipper:
+    """Stands in for the server: keeps what would be shipped."""
+
+    def __init__(self) -> None:
+        self.batches: list[dict[str, Any]] = []
+
+    def ship(self, content: dict[str, Any], source: str = "slowlog", examples: str = "full") -> Any:
+        self.batches.append(content)
+        return SimpleNamespace(duplicate=False)
+
+
+def test_import_ships_minute_aligned_batches_of_every_statement(tmp_path: Path) -> None:
+    log = tmp_path / "slow.log"
+    log.write_text(
+        "".join(
+            f"# Time: 2024-03-01T12:{n // 30:02d}:{n % 30 * 2:02d}Z\n"
+            f"# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 1\n"
+            f"SET timestamp={1709294400 + n * 2};\nSELECT {n};\n"
+            for n in range(300)
+        )  # ten minutes, 30 statements each
+    )
+    shipper, report = RecordingShipper(), importer.ImportReport()
+    importer.import_file(log, shipper=shipper, batch_size=45, report=report)  # type: ignore[arg-type]
+    minutes = [{bucket["start"] for bucket in batch["buckets"]} for batch in shipper.batches]
+    assert report.events == 300 == sum(b["count"] for s in shipper.batches for b in s["buckets"])
+    assert report.batches == len(shipper.batches) > 3
+    assert sum(len(m) for m in minutes) == len(set().union(*minutes)) == 10  # none shared

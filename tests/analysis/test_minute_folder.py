@@ -135,3 +135,21 @@ def test_sampled_examples_are_drawn_from_every_event_of_the_minute() -> None:
         for pick in fold(data, seed=seed).examples.values()
     }
     assert sampled == {f"SELECT {n}" for n in range(10)}
+
+
+def test_a_digest_before_a_minute_keeps_the_later_events_for_the_next() -> None:
+    data = "".join(
+        entry(f"SELECT {n}", 0.1, START + timedelta(seconds=20 * n), "app", 1) for n in range(9)
+    ).encode()  # minutes 12:00, 12:01, 12:02 with three events each
+    folder = MinuteFolder(Fingerprinter(), random.Random(0))
+    for event in read_slow_log(io.BytesIO(data), sink=folder):
+        folder.add(event, {})
+    assert folder.latest_minute() == START + timedelta(minutes=2)
+    first = folder.digest(before=folder.latest_minute())
+    assert sorted(key.start.minute for key in first.buckets) == [0, 1]
+    assert len(folder) == 3
+    second = folder.digest()
+    assert [(key.start.minute, m.count) for key, m in second.buckets.items()] == [(2, 3)]
+    assert second.queries[next(iter(second.queries))].first_seen == START + timedelta(minutes=2)
+    whole = fold(data)
+    assert {**first.buckets, **second.buckets} == whole.buckets

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -347,17 +348,34 @@ class MinuteFolder:
     def __len__(self) -> int:
         return sum(len(columns[0]) for _, columns in self._classes.values())
 
-    def digest(self) -> BatchDigest:
-        """Fold every event taken so far into a digest, and start over."""
+    def digest(self, before: datetime | None = None) -> BatchDigest:
+        """Fold the events taken so far into a digest, and forget them.
+
+        With ``before``, only the events of earlier minutes are folded; the others are kept
+        for the next digest (so that consecutive batches of a log in time order share no
+        minute bucket).
+        """
         digest = BatchDigest()
+        truncated, self._truncated = self._truncated, set()
         for query_id, (fingerprint, columns) in self._classes.items():
-            if columns[0]:
-                self._fold(digest, query_id, fingerprint, columns)
-                for column in columns:
-                    column.clear()  # in place: the groups hold these lists
-        self._extended.clear()
-        self._truncated.clear()
+            if not columns[0]:
+                continue
+            kept = self._fold(digest, query_id, fingerprint, columns, before)
+            for column in columns:  # in place: the groups hold these lists
+                column[:] = [column[i] for i in kept]
+            self._truncated.update(
+                (query_id, n) for n, i in enumerate(kept) if (query_id, i) in truncated
+            )
+        if before is None:
+            self._extended.clear()
+        else:
+            self._extended = {k: v for k, v in self._extended.items() if k.start >= before}
         return digest
+
+    def latest_minute(self) -> datetime | None:
+        """The minute of the newest event taken (None when there is none)."""
+        latest = [max(columns[1]) for _, columns in self._classes.values() if columns[1]]
+        return _minute(max(latest)) if latest else None
 
     def _class_of(self, query: str) -> tuple[str, list[list[Any]]]:
         fingerprint, query_id = self._fingerprinter(query)
@@ -369,22 +387,40 @@ class MinuteFolder:
         return query_id, known[1]
 
     def _fold(
-        self, digest: BatchDigest, query_id: str, fingerprint: str, columns: list[list[Any]]
-    ) -> None:
-        """Fold one class's events into its buckets and example picks.
+        self,
+        digest: BatchDigest,
+        query_id: str,
+        fingerprint: str,
+        columns: list[list[Any]],
+        before: datetime | None,
+    ) -> list[int]:
+        """Fold one class's events (those before ``before``) into buckets and example picks;
+        return the positions of the events left, in file order.
 
         The events are sorted by (minute, schema, user, host), in file order within: each
-        bucket is then one slice of every column, summed by built-in functions.
+        bucket is then one slice of every column, summed by built-in functions, and the
+        events left are the end of that order.
         """
-        queries, times = columns[0], columns[1]
+        times = columns[1]
         if None in times:
             raise ValueError("event without a timestamp")
-        digest.queries[query_id] = QuerySeen(fingerprint, min(times), max(times), queries[0])
         keys = [
             (_minute(ts), db or "", user or "", host or "")
             for ts, db, user, host in zip(times, columns[7], columns[8], columns[9], strict=True)
         ]
         order = sorted(range(len(keys)), key=keys.__getitem__)
+        folded = len(order)
+        if before is not None:
+            folded = bisect_left(order, before, key=lambda i: keys[i][0])
+            order, left = order[:folded], sorted(order[folded:])
+        else:
+            left = []
+        if not order:
+            return left
+        folded_times = [times[i] for i in order]
+        first = min(order)  # the class's sample: its first statement in the batch
+        seen = QuerySeen(fingerprint, min(folded_times), max(folded_times), columns[0][first])
+        digest.queries[query_id] = seen
         query_times, lock_times, rows_sent, rows_examined, rows_affected = (
             [column[i] for i in order] for column in columns[2:7]
         )
@@ -401,6 +437,7 @@ class MinuteFolder:
             if end == len(order) or keys[order[end]][0] != minute:
                 self._pick(digest, query_id, columns, order, query_times, minute_start, end)
                 minute_start = end
+        return left
 
     def _bucket(
         self,
