@@ -212,8 +212,9 @@ _METRIC_FIELDS = (
     "rows_affected",
     "query_length",
 )
-# Pending events a class holds before it folds them in: bounds memory.
-_PENDING_LIMIT = 2048
+# Events the classes of a digest hold pending, together, before they fold them in: bounds
+# memory whatever the log's size, and the busy classes fold thousands at a time.
+_PENDING_LIMIT = 1 << 16
 
 
 @dataclass(slots=True)
@@ -221,13 +222,18 @@ class Digest:
     """Per-class digests of a log or a part of it; global totals are derived from them."""
 
     classes: dict[str, QueryClassDigest] = field(default_factory=dict)
+    pending: int = 0  # events held by the classes, not folded in yet
 
     def add(self, event: SlowLogEvent, fingerprint: str, query_id: str) -> None:
         """Take one event whose class is ``query_id``."""
-        query_class = self._class(query_id, fingerprint)
-        query_class.add(event)
-        if len(query_class.pending[0]) >= _PENDING_LIMIT:
-            query_class.flush()
+        self._class(query_id, fingerprint).add(event)
+        self.took(1)
+
+    def took(self, count: int) -> None:
+        """Count events added to the classes' pending columns; fold them in past the limit."""
+        self.pending += count
+        if self.pending >= _PENDING_LIMIT:
+            self.flush()
 
     def sink(self, fingerprinter: Fingerprinter) -> ColumnSink:
         """A sink for :func:`~quanta.analysis.slowlog.read_slow_log` that adds the events it
@@ -240,14 +246,9 @@ class Digest:
             query_class = self.classes[query_id] = QueryClassDigest(query_id, fingerprint)
         return query_class
 
-    def flush_full(self) -> None:
-        """Fold in the classes whose pending events reached the limit (bounds memory)."""
-        for query_class in self.classes.values():
-            if len(query_class.pending[0]) >= _PENDING_LIMIT:
-                query_class.flush()
-
     def flush(self) -> None:
         """Fold every class's pending events in (before reading any statistic)."""
+        self.pending = 0
         for query_class in self.classes.values():
             query_class.flush()
 
@@ -320,24 +321,19 @@ def _count_names(counter: Counter[str], names: list[str | None]) -> None:
         counter[""] += missing
 
 
-# Events the C reader may hand a digest between two looks for full classes (bounds memory).
-_SINK_ROOM = 1 << 16
-
-
 class _DigestSink:
     """Feeds a digest from the C reader: its groups are the classes' pending columns."""
 
-    __slots__ = ("_digest", "_fingerprinter", "_held", "groups")
+    __slots__ = ("_digest", "_fingerprinter", "groups")
 
     def __init__(self, digest: Digest, fingerprinter: Fingerprinter) -> None:
         self._digest = digest
         self._fingerprinter = fingerprinter
-        self._held = 0  # events added since the digest last looked for full classes
         self.groups: dict[str, list[list[Any]]] = {}
 
     def room(self) -> int:
-        """How many events the reader may add before the digest looks for full classes."""
-        return _SINK_ROOM - self._held
+        """How many events the reader may add before the digest folds what it holds."""
+        return _PENDING_LIMIT - self._digest.pending
 
     def classify(self, query: str) -> list[list[Any]]:
         """The pending columns of the statement's class, remembered by its literal mask."""
@@ -348,11 +344,8 @@ class _DigestSink:
         return columns
 
     def filled(self, count: int) -> None:
-        """Fold in the classes that hold enough events, now and then."""
-        self._held += count
-        if self._held >= _SINK_ROOM:
-            self._digest.flush_full()
-            self._held = 0
+        """Count the events the reader added (the digest folds them in past its limit)."""
+        self._digest.took(count)
 
 
 def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
