@@ -8,8 +8,9 @@ The server fingerprints each fingerprint again with its grouping rules, so one q
 one query_id whichever way it arrived.
 
 Example:
-    >>> body = aggregated_batch(batch_id="b1", instance="db1", digest=folder.digest(),
-    ...                         policy=ExamplePolicy.FULL, max_length=10_000)
+    >>> content = aggregates(folder.digest(), policy=ExamplePolicy.FULL, max_length=10_000)
+    >>> sorted(content)
+    ['buckets', 'picks', 'queries']
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from typing import Any
 from quanta.analysis.aggregate import BatchDigest, BucketMetrics, Example, QuerySeen
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
 from quanta_agent.config import ExamplePolicy
-
-SLOWLOG_SOURCE = "slowlog"
 
 # Wire field <- the slow-log attribute names that give it, first present wins: Percona Server
 # and MariaDB names first, then MySQL 8's log_slow_extra ones (MariaDB's innodb verbosity
@@ -111,19 +110,6 @@ def _first(attributes: dict[str, AttributeValue], names: tuple[str, ...]) -> Att
         if value is not None:
             return value
     return None
-
-
-def aggregated_batch(
-    *, batch_id: str, instance: str, digest: BatchDigest, policy: ExamplePolicy, max_length: int
-) -> dict[str, Any]:
-    """The body of a slow-log batch of minute buckets (see :func:`aggregates`)."""
-    return {
-        "batch_id": batch_id,
-        "instance": instance,
-        "source": SLOWLOG_SOURCE,
-        "examples": policy.value,
-        **aggregates(digest, policy=policy, max_length=max_length),
-    }
 
 
 def aggregates(

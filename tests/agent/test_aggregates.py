@@ -17,7 +17,7 @@ from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import read_slow_log
 from quanta.ingest.schemas import IngestBatchIn
-from quanta_agent.aggregates import aggregated_batch, extended_metrics
+from quanta_agent.aggregates import aggregates, extended_metrics
 from quanta_agent.config import ExamplePolicy
 
 DATA = Path(__file__).parents[1] / "analysis" / "data" / "slowlogs"
@@ -38,9 +38,8 @@ def folded(data: bytes) -> BatchDigest:
 
 
 def body_of(digest: BatchDigest, policy: ExamplePolicy) -> dict[str, Any]:
-    body = aggregated_batch(
-        batch_id="b1", instance="db1", digest=digest, policy=policy, max_length=10_000
-    )
+    content = aggregates(digest, policy=policy, max_length=10_000)
+    body = {"batch_id": "b1", "instance": "db1", "examples": policy.value, **content}
     return json.loads(json.dumps(body))  # as it travels
 
 

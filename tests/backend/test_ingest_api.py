@@ -19,7 +19,7 @@ from quanta.core.db import session_scope
 from quanta.ingest import service
 from quanta.ingest.models import IngestBatch
 from quanta.queries.models import QueryBucketMinute
-from quanta_agent.aggregates import aggregated_batch
+from quanta_agent.aggregates import aggregates
 from quanta_agent.config import ExamplePolicy
 
 SETTINGS = Settings(env="test")
@@ -194,10 +194,8 @@ def test_an_agents_minute_buckets_count_as_its_events(
         ts = NOW - timedelta(minutes=minutes_ago)
         event = SlowLogEvent(sql, ts, seconds, 0.001, 1, 10, None, "shop", "app", "10.0.0.1", 1, {})
         folder.add(event, {})
-    body = aggregated_batch(
-        batch_id="agg", instance="db2", digest=folder.digest(), policy=ExamplePolicy.FULL,
-        max_length=10_000,
-    )  # fmt: skip
+    content = aggregates(folder.digest(), policy=ExamplePolicy.FULL, max_length=10_000)
+    body = {"batch_id": "agg", "instance": "db2", **content}
     answer = client.post(
         "/api/v1/ingest", content=gzip.compress(json.dumps(body).encode()),
         headers={"Content-Encoding": "gzip"},

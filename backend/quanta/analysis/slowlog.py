@@ -30,9 +30,11 @@ A malformed entry (no ``# Query_time``, or a header and no statement) is not yie
 first line number and the reason go to ``ParseStats.skipped``. Nothing raises on bad input.
 
 :func:`read_slow_log` gives the same events from a file read in large blocks, several times
-faster: an entry of the usual shape is read by one regular expression instead of line by
-line, and anything unusual goes through the same line-by-line state machine. Tests check
-that both functions agree on every sample and on random input.
+faster: an entry of the usual shape is read in C (``_slowlog.PlainReader``, where built) or
+by one regular expression instead of line by line, and anything unusual goes through the
+same line-by-line state machine. Given a :class:`ColumnSink`, the C reader hands the usual
+entries' fields over as columns instead of event objects. Tests check that both functions
+agree on every sample and on random input, with and without the C reader.
 """
 
 from __future__ import annotations
