@@ -99,6 +99,8 @@ def test_inconsistent_buckets_are_refused_with_the_reason() -> None:
     late = bucket["start"].replace(":00+", ":30+")
     bad({**body, "buckets": [{**bucket, "start": late}]}, "start of a minute")
     bad({**body, "buckets": [{**bucket, "query": 99}]}, "refer to query 99")
+    pick = body["picks"][0]
+    bad({**body, "picks": [{**pick, "start": pick["start"].replace(":00+", ":07+")}]}, "minute")
     event = {"ts": bucket["start"], "query": "SELECT 1", "query_time": 0.1}
     bad({**body, "events": [event]}, "events or their aggregates, not both")
 

@@ -448,7 +448,7 @@ class MinuteFolder:
     ) -> BucketMetrics:
         histogram = LatencyHistogram()
         histogram.add_many(query_times)
-        sums = dict(self._extended.get(key) or {})
+        sums = dict(self._extended.get(key) or {}) if self._extended else {}
         locks = _known_values(lock_times)
         if locks:
             sums["lock_time"] = math.fsum(locks)

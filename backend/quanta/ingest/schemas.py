@@ -199,6 +199,12 @@ class SlowLogPickIn(BaseModel):
     slowest: SlowLogExampleIn
     sampled: SlowLogExampleIn
 
+    @model_validator(mode="after")
+    def _minute(self) -> Self:
+        if self.start.second or self.start.microsecond:
+            raise ValueError("start must be the start of a minute")
+        return self
+
 
 _BYTES_AS_IS = "Bytes, passed through."
 
