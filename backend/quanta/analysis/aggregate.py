@@ -300,8 +300,8 @@ class MinuteFolder:
 
     Example:
         >>> folder = MinuteFolder(Fingerprinter(), random.Random(0))
-        >>> for event in read_slow_log(log, sink=folder):
-        ...     folder.add(event, extended_metrics(event))
+        >>> for event in read_slow_log(log, sink=folder):  # only the unusual entries
+        ...     folder.add(event, extended={"bytes_sent": 60})
         >>> digest = folder.digest()
     """
 
