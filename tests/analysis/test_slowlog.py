@@ -547,7 +547,7 @@ PLAIN_ENTRIES = st.builds(
 )  # fmt: skip
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(PLAIN_ENTRIES, max_size=8), st.sampled_from([7, 64, 1 << 20]), st.booleans())
 def test_c_reader_reads_usual_entries_as_python_does(
     entries: list[str], block_size: int, cut_last_line_end: bool

@@ -28,7 +28,7 @@
  * scan(..., sink) builds no events: it appends each one's fields (slowlog.SINK_COLUMNS) to
  * the columns `sink.groups[literal_mask(query)]`, or those `sink.classify(query)` returns
  * for a statement the groups do not know, is not ASCII or is a percona-toolkit checksum
- * query (told by a comment the mask drops, as fingerprinter.is_checksum_query does). The
+ * query (told by a comment the mask drops: fingerprinter.cache_key gives it no key). The
  * offline digest aggregates whole columns at once this way. A `max_count` above 0 stops the
  * scan after that many entries.
  *

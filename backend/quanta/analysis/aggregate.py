@@ -22,7 +22,7 @@ from functools import lru_cache
 from itertools import groupby
 from typing import Any, Protocol, TypeVar, cast
 
-from quanta.analysis.fingerprinter import Fingerprinter, is_checksum_query, literal_mask
+from quanta.analysis.fingerprinter import Fingerprinter, cache_key
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.resolution import Resolution, floor_to
 from quanta.analysis.slowlog import SINK_COLUMNS
@@ -318,7 +318,11 @@ class MinuteFolder:
 
     def classify(self, query: str) -> list[list[Any]]:
         """The columns of the statement's class, remembered by its literal mask."""
-        return self._class_of(query)[1]
+        columns = self._class_of(query)[1]
+        key = cache_key(query)
+        if key is not None:
+            self.groups[key] = columns
+        return columns
 
     def room(self) -> int:
         """No limit: the caller decides when to fold (see :meth:`digest`)."""
@@ -339,7 +343,7 @@ class MinuteFolder:
         for column, name in zip(columns, SINK_COLUMNS, strict=True):
             column.append(getattr(event, name, None))
         if extended:
-            minute = event.ts.replace(second=0, microsecond=0)
+            minute = _minute(event.ts)
             key = BucketKey(query_id, event.db or "", event.user or "", event.host or "", minute)
             sums = self._extended.setdefault(key, {})
             for name, value in extended.items():
@@ -382,8 +386,6 @@ class MinuteFolder:
         known = self._classes.get(query_id)
         if known is None:
             known = self._classes[query_id] = (fingerprint, [[] for _ in SINK_COLUMNS])
-        if not is_checksum_query(query):  # decided by a comment the mask drops
-            self.groups[literal_mask(query)] = known[1]
         return query_id, known[1]
 
     def _fold(
@@ -409,12 +411,10 @@ class MinuteFolder:
             for ts, db, user, host in zip(times, columns[7], columns[8], columns[9], strict=True)
         ]
         order = sorted(range(len(keys)), key=keys.__getitem__)
-        folded = len(order)
+        left: list[int] = []
         if before is not None:
-            folded = bisect_left(order, before, key=lambda i: keys[i][0])
-            order, left = order[:folded], sorted(order[folded:])
-        else:
-            left = []
+            split = bisect_left(order, before, key=lambda i: keys[i][0])
+            order, left = order[:split], sorted(order[split:])
         if not order:
             return left
         folded_times = [times[i] for i in order]

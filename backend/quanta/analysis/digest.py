@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from quanta.analysis.fingerprinter import Fingerprinter, is_checksum_query, literal_mask
+from quanta.analysis.fingerprinter import Fingerprinter, cache_key
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import SINK_COLUMNS, ColumnSink, SlowLogEvent
 
@@ -339,8 +339,9 @@ class _DigestSink:
         """The pending columns of the statement's class, remembered by its literal mask."""
         fingerprint, query_id = self._fingerprinter(query)
         columns = self._digest._class(query_id, fingerprint).pending
-        if not is_checksum_query(query):  # decided by a comment the mask drops
-            self.groups[literal_mask(query)] = columns
+        key = cache_key(query)
+        if key is not None:
+            self.groups[key] = columns
         return columns
 
     def filled(self, count: int) -> None:

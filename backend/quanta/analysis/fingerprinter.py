@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.grouping import GroupingRule, apply_rules
 
-__all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "is_checksum_query", "literal_mask"]
+__all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "cache_key", "literal_mask"]
 
 # Distinct masked shapes remembered; past this the cache starts over (bounded memory).
 DEFAULT_CACHE_SIZE = 20_000
@@ -103,10 +103,12 @@ def _literal_mask_python(sql: str) -> str:
     return _MASK_RE.sub(_mask, sql)
 
 
-def is_checksum_query(sql: str) -> bool:
-    """Tell whether a statement is a percona-toolkit checksum query, told by a comment that
-    :func:`literal_mask` drops: such a statement is never looked up by its key."""
-    return "/*" in sql and PT_CHECKSUM_RE.search(sql) is not None
+def cache_key(sql: str) -> str | None:
+    """The key a statement's class is remembered by: its :func:`literal_mask`, or None for a
+    percona-toolkit checksum query, told by a comment the mask drops (never remembered)."""
+    if "/*" in sql and PT_CHECKSUM_RE.search(sql):
+        return None
+    return literal_mask(sql)
 
 
 class Fingerprinter:
@@ -128,10 +130,10 @@ class Fingerprinter:
 
     def __call__(self, sql: str) -> tuple[str, str]:
         """Return the fingerprint of ``sql`` and its query_id."""
-        if is_checksum_query(sql):  # never cached
+        key = cache_key(sql)
+        if key is None:
             text = apply_rules(fingerprint(sql), self._rules)
             return text, query_id(text)
-        key = literal_mask(sql)
         known = self._cache.get(key)
         if known is not None:
             return known
