@@ -59,7 +59,9 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": the commit happens before the response is sent, so a client that reads
+# right after a write (a UI refetching its list after a delete) sees it.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def get_principal(
@@ -168,6 +170,6 @@ def _route_template(request: Request) -> str:
 ReadPrincipal = Annotated[Principal, Depends(require_scope("read"))]
 IngestPrincipal = Annotated[Principal, Depends(require_scope("ingest"))]
 AnnotatePrincipal = Annotated[Principal, Depends(require_scope("annotate"))]
-# scope="function": the audit entry is added right after the handler returns, before the
-# request's session commits, so the action and its entry commit together.
+# scope="function" as the session's: the audit entry is added right after the handler returns,
+# before the session commits, so the action and its entry commit together.
 AdminPrincipal = Annotated[Principal, Depends(require_scope("admin"), scope="function")]

@@ -205,7 +205,11 @@ def test_an_agents_minute_buckets_count_as_its_events(
     assert process_all(session_factory) == 8
 
     def read(instance: str) -> list[tuple[Any, ...]]:
-        window = {"from": (NOW - timedelta(hours=1)).isoformat(), "to": NOW.isoformat()}
+        # A window holding both minutes whole (NOW may fall on the start of a minute).
+        window = {
+            "from": (NOW - timedelta(hours=1)).isoformat(),
+            "to": (NOW + timedelta(minutes=1)).isoformat(),
+        }
         rows = client.get("/api/v1/queries", params={"instance": instance, **window}).json()["rows"]
         return [
             (r["query_id"], r["count"], round(r["query_time"], 9), r["query_time_p95"],
