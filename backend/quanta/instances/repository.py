@@ -8,6 +8,9 @@ from sqlalchemy.orm import Session
 from quanta.core.db import Base
 from quanta.instances.models import Instance
 
+# The column that refers to an instance in tables without a foreign key to it.
+INSTANCE_ID_COLUMN = "instance_id"
+
 
 def find_by_name(session: Session, name: str) -> Instance | None:
     """The instance with this name, if registered."""
@@ -41,16 +44,13 @@ def dependent_tables() -> list[Table]:
     """Tables with a column referencing instances.id, children before parents.
 
     Read from the metadata rather than listed by hand, so a domain's new table is covered
-    by the "instance has data" check and by purging without a change here.
+    by the "instance has data" check and by purging without a change here. A reference is a
+    foreign key, or an ``instance_id`` column (the metric tables have no foreign keys, see
+    quanta.queries.models).
     """
     import quanta.models  # noqa: F401  (every model registered on Base.metadata)
 
-    instances = Instance.__table__
-    found = [
-        table
-        for table in Base.metadata.sorted_tables
-        if any(fk.column.table is instances for fk in table.foreign_keys)
-    ]
+    found = [table for table in Base.metadata.sorted_tables if _instance_columns(table)]
     return list(reversed(found))
 
 
@@ -78,4 +78,9 @@ def delete_with_rows(session: Session, instance: Instance) -> None:
 
 def _instance_columns(table: Table) -> list[Column[Any]]:
     instances = Instance.__table__
-    return [fk.parent for fk in table.foreign_keys if fk.column.table is instances]
+    if table is instances:
+        return []
+    columns = [fk.parent for fk in table.foreign_keys if fk.column.table is instances]
+    if not columns and INSTANCE_ID_COLUMN in table.c:
+        columns = [table.c[INSTANCE_ID_COLUMN]]
+    return columns

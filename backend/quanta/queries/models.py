@@ -31,6 +31,11 @@ BUCKET_KEY = (
     "client_host",
     "source",
 )
+# The metric tables (buckets, totals, examples) carry no foreign keys: PostgreSQL checks one
+# with a trigger and an index lookup per inserted row, which doubled its share of the ingest
+# (bench/ingest_pipeline.py). Their only writer, the batch service, inserts a batch's
+# catalog rows first in the same transaction; deleting an instance or purging a query finds
+# them by their instance_id and query_id columns.
 # Bucket tables are partitioned by time on PostgreSQL (see quanta.queries.partitions).
 PARTITION_BY = "RANGE (bucket_start)"
 # Names of those partitions: <table>_default and <table>_pYYYYMMDD (their first day).
@@ -99,9 +104,9 @@ class _BucketColumns(_MetricColumns):
     (NULLs never conflict).
     """
 
-    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    instance_id: Mapped[int] = mapped_column(primary_key=True)
     bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
-    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(16), primary_key=True)
     schema_name: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_name: Mapped[str] = mapped_column(String(128), primary_key=True)
     client_host: Mapped[str] = mapped_column(String(255), primary_key=True)
@@ -160,7 +165,7 @@ class _TotalsColumns(_MetricColumns):
     rows per server, where summing the buckets of every query reads hundreds of thousands.
     """
 
-    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    instance_id: Mapped[int] = mapped_column(primary_key=True)
     bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
     source: Mapped[str] = mapped_column(String(20), primary_key=True)
 
@@ -203,9 +208,9 @@ class _QueryTotalsColumns(_MetricColumns):
     have a row per schema, user and client host, often dozens per query and period.
     """
 
-    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    instance_id: Mapped[int] = mapped_column(primary_key=True)
     bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
-    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(16), primary_key=True)
     source: Mapped[str] = mapped_column(String(20), primary_key=True)
     histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
 
@@ -253,10 +258,10 @@ class QueryExample(Base):
         Index("ix_query_examples_resolution_bucket_start", "resolution", "bucket_start"),
     )
 
-    query_id: Mapped[str] = mapped_column(ForeignKey("query_classes.query_id"), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(16), primary_key=True)
     resolution: Mapped[str] = mapped_column(String(10), primary_key=True)
     bucket_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
-    instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"), primary_key=True)
+    instance_id: Mapped[int] = mapped_column(primary_key=True)
     seen: Mapped[int] = mapped_column(BigInteger)
     slowest_text: Mapped[str] = mapped_column(Text)
     slowest_query_time: Mapped[float] = mapped_column(Float)
