@@ -4,12 +4,14 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     ColumnElement,
+    Integer,
     Row,
     Select,
     Table,
@@ -27,6 +29,7 @@ from sqlalchemy import (
     union_all,
     update,
 )
+from sqlalchemy import column as column_clause
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -149,10 +152,8 @@ def merge_rows(
 
 
 def _key_getter(key: Sequence[str]) -> Callable[[Mapping[Any, Any]], tuple[Any, ...]]:
-    def key_of(row: Mapping[Any, Any]) -> tuple[Any, ...]:
-        return tuple(row[name] for name in key)
-
-    return key_of
+    # A tuple whatever the number of names (itemgetter of one name gives the bare value).
+    return itemgetter(*key) if len(key) > 1 else lambda row: (row[key[0]],)
 
 
 def _merge_rows_portable(
@@ -197,79 +198,97 @@ def _merge_rows_postgresql(
     ordered: Sequence[dict[str, Any]],
     combine: Combine,
 ) -> None:
-    """The same merge in three statements, the rows sent with COPY or as one JSON document.
+    """The same merge in four statements, the rows sent with COPY.
 
-    The rows are copied into a temporary table of the same shape (COPY: psycopg writes them
-    in C, PostgreSQL reads them without parsing SQL or JSON) and inserted from there; the
-    few that already exist are locked, merged and updated with their keys and new values
-    sent as JSON (json_populate_recordset: a short fixed statement, the rows one parameter).
+    The rows are copied into a temporary table of the same shape, numbered (COPY: psycopg
+    writes them in C, PostgreSQL reads them without parsing SQL or JSON), and inserted from
+    there; what was inserted leaves the stage, so what stays are the rows whose key was
+    stored already. Those few are locked, merged and updated, their new values sent as JSON
+    (json_populate_recordset: a short fixed statement, the rows one parameter). The many
+    new rows never come back to Python.
     """
-    key_of = _key_getter(key)
     keys = ", ".join(key)
-    key_match = " AND ".join(f"t.{name} = v.{name}" for name in key)
-    rows_of = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json)) AS v"
-
     stage = _copy_to_stage(session, table, ordered)
-    inserted = session.execute(
+    session.execute(
         text(
-            f"INSERT INTO {table.name} SELECT * FROM {stage} ORDER BY {keys} "
-            f"ON CONFLICT ({keys}) DO NOTHING RETURNING {keys}"
-        ).columns(*(table.c[name] for name in key))
+            f"WITH inserted AS (INSERT INTO {table.name} ({_columns(table)}) "
+            f"SELECT {_columns(table)} FROM {stage} "
+            f"ORDER BY {keys} ON CONFLICT ({keys}) DO NOTHING RETURNING {keys}) "
+            f"DELETE FROM {stage} AS s USING inserted AS t WHERE {_match(key, 's', 't')}"
+        )
     )
-    inserted_keys = {tuple(row) for row in inserted}
-    existing = {key_of(row): row for row in ordered if key_of(row) not in inserted_keys}
-    if not existing:
-        return
     # The columns by name, in the model's order: .columns() types the result by position.
-    stored = ", ".join(f"t.{column.name}" for column in table.c)
     locked = session.execute(
         text(
-            f"SELECT {stored} FROM {table.name} AS t JOIN {rows_of} ON {key_match} "
+            f"SELECT {_columns(table, 't')}, s.{STAGE_POSITION} FROM {table.name} AS t "
+            f"JOIN {stage} AS s ON {_match(key, 't', 's')} "
             f"ORDER BY {', '.join(f't.{name}' for name in key)} FOR UPDATE OF t"
-        ).columns(*table.c),
-        {"rows": _json_rows([{name: row[name] for name in key} for row in existing.values()])},
+        ).columns(*table.c, column_clause(STAGE_POSITION, Integer))
     )
-    updates = [combine(stored, existing[key_of(stored)]) for stored in locked.mappings()]
+    updates = [combine(stored, ordered[stored[STAGE_POSITION]]) for stored in locked.mappings()]
+    if not updates:
+        return
     values = [column.name for column in table.c if column.name not in key]
+    rows_of = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json)) AS v"
     session.execute(
         text(
             f"UPDATE {table.name} AS t SET {', '.join(f'{n} = v.{n}' for n in values)} "
-            f"FROM {rows_of} WHERE {key_match}"
+            f"FROM {rows_of} WHERE {_match(key, 't', 'v')}"
         ),
         {"rows": _json_rows(updates)},
     )
 
 
-def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, Any]]) -> str:
-    """Copy rows into this transaction's empty staging table for ``table``; its name.
+# The stage's extra column: the position of the row in the rows merged.
+STAGE_POSITION = "stage_position"
 
-    The staging table is a temporary copy of the table's columns, made once per connection
-    and emptied at every commit; it lives in the session's own schema, so concurrent workers
-    never see each other's.
+
+def _columns(table: Table, alias: str | None = None) -> str:
+    return ", ".join(f"{alias}.{c.name}" if alias else c.name for c in table.c)
+
+
+def _match(key: Sequence[str], left: str, right: str) -> str:
+    return " AND ".join(f"{left}.{name} = {right}.{name}" for name in key)
+
+
+def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, Any]]) -> str:
+    """Copy rows, numbered, into this transaction's empty staging table for ``table``; its
+    name.
+
+    The staging table is a temporary copy of the table's columns and STAGE_POSITION, made
+    once per connection and emptied at every commit; it lives in the session's own schema,
+    so concurrent workers never see each other's.
     """
     stage = f"stage_{table.name}"
     connection = session.connection()
     connection.exec_driver_sql(
-        f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {table.name}) ON COMMIT DELETE ROWS"
+        f"CREATE TEMP TABLE IF NOT EXISTS {stage} "
+        f"(LIKE {table.name}, {STAGE_POSITION} integer) ON COMMIT DELETE ROWS"
     )
     connection.exec_driver_sql(f"TRUNCATE {stage}")
-    columns = [column.name for column in table.c]
+    names = [column.name for column in table.c]
+    values_of = itemgetter(*names)
     # COPY skips SQLAlchemy's bind processing: the store keeps naive UTC times (see
-    # core.db.UTCDateTime) and JSON columns as text.
+    # core.db.UTCDateTime) and JSON columns as text. A batch has few distinct times.
     times = [n for n, column in enumerate(table.c) if isinstance(column.type, UTCDateTime)]
     documents = [n for n, column in enumerate(table.c) if isinstance(column.type, JSON)]
+    naive: dict[datetime, datetime] = {}
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    with cursor.copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in rows:
-            values = [row.get(name) for name in columns]
+    with cursor.copy(f"COPY {stage} ({', '.join(names)}, {STAGE_POSITION}) FROM STDIN") as copy:
+        for position, row in enumerate(rows):
+            values = [*values_of(row), position]
             for n in times:
                 if (time := values[n]) is not None:
-                    values[n] = time.astimezone(UTC).replace(tzinfo=None)
+                    values[n] = naive.get(time) or naive.setdefault(time, _naive_utc(time))
             for n in documents:
                 if values[n] is not None:
                     values[n] = json.dumps(values[n])
             copy.write_row(values)
     return stage
+
+
+def _naive_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None)
 
 
 def _json_rows(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -280,7 +299,7 @@ def _json_rows(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def _json_value(value: Any) -> str:
     if isinstance(value, datetime):  # the store keeps naive UTC (see core.db.UTCDateTime)
-        return value.astimezone(UTC).replace(tzinfo=None).isoformat()
+        return _naive_utc(value).isoformat()
     if isinstance(value, bytes):
         return "\\x" + value.hex()  # bytea's hex input format
     raise TypeError(f"no JSON form for {type(value).__name__}")

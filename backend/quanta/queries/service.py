@@ -853,11 +853,15 @@ def _metric_columns(m: BucketMetrics) -> dict[str, Any]:
         "query_time_min": m.query_time_min,
         "query_time_max": m.query_time_max,
         "lock_time_max": m.lock_time_max,
+        **_NO_SUMS,
     }
-    sums = m.sums
-    for name, column in zip(SUM_METRICS, SUM_COLUMNS, strict=True):
-        row[column] = sums.get(name)
+    for name, value in m.sums.items():  # the few metrics the source gave
+        row[_SUM_COLUMN[name]] = value
     return row
+
+
+_SUM_COLUMN = dict(zip(SUM_METRICS, SUM_COLUMNS, strict=True))
+_NO_SUMS = dict.fromkeys(SUM_COLUMNS)
 
 
 def _query_totals_row(
@@ -904,7 +908,8 @@ def _combine_buckets(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str
     out = dict(new)
     out.update(_combined_metrics(stored, new))
     if stored["histogram"] is not None and new["histogram"] is not None:
-        merged = LatencyHistogram.from_bytes(stored["histogram"])
+        merged = LatencyHistogram()
+        merged.merge_bytes(stored["histogram"])  # bytes this service wrote
         merged.merge_bytes(new["histogram"])
         out["histogram"] = merged.to_bytes()
     elif new["histogram"] is None:
