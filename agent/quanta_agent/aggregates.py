@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import base64
+from datetime import datetime
 from typing import Any
 
 from quanta.analysis.aggregate import BatchDigest, BucketMetrics, Example, QuerySeen
@@ -112,10 +113,8 @@ def _first(attributes: dict[str, AttributeValue], names: tuple[str, ...]) -> Att
     return None
 
 
-def aggregates(
-    digest: BatchDigest, *, policy: ExamplePolicy, max_length: int
-) -> dict[str, list[dict[str, Any]]]:
-    """A batch digest as the ingest API's ``queries``, ``buckets`` and ``picks``.
+def aggregates(digest: BatchDigest, *, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
+    """A batch digest as the ingest API's ``queries``, ``buckets`` (as columns) and ``picks``.
 
     Statements (a class's sample, examples) are sent as logged under the ``full`` policy,
     cut to ``max_length`` characters; under ``masked`` the class's fingerprint stands for
@@ -123,23 +122,6 @@ def aggregates(
     """
     position = {query_id: n for n, query_id in enumerate(digest.queries)}
     queries = [_query(seen, policy, max_length) for seen in digest.queries.values()]
-    buckets = []
-    for key, metrics in digest.buckets.items():
-        bucket: dict[str, Any] = {
-            "query": position[key.query_id],
-            "start": key.start.isoformat(),
-            "db": key.schema,
-            "user": key.user,
-            "host": key.host,
-            "count": metrics.count,
-            "query_time_sum": metrics.query_time_sum,
-            "query_time_min": metrics.query_time_min,
-            "query_time_max": metrics.query_time_max,
-            "lock_time_max": metrics.lock_time_max,
-            "histogram": base64.b64encode(_histogram_bytes(metrics)).decode(),
-            **metrics.sums,
-        }
-        buckets.append(bucket)
     picks = []
     if policy != ExamplePolicy.OFF:
         for (query_id, start), pick in digest.examples.items():
@@ -153,7 +135,31 @@ def aggregates(
                     "sampled": _example(pick.sampled, fingerprint, policy, max_length),
                 }
             )
-    return {"queries": queries, "buckets": buckets, "picks": picks}
+    return {"queries": queries, "buckets": _bucket_columns(digest, position), "picks": picks}
+
+
+def _bucket_columns(digest: BatchDigest, position: dict[str, int]) -> dict[str, list[Any]]:
+    keys, metrics = digest.buckets.keys(), digest.buckets.values()
+    starts: dict[datetime, str] = {}  # a batch spans a few minutes
+    columns: dict[str, list[Any]] = {
+        "query": [position[key.query_id] for key in keys],
+        "start": [
+            starts.get(k.start) or starts.setdefault(k.start, k.start.isoformat()) for k in keys
+        ],
+        "db": [key.schema for key in keys],
+        "user": [key.user for key in keys],
+        "host": [key.host for key in keys],
+        "count": [m.count for m in metrics],
+        "query_time_sum": [m.query_time_sum for m in metrics],
+        "query_time_min": [m.query_time_min for m in metrics],
+        "query_time_max": [m.query_time_max for m in metrics],
+        "histogram": [base64.b64encode(_histogram_bytes(m)).decode() for m in metrics],
+    }
+    if any(m.lock_time_max is not None for m in metrics):
+        columns["lock_time_max"] = [m.lock_time_max for m in metrics]
+    for name in sorted(set().union(*(m.sums for m in metrics))):
+        columns[name] = [m.sums.get(name) for m in metrics]
+    return columns
 
 
 def _histogram_bytes(metrics: BucketMetrics) -> bytes:

@@ -89,26 +89,47 @@ def bad(body: dict[str, Any], message: str) -> None:
         IngestBatchIn.model_validate_json(json.dumps(body))
 
 
+def with_bucket(body: dict[str, Any], **first: Any) -> dict[str, Any]:
+    """The body with the first bucket's values in some columns changed."""
+    columns = {name: [*values] for name, values in body["buckets"].items()}
+    for name, value in first.items():
+        columns[name][0] = value
+    return {**body, "buckets": columns}
+
+
 def test_inconsistent_buckets_are_refused_with_the_reason() -> None:
     body = body_of(folded(LOG), ExamplePolicy.FULL)
-    bucket = body["buckets"][0]
-    bad({**body, "buckets": [{**bucket, "count": bucket["count"] + 1}]}, "histogram holds")
-    bad({**body, "buckets": [{**bucket, "histogram": "not base64!"}]}, "not base64")
+    buckets = body["buckets"]
+    bad(with_bucket(body, count=buckets["count"][0] + 1), "bucket 0: histogram holds")
+    bad(with_bucket(body, histogram="not base64!"), "not base64")
     garbage = base64.b64encode(b"\x09\x00").decode()
-    bad({**body, "buckets": [{**bucket, "histogram": garbage}]}, "format version")
-    late = bucket["start"].replace(":00+", ":30+")
-    bad({**body, "buckets": [{**bucket, "start": late}]}, "start of a minute")
-    bad({**body, "buckets": [{**bucket, "query": 99}]}, "refer to query 99")
+    bad(with_bucket(body, histogram=garbage), "format version")
+    late = buckets["start"][0].replace(":00+", ":30+")
+    bad(with_bucket(body, start=late), "bucket 0: start must be the start of a minute")
+    bad(with_bucket(body, query=99), "refer to query 99")
+    bad(with_bucket(body, query_time_min=9.0), "bucket 0: query_time_min is above")
+    bad(with_bucket(body, count=0), "greater than or equal to 1")
+    bad({**body, "buckets": {**buckets, "db": buckets["db"][1:]}}, "columns differ in length")
+    bad({**body, "buckets": {**buckets, "cpu_time": buckets["count"]}}, "Extra inputs")
     pick = body["picks"][0]
     bad({**body, "picks": [{**pick, "start": pick["start"].replace(":00+", ":07+")}]}, "minute")
-    event = {"ts": bucket["start"], "query": "SELECT 1", "query_time": 0.1}
+    event = {"ts": buckets["start"][0], "query": "SELECT 1", "query_time": 0.1}
     bad({**body, "events": [event]}, "events or their aggregates, not both")
 
 
 def test_a_histogram_travels_as_base64_of_its_stored_form() -> None:
-    body = body_of(folded(LOG), ExamplePolicy.FULL)
-    data = base64.b64decode(body["buckets"][0]["histogram"])
-    assert LatencyHistogram.from_bytes(data).count == body["buckets"][0]["count"]
+    buckets = body_of(folded(LOG), ExamplePolicy.FULL)["buckets"]
+    data = base64.b64decode(buckets["histogram"][0])
+    assert LatencyHistogram.from_bytes(data).count == buckets["count"][0]
+
+
+def test_sum_columns_are_sent_only_when_some_bucket_has_them() -> None:
+    buckets = body_of(folded(LOG), ExamplePolicy.FULL)["buckets"]
+    assert {"lock_time", "rows_sent", "rows_examined"} <= buckets.keys()
+    assert "bytes_sent" not in buckets and "rows_affected" not in buckets
+    # One minute (SET timestamp), two client hosts: the even statements and the odd ones.
+    assert buckets["host"] == ["web0", "web1"]
+    assert buckets["rows_examined"] == [sum(range(0, 12, 2)), sum(range(1, 12, 2))]
 
 
 def test_flags_count_one_and_wrapped_counters_are_left_out() -> None:

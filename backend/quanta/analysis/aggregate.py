@@ -610,32 +610,33 @@ class QueryRow(Protocol):
     def sample(self) -> str: ...
 
 
-class BucketRow(Protocol):
-    """A minute bucket an agent folded: its query (an index into the batch's queries),
-    dimensions, count, query time, lock time maximum, histogram and SUM_METRICS sums."""
+class BucketColumns(Protocol):
+    """Minute buckets an agent folded, as columns (the n-th value of each is the n-th
+    bucket's): its query (an index into the batch's queries), dimensions, count, query time,
+    histogram, and the lock time maximum and SUM_METRICS sums as optional columns."""
 
     @property
-    def query(self) -> int: ...
+    def query(self) -> Sequence[int]: ...
     @property
-    def start(self) -> datetime: ...
+    def start(self) -> Sequence[datetime]: ...
     @property
-    def db(self) -> str: ...
+    def db(self) -> Sequence[str]: ...
     @property
-    def user(self) -> str: ...
+    def user(self) -> Sequence[str]: ...
     @property
-    def host(self) -> str: ...
+    def host(self) -> Sequence[str]: ...
     @property
-    def count(self) -> int: ...
+    def count(self) -> Sequence[int]: ...
     @property
-    def query_time_sum(self) -> float: ...
+    def query_time_sum(self) -> Sequence[float]: ...
     @property
-    def query_time_min(self) -> float: ...
+    def query_time_min(self) -> Sequence[float]: ...
     @property
-    def query_time_max(self) -> float: ...
+    def query_time_max(self) -> Sequence[float]: ...
     @property
-    def lock_time_max(self) -> float | None: ...
+    def histogram(self) -> Sequence[LatencyHistogram]: ...
     @property
-    def histogram(self) -> LatencyHistogram: ...
+    def lock_time_max(self) -> Sequence[float | None] | None: ...
 
 
 class ExampleRow(Protocol):
@@ -670,7 +671,7 @@ class PickRow(Protocol):
 
 def digest_buckets(
     queries: Sequence[QueryRow],
-    buckets: Iterable[BucketRow],
+    buckets: BucketColumns | None,
     picks: Iterable[PickRow],
     fingerprinter: Fingerprinter | None = None,
     *,
@@ -686,7 +687,7 @@ def digest_buckets(
 
     Args:
         queries: The batch's query classes; buckets and picks refer to them by position.
-        buckets: Minute buckets.
+        buckets: Minute buckets, as columns.
         picks: Examples per query and minute.
         fingerprinter: Gives fingerprints and query_ids with the grouping rules in force.
         masked: The examples hold fingerprints, not statements with their literals.
@@ -694,7 +695,7 @@ def digest_buckets(
 
     Example:
         >>> digest = digest_buckets(queries, buckets, picks)
-        >>> sum(m.count for m in digest.buckets.values()) == sum(b.count for b in buckets)
+        >>> sum(m.count for m in digest.buckets.values()) == sum(buckets.count)
         True
     """
     classify = fingerprinter or Fingerprinter()
@@ -708,22 +709,8 @@ def digest_buckets(
         else:
             seen.first_seen = min(seen.first_seen, query.first_seen)
             seen.last_seen = max(seen.last_seen, query.last_seen)
-    for row in buckets:
-        metrics = BucketMetrics(
-            count=row.count,
-            query_time_sum=row.query_time_sum,
-            query_time_min=row.query_time_min,
-            query_time_max=row.query_time_max,
-            lock_time_max=row.lock_time_max,
-            histogram=row.histogram,
-            sums={name: value for name in SUM_METRICS if (value := getattr(row, name)) is not None},
-        )
-        key = BucketKey(classes[row.query][1], row.db, row.user, row.host, row.start)
-        known = digest.buckets.get(key)
-        if known is None:
-            digest.buckets[key] = metrics
-        else:
-            known.merge(metrics)
+    if buckets is not None:
+        _digest_bucket_columns(digest, [qid for _, qid in classes], buckets)
     for pick in picks:
         qid = classes[pick.query][1]
         kept = ExamplePick(
@@ -735,6 +722,32 @@ def digest_buckets(
         else:
             known_pick.merge(kept, draw)
     return digest
+
+
+def _digest_bucket_columns(
+    digest: BatchDigest, query_ids: list[str], buckets: BucketColumns
+) -> None:
+    rows = len(buckets.query)
+    lock_time_max = buckets.lock_time_max or [None] * rows
+    sums = [(name, values) for name in SUM_METRICS if (values := getattr(buckets, name, None))]
+    columns = zip(
+        buckets.query, buckets.start, buckets.db, buckets.user, buckets.host, buckets.count,
+        buckets.query_time_sum, buckets.query_time_min, buckets.query_time_max, lock_time_max,
+        buckets.histogram, strict=True,
+    )  # fmt: skip
+    for n, (query, start, db, user, host, count, total, least, most, lock, histogram) in enumerate(
+        columns
+    ):
+        metrics = BucketMetrics(
+            count, total, least, most, lock, histogram,
+            {name: value for name, values in sums if (value := values[n]) is not None},
+        )  # fmt: skip
+        key = BucketKey(query_ids[query], db, user, host, start)
+        known = digest.buckets.get(key)
+        if known is None:
+            digest.buckets[key] = metrics
+        else:
+            known.merge(metrics)
 
 
 @lru_cache(maxsize=4096)

@@ -3270,96 +3270,78 @@ export interface operations {
                 "application/json": {
                     /** Batch Id */
                     batch_id: string;
-                    /**
-                     * Buckets
-                     * @default []
-                     */
                     buckets?: {
                         /** Bytes Sent */
-                        bytes_sent?: number | null;
+                        bytes_sent?: (number | null)[] | null;
                         /** Count */
-                        count: number;
-                        /**
-                         * Db
-                         * @default
-                         */
-                        db?: string;
+                        count: number[];
+                        /** Db */
+                        db: string[];
                         /** Errors */
-                        errors?: number | null;
+                        errors?: (number | null)[] | null;
                         /** Filesort */
-                        filesort?: number | null;
+                        filesort?: (number | null)[] | null;
                         /** Filesort On Disk */
-                        filesort_on_disk?: number | null;
+                        filesort_on_disk?: (number | null)[] | null;
                         /** Full Join */
-                        full_join?: number | null;
+                        full_join?: (number | null)[] | null;
                         /** Full Scan */
-                        full_scan?: number | null;
-                        /**
-                         * Histogram
-                         * Format: byte
-                         * @description A latency histogram in its stored byte form, base64.
-                         */
-                        histogram: string;
-                        /**
-                         * Host
-                         * @default
-                         */
-                        host?: string;
+                        full_scan?: (number | null)[] | null;
+                        /** Histogram */
+                        histogram: string[];
+                        /** Host */
+                        host: string[];
                         /** Innodb Io R Bytes */
-                        innodb_io_r_bytes?: number | null;
+                        innodb_io_r_bytes?: (number | null)[] | null;
                         /** Innodb Io R Ops */
-                        innodb_io_r_ops?: number | null;
+                        innodb_io_r_ops?: (number | null)[] | null;
                         /** Innodb Io R Wait */
-                        innodb_io_r_wait?: number | null;
+                        innodb_io_r_wait?: (number | null)[] | null;
                         /** Innodb Queue Wait */
-                        innodb_queue_wait?: number | null;
+                        innodb_queue_wait?: (number | null)[] | null;
                         /** Innodb Rec Lock Wait */
-                        innodb_rec_lock_wait?: number | null;
+                        innodb_rec_lock_wait?: (number | null)[] | null;
                         /** Lock Time */
-                        lock_time?: number | null;
+                        lock_time?: (number | null)[] | null;
                         /** Lock Time Max */
-                        lock_time_max?: number | null;
+                        lock_time_max?: (number | null)[] | null;
                         /** Merge Passes */
-                        merge_passes?: number | null;
+                        merge_passes?: (number | null)[] | null;
                         /** No Good Index Used */
-                        no_good_index_used?: number | null;
+                        no_good_index_used?: (number | null)[] | null;
                         /** No Index Used */
-                        no_index_used?: number | null;
+                        no_index_used?: (number | null)[] | null;
                         /**
                          * Query
-                         * @description Position of the query class in `queries`.
+                         * @description Positions of the query classes in `queries`.
                          */
-                        query: number;
+                        query: number[];
                         /** Query Time Max */
-                        query_time_max: number;
+                        query_time_max: number[];
                         /** Query Time Min */
-                        query_time_min: number;
+                        query_time_min: number[];
                         /** Query Time Sum */
-                        query_time_sum: number;
+                        query_time_sum: number[];
                         /** Rows Affected */
-                        rows_affected?: number | null;
+                        rows_affected?: (number | null)[] | null;
                         /** Rows Examined */
-                        rows_examined?: number | null;
+                        rows_examined?: (number | null)[] | null;
                         /** Rows Sent */
-                        rows_sent?: number | null;
+                        rows_sent?: (number | null)[] | null;
                         /**
                          * Start
-                         * Format: date-time
-                         * @description Start of the minute.
+                         * @description Starts of the minutes.
                          */
-                        start: string;
+                        start: string[];
                         /** Tmp Disk Tables */
-                        tmp_disk_tables?: number | null;
+                        tmp_disk_tables?: (number | null)[] | null;
                         /** Tmp Tables */
-                        tmp_tables?: number | null;
-                        /**
-                         * User
-                         * @default
-                         */
-                        user?: string;
+                        tmp_tables?: (number | null)[] | null;
+                        /** User */
+                        user: string[];
                         /** Warnings */
-                        warnings?: number | null;
-                    }[];
+                        warnings?: (number | null)[] | null;
+                    } | null;
                     /**
                      * Digest Lost
                      * @description Statements performance_schema could not file under a digest in the interval (increase of Performance_schema_digest_lost): the digest table is full.
