@@ -8,7 +8,7 @@ The server fingerprints each fingerprint again with its grouping rules, so one q
 one query_id whichever way it arrived.
 
 Example:
-    >>> content = aggregates(folder.digest(), policy=ExamplePolicy.FULL, max_length=10_000)
+    >>> content = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
     >>> sorted(content)
     ['buckets', 'picks', 'queries']
 """
@@ -16,10 +16,9 @@ Example:
 from __future__ import annotations
 
 import base64
-from datetime import datetime
 from typing import Any
 
-from quanta.analysis.aggregate import BatchDigest, BucketMetrics, Example, QuerySeen
+from quanta.analysis.aggregate import Example, FoldedBatch, QuerySeen
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
 from quanta_agent.config import ExamplePolicy
 
@@ -113,19 +112,19 @@ def _first(attributes: dict[str, AttributeValue], names: tuple[str, ...]) -> Att
     return None
 
 
-def aggregates(digest: BatchDigest, *, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
-    """A batch digest as the ingest API's ``queries``, ``buckets`` (as columns) and ``picks``.
+def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
+    """A folded batch as the ingest API's ``queries``, ``buckets`` (columns) and ``picks``.
 
     Statements (a class's sample, examples) are sent as logged under the ``full`` policy,
     cut to ``max_length`` characters; under ``masked`` the class's fingerprint stands for
     them, and under ``off`` no example is sent at all.
     """
-    position = {query_id: n for n, query_id in enumerate(digest.queries)}
-    queries = [_query(seen, policy, max_length) for seen in digest.queries.values()]
+    position = {query_id: n for n, query_id in enumerate(batch.queries)}
+    queries = [_query(seen, policy, max_length) for seen in batch.queries.values()]
     picks = []
     if policy != ExamplePolicy.OFF:
-        for (query_id, start), pick in digest.examples.items():
-            fingerprint = digest.queries[query_id].fingerprint
+        for (query_id, start), pick in batch.examples.items():
+            fingerprint = batch.queries[query_id].fingerprint
             picks.append(
                 {
                     "query": position[query_id],
@@ -135,37 +134,19 @@ def aggregates(digest: BatchDigest, *, policy: ExamplePolicy, max_length: int) -
                     "sampled": _example(pick.sampled, fingerprint, policy, max_length),
                 }
             )
-    return {"queries": queries, "buckets": _bucket_columns(digest, position), "picks": picks}
+    return {"queries": queries, "buckets": _bucket_columns(batch), "picks": picks}
 
 
-def _bucket_columns(digest: BatchDigest, position: dict[str, int]) -> dict[str, list[Any]]:
-    keys, metrics = digest.buckets.keys(), digest.buckets.values()
-    starts: dict[datetime, str] = {}  # a batch spans a few minutes
-    columns: dict[str, list[Any]] = {
-        "query": [position[key.query_id] for key in keys],
-        "start": [
-            starts.get(k.start) or starts.setdefault(k.start, k.start.isoformat()) for k in keys
-        ],
-        "db": [key.schema for key in keys],
-        "user": [key.user for key in keys],
-        "host": [key.host for key in keys],
-        "count": [m.count for m in metrics],
-        "query_time_sum": [m.query_time_sum for m in metrics],
-        "query_time_min": [m.query_time_min for m in metrics],
-        "query_time_max": [m.query_time_max for m in metrics],
-        "histogram": [base64.b64encode(_histogram_bytes(m)).decode() for m in metrics],
+def _bucket_columns(batch: FoldedBatch) -> dict[str, list[Any]]:
+    """The buckets' columns in JSON: minutes in ISO 8601, histograms in base64; a column
+    that is all null (no bucket has the metric) is left out."""
+    starts = {start: start.isoformat() for start in set(batch.buckets["start"])}
+    columns = {
+        **batch.buckets,
+        "start": [starts[start] for start in batch.buckets["start"]],
+        "histogram": [base64.b64encode(data).decode() for data in batch.buckets["histogram"]],
     }
-    if any(m.lock_time_max is not None for m in metrics):
-        columns["lock_time_max"] = [m.lock_time_max for m in metrics]
-    for name in sorted(set().union(*(m.sums for m in metrics))):
-        columns[name] = [m.sums.get(name) for m in metrics]
-    return columns
-
-
-def _histogram_bytes(metrics: BucketMetrics) -> bytes:
-    if metrics.histogram is None:  # a slow log gives every statement's time
-        raise ValueError("a slow-log bucket has a histogram")
-    return metrics.histogram.to_bytes()
+    return {name: values for name, values in columns.items() if any(v is not None for v in values)}
 
 
 def _query(seen: QuerySeen, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:

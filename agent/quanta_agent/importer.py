@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from quanta.analysis.aggregate import MAX_COUNTER, BatchDigest, MinuteFolder
+from quanta.analysis.aggregate import MAX_COUNTER, FoldedBatch, MinuteFolder
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
 from quanta_agent.aggregates import aggregates, extended_fields, extended_metrics
@@ -83,10 +83,10 @@ def import_file(
         def cut() -> int:
             """Ship the events before the newest one's minute; how many are kept."""
             nonlocal in_flight
-            digest = folder.digest(before=folder.latest_minute())
-            if digest.buckets:
+            batch = folder.fold(before=folder.latest_minute())
+            if batch.queries:
                 _wait(in_flight)
-                in_flight = pool.submit(_ship, shipper, digest, policy, report)
+                in_flight = pool.submit(_ship, shipper, batch, policy, report)
             return len(folder)
 
         sink = _BatchingSink(folder, batch_size, cut)
@@ -98,7 +98,7 @@ def import_file(
                 sink.filled(1)
         _wait(in_flight)
         if len(folder):
-            _ship(shipper, folder.digest(), policy, report)
+            _ship(shipper, folder.fold(), policy, report)
     report.skipped.extend((str(path), line, reason) for line, reason in stats.skipped)
 
 
@@ -135,11 +135,11 @@ def _wait(shipping: Future[None] | None) -> None:
 
 
 def _ship(
-    shipper: Shipper, digest: BatchDigest, policy: ExamplePolicy, report: ImportReport
+    shipper: Shipper, batch: FoldedBatch, policy: ExamplePolicy, report: ImportReport
 ) -> None:
-    content = aggregates(digest, policy=policy, max_length=MAX_QUERY_LENGTH)
+    content = aggregates(batch, policy=policy, max_length=MAX_QUERY_LENGTH)
     result = shipper.ship(content, examples=policy.value)
-    report.events += sum(metrics.count for metrics in digest.buckets.values())
+    report.events += batch.statements
     report.batches += 1
     report.duplicate_batches += result.duplicate
 

@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from quanta.analysis.aggregate import MAX_COUNTER, BatchDigest, MinuteFolder, digest_buckets
+from quanta.analysis.aggregate import (
+    MAX_COUNTER,
+    BatchDigest,
+    FoldedBatch,
+    MinuteFolder,
+    digest_buckets,
+)
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import read_slow_log
@@ -30,15 +36,15 @@ LOG = "".join(
 ).encode()
 
 
-def folded(data: bytes) -> BatchDigest:
+def folded(data: bytes) -> FoldedBatch:
     folder = MinuteFolder(Fingerprinter(), random.Random(0))
     for event in read_slow_log(io.BytesIO(data), sink=folder):
         folder.add(event, extended_metrics(event, MAX_COUNTER))
-    return folder.digest()
+    return folder.fold()
 
 
-def body_of(digest: BatchDigest, policy: ExamplePolicy) -> dict[str, Any]:
-    content = aggregates(digest, policy=policy, max_length=10_000)
+def body_of(batch: FoldedBatch, policy: ExamplePolicy) -> dict[str, Any]:
+    content = aggregates(batch, policy=policy, max_length=10_000)
     body = {"batch_id": "b1", "instance": "db1", "examples": policy.value, **content}
     return json.loads(json.dumps(body))  # as it travels
 
@@ -51,8 +57,9 @@ def received(body: dict[str, Any]) -> BatchDigest:
 
 
 def test_the_server_gets_back_the_agents_digest() -> None:
-    digest = folded(LOG)
-    back = received(body_of(digest, ExamplePolicy.FULL))
+    batch = folded(LOG)
+    digest = batch.digest()
+    back = received(body_of(batch, ExamplePolicy.FULL))
     assert back.queries == digest.queries
     assert back.examples == digest.examples
     assert back.buckets.keys() == digest.buckets.keys()
@@ -63,16 +70,17 @@ def test_the_server_gets_back_the_agents_digest() -> None:
 
 @pytest.mark.parametrize("log", sorted(DATA.glob("*.log")), ids=lambda path: path.stem)
 def test_every_sample_log_travels_whole(log: Path) -> None:
-    digest = folded(log.read_bytes())
-    back = received(body_of(digest, ExamplePolicy.FULL))
+    batch = folded(log.read_bytes())
+    digest = batch.digest()
+    back = received(body_of(batch, ExamplePolicy.FULL))
     assert {k: (m.count, m.sums) for k, m in back.buckets.items()} == {
         k: (m.count, m.sums) for k, m in digest.buckets.items()
     }
 
 
 def test_masked_and_off_send_no_statement() -> None:
-    digest = folded(LOG)
-    masked, off = body_of(digest, ExamplePolicy.MASKED), body_of(digest, ExamplePolicy.OFF)
+    batch = folded(LOG)
+    masked, off = body_of(batch, ExamplePolicy.MASKED), body_of(batch, ExamplePolicy.OFF)
     for body in (masked, off):
         assert "id = 3" not in json.dumps(body)
         assert body["queries"][0]["sample"] == "select * from orders where id=?"
@@ -126,7 +134,8 @@ def test_a_histogram_travels_as_base64_of_its_stored_form() -> None:
 def test_sum_columns_are_sent_only_when_some_bucket_has_them() -> None:
     buckets = body_of(folded(LOG), ExamplePolicy.FULL)["buckets"]
     assert {"lock_time", "rows_sent", "rows_examined"} <= buckets.keys()
-    assert "bytes_sent" not in buckets and "rows_affected" not in buckets
+    assert "bytes_sent" not in buckets
+    assert "rows_affected" not in buckets
     # One minute (SET timestamp), two client hosts: the even statements and the odd ones.
     assert buckets["host"] == ["web0", "web1"]
     assert buckets["rows_examined"] == [sum(range(0, 12, 2)), sum(range(1, 12, 2))]

@@ -194,7 +194,7 @@ def test_an_agents_minute_buckets_count_as_its_events(
         ts = NOW - timedelta(minutes=minutes_ago)
         event = SlowLogEvent(sql, ts, seconds, 0.001, 1, 10, None, "shop", "app", "10.0.0.1", 1, {})
         folder.add(event, {})
-    content = aggregates(folder.digest(), policy=ExamplePolicy.FULL, max_length=10_000)
+    content = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
     body = {"batch_id": "agg", "instance": "db2", **content}
     answer = client.post(
         "/api/v1/ingest", content=gzip.compress(json.dumps(body).encode()),

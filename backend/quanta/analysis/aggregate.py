@@ -19,11 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from itertools import groupby
+from itertools import accumulate, groupby
+from types import SimpleNamespace
 from typing import Any, Protocol, TypeVar, cast
 
 from quanta.analysis.fingerprinter import Fingerprinter, cache_key
-from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.histogram import LatencyHistogram, encode_values
 from quanta.analysis.resolution import Resolution, floor_to
 from quanta.analysis.slowlog import SINK_COLUMNS
 
@@ -35,6 +36,7 @@ __all__ = [
     "BucketMetrics",
     "Example",
     "ExamplePick",
+    "FoldedBatch",
     "MinuteFolder",
     "QuerySeen",
     "digest_buckets",
@@ -206,6 +208,46 @@ class BatchDigest:
     examples: dict[tuple[str, datetime], ExamplePick] = field(default_factory=dict)
 
 
+# The columns of folded buckets; a column of each extended metric some bucket has follows.
+FOLDED_COLUMNS = (
+    "query", "start", "db", "user", "host", "count", "query_time_sum", "query_time_min",
+    "query_time_max", "histogram", "lock_time_max", "lock_time", "rows_sent", "rows_examined",
+    "rows_affected",
+)  # fmt: skip
+# The counters of the usual entry, summed per bucket.
+_COUNTED = ("rows_sent", "rows_examined", "rows_affected")
+
+
+@dataclass(slots=True)
+class FoldedBatch:
+    """Minute buckets folded from slow-log events, as columns: the form they travel in.
+
+    The n-th value of every column in ``buckets`` is the n-th bucket's (see FOLDED_COLUMNS):
+    ``query`` is the position of its class in ``queries``, ``start`` its minute, and
+    ``histogram`` its stored form (LatencyHistogram.to_bytes); a sum is None where no event
+    of the bucket gave it. No object per bucket: a batch holds tens of thousands.
+    """
+
+    queries: dict[str, QuerySeen] = field(default_factory=dict)
+    buckets: dict[str, list[Any]] = field(
+        default_factory=lambda: {name: [] for name in FOLDED_COLUMNS}
+    )
+    examples: dict[tuple[str, datetime], ExamplePick] = field(default_factory=dict)
+
+    @property
+    def statements(self) -> int:
+        """The statements the buckets count."""
+        return sum(self.buckets["count"])
+
+    def digest(self) -> BatchDigest:
+        """The same buckets as a digest, histograms decoded."""
+        digest = BatchDigest(queries=dict(self.queries), examples=dict(self.examples))
+        histograms = [LatencyHistogram.from_bytes(data) for data in self.buckets["histogram"]]
+        columns = SimpleNamespace(**{**self.buckets, "histogram": histograms})
+        _digest_bucket_columns(digest, list(self.queries), cast("BucketColumns", columns))
+        return digest
+
+
 def digest_events(
     events: Iterable[Event],
     fingerprinter: Fingerprinter | None = None,
@@ -302,7 +344,7 @@ class MinuteFolder:
         >>> folder = MinuteFolder(Fingerprinter(), random.Random(0))
         >>> for event in read_slow_log(log, sink=folder):  # only the unusual entries
         ...     folder.add(event, extended={"bytes_sent": 60})
-        >>> digest = folder.digest()
+        >>> batch = folder.fold()
     """
 
     __slots__ = ("_classes", "_extended", "_fingerprinter", "_rng", "_truncated", "groups")
@@ -352,19 +394,20 @@ class MinuteFolder:
     def __len__(self) -> int:
         return sum(len(columns[0]) for _, columns in self._classes.values())
 
-    def digest(self, before: datetime | None = None) -> BatchDigest:
-        """Fold the events taken so far into a digest, and forget them.
+    def fold(self, before: datetime | None = None) -> FoldedBatch:
+        """Fold the events taken so far into minute buckets, and forget them.
 
         With ``before``, only the events of earlier minutes are folded; the others are kept
-        for the next digest (so that consecutive batches of a log in time order share no
+        for the next fold (so that consecutive batches of a log in time order share no
         minute bucket).
         """
-        digest = BatchDigest()
+        batch = FoldedBatch()
+        extended: list[dict[str, int | float] | None] = []
         truncated, self._truncated = self._truncated, set()
         for query_id, (fingerprint, columns) in self._classes.items():
             if not columns[0]:
                 continue
-            kept = self._fold(digest, query_id, fingerprint, columns, before)
+            kept = self._fold(batch, extended, query_id, fingerprint, columns, before)
             for column in columns:  # in place: the groups hold these lists
                 column[:] = [column[i] for i in kept]
             self._truncated.update(
@@ -374,7 +417,13 @@ class MinuteFolder:
             self._extended.clear()
         else:
             self._extended = {k: v for k, v in self._extended.items() if k.start >= before}
-        return digest
+        for name in sorted(set().union(*filter(None, extended)) - set(batch.buckets)):
+            batch.buckets[name] = [sums.get(name) if sums else None for sums in extended]
+        return batch
+
+    def digest(self, before: datetime | None = None) -> BatchDigest:
+        """:meth:`fold`, as a digest."""
+        return self.fold(before).digest()
 
     def latest_minute(self) -> datetime | None:
         """The minute of the newest event taken (None when there is none)."""
@@ -390,7 +439,8 @@ class MinuteFolder:
 
     def _fold(
         self,
-        digest: BatchDigest,
+        batch: FoldedBatch,
+        extended: list[dict[str, int | float] | None],
         query_id: str,
         fingerprint: str,
         columns: list[list[Any]],
@@ -400,8 +450,8 @@ class MinuteFolder:
         return the positions of the events left, in file order.
 
         The events are sorted by (minute, schema, user, host), in file order within: each
-        bucket is then one slice of every column, summed by built-in functions, and the
-        events left are the end of that order.
+        bucket is then one slice of every column, summed by built-in functions a column at
+        a time, and the events left are the end of that order.
         """
         times = columns[1]
         if None in times:
@@ -419,69 +469,63 @@ class MinuteFolder:
             return left
         folded_times = [times[i] for i in order]
         first = min(order)  # the class's sample: its first statement in the batch
-        seen = QuerySeen(fingerprint, min(folded_times), max(folded_times), columns[0][first])
-        digest.queries[query_id] = seen
+        batch.queries[query_id] = QuerySeen(
+            fingerprint, min(folded_times), max(folded_times), columns[0][first]
+        )
+        runs = [(key, len(list(run))) for key, run in groupby(keys[i] for i in order)]
+        ends = list(accumulate(length for _, length in runs))
+        bounds = list(zip([0, *ends[:-1]], ends, strict=True))
         query_times, lock_times, rows_sent, rows_examined, rows_affected = (
             [column[i] for i in order] for column in columns[2:7]
         )
-        start = minute_start = 0
-        for (minute, db, user, host), run in groupby(keys[i] for i in order):
-            end = start + len(list(run))
-            key = BucketKey(query_id, db, user, host, minute)
-            digest.buckets[key] = self._bucket(
-                key, query_times[start:end], lock_times[start:end],
-                {"rows_sent": rows_sent[start:end], "rows_examined": rows_examined[start:end],
-                 "rows_affected": rows_affected[start:end]},
-            )  # fmt: skip
+        out = batch.buckets
+        out["query"] += [len(batch.queries) - 1] * len(runs)
+        for name, n in (("start", 0), ("db", 1), ("user", 2), ("host", 3)):
+            out[name] += [key[n] for key, _ in runs]
+        out["count"] += [length for _, length in runs]
+        run_times = [query_times[start:end] for start, end in bounds]
+        out["query_time_sum"] += map(math.fsum, run_times)
+        out["query_time_min"] += map(min, run_times)
+        out["query_time_max"] += map(max, run_times)
+        out["histogram"] += map(encode_values, run_times)
+        locks = [lock_times[start:end] for start, end in bounds]
+        if None in lock_times:
+            locks = [_known_values(run) for run in locks]
+        out["lock_time_max"] += [max(known) if known else None for known in locks]
+        out["lock_time"] += [math.fsum(known) if known else None for known in locks]
+        for name, values in zip(_COUNTED, (rows_sent, rows_examined, rows_affected), strict=True):
+            out[name] += _run_sums(values, bounds)
+        if self._extended:
+            extended += [
+                self._extended.get(BucketKey(query_id, db, user, host, minute))
+                for (minute, db, user, host), _ in runs
+            ]
+        else:
+            extended += [None] * len(runs)
+        start = 0
+        for minute, minute_runs in groupby(runs, key=lambda run: run[0][0]):
+            end = start + sum(length for _, length in minute_runs)
+            self._pick(batch, query_id, columns, order, query_times, start, end, minute)
             start = end
-            if end == len(order) or keys[order[end]][0] != minute:
-                self._pick(digest, query_id, columns, order, query_times, minute_start, end)
-                minute_start = end
         return left
-
-    def _bucket(
-        self,
-        key: BucketKey,
-        query_times: list[float],
-        lock_times: list[float | None],
-        counts: dict[str, list[int | None]],
-    ) -> BucketMetrics:
-        histogram = LatencyHistogram()
-        histogram.add_many(query_times)
-        sums = dict(self._extended.get(key) or {}) if self._extended else {}
-        locks = _known_values(lock_times)
-        if locks:
-            sums["lock_time"] = math.fsum(locks)
-        for name, values in counts.items():
-            known = _known_values(values)
-            if known:
-                sums[name] = sum(known)
-        return BucketMetrics(
-            count=len(query_times),
-            query_time_sum=math.fsum(query_times),
-            query_time_min=min(query_times),
-            query_time_max=max(query_times),
-            lock_time_max=max(locks) if locks else None,
-            histogram=histogram,
-            sums=sums,
-        )
 
     def _pick(
         self,
-        digest: BatchDigest,
+        batch: FoldedBatch,
         query_id: str,
         columns: list[list[Any]],
         order: list[int],
         query_times: list[float],
         start: int,
         end: int,
+        minute: datetime,
     ) -> None:
         """The example pick of the minute that is ``order[start:end]``."""
         slowest_time = max(query_times[start:end])
         # The first of equals in file order, as digest_events keeps it.
         slowest = min(order[n] for n in range(start, end) if query_times[n] == slowest_time)
         sampled = order[start + int(self._rng.random() * (end - start))]
-        digest.examples[(query_id, _minute(columns[1][slowest]))] = ExamplePick(
+        batch.examples[(query_id, minute)] = ExamplePick(
             self._example(query_id, columns, slowest),
             self._example(query_id, columns, sampled),
             end - start,
@@ -754,6 +798,15 @@ def _digest_bucket_columns(
 def _minute(ts: datetime) -> datetime:
     """The start of the minute of ``ts`` (events of one second share one datetime object)."""
     return ts.replace(second=0, microsecond=0)
+
+
+def _run_sums(values: list[int | None], bounds: list[tuple[int, int]]) -> list[int | None]:
+    """The sum of each run's (start, end) known values: None where a run has none."""
+    if None not in values and max(cast("list[int]", values), default=0) <= MAX_COUNTER:
+        totals = list(accumulate(cast("list[int]", values), initial=0))  # ints: exact
+        return [totals[end] - totals[start] for start, end in bounds]
+    runs = [_known_values(values[start:end]) for start, end in bounds]
+    return [sum(known) if known else None for known in runs]
 
 
 def _known_values(values: list[_N | None]) -> list[_N]:

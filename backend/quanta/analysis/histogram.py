@@ -77,7 +77,13 @@ try:
 except ImportError:  # pragma: no cover - only where the extension was not built
     _merge_encoded_c = _encode_c = _add_values_c = None
 
-__all__ = ["BUCKETS_PER_DECADE", "FORMAT_VERSION", "ZERO_THRESHOLD", "LatencyHistogram"]
+__all__ = [
+    "BUCKETS_PER_DECADE",
+    "FORMAT_VERSION",
+    "ZERO_THRESHOLD",
+    "LatencyHistogram",
+    "encode_values",
+]
 
 BUCKETS_PER_DECADE = 116
 """Buckets per power of ten: the fewest that keep the relative error at or under 1%."""
@@ -591,6 +597,28 @@ class LatencyHistogram:
             f"LatencyHistogram(count={self._count}, min={self._min!r}, max={self._max!r}, "
             f"buckets={len(self._bins)}, zeros={self._zero_count})"
         )
+
+
+def encode_values(values: Sequence[float]) -> bytes:
+    """The stored form of the histogram of ``values`` (at least one): what
+    :meth:`LatencyHistogram.to_bytes` gives after :meth:`~LatencyHistogram.add_many`, without
+    the object (the agent encodes tens of thousands of small histograms a batch).
+
+    Example:
+        >>> LatencyHistogram.from_bytes(encode_values([0.001, 0.5])).count
+        2
+    """
+    if _add_values_c is not None and _encode_c is not None:
+        bins: dict[int, int] = {}
+        zero_count, count, lowest, highest = _add_values_c(bins, values)
+        if lowest is not None and highest is not None:
+            try:
+                return _encode_c(bins, zero_count, count, lowest, highest)
+            except OverflowError:
+                pass  # a count past 64 bits: the Python encoder says so
+    histogram = LatencyHistogram()
+    histogram.add_many(values)
+    return histogram.to_bytes()
 
 
 def _write_varint(out: bytearray, value: int) -> None:
