@@ -39,9 +39,14 @@ WORKER_LOST = "WorkerLostError"
 
 
 def spread_log(path: Path, events: int, seed: int) -> tuple[Path, datetime, list[LoggedQuery]]:
-    """Events from a whole hour three days ago up to two minutes ago, log-normal latencies."""
+    """Events from a whole hour (not a midnight) three days ago up to two minutes ago,
+    log-normal latencies."""
     now = datetime.now(UTC)
     start = (now - timedelta(days=3)).replace(minute=0, second=0, microsecond=0)
+    if start.hour == 0:
+        # Not on a midnight, so that a read from start to now has an hour at one end even
+        # in the first hour of a day (when no whole hour has passed since midnight).
+        start -= timedelta(hours=1)
     span = (now - timedelta(minutes=2) - start).total_seconds()
     rng = random.Random(seed)
     logged = [

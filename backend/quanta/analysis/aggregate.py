@@ -42,6 +42,7 @@ __all__ = [
     "digest_buckets",
     "digest_events",
     "digest_perfschema",
+    "merged",
     "rollup",
     "rollup_examples",
 ]
@@ -142,15 +143,14 @@ class BucketMetrics:
     histogram: LatencyHistogram | None = None
     sums: dict[str, int | float] = field(default_factory=dict)
 
-    def merge(self, other: BucketMetrics, *, histogram: bool = True) -> None:
-        """Add ``other`` to this bucket, in place (exact for every metric); without its
-        histogram if ``histogram`` is false."""
+    def merge(self, other: BucketMetrics) -> None:
+        """Add ``other`` to this bucket, in place (exact for every metric)."""
         self.count += other.count
         self.query_time_sum += other.query_time_sum
         self.query_time_min = _least(self.query_time_min, other.query_time_min)
         self.query_time_max = _greatest(self.query_time_max, other.query_time_max)
         self.lock_time_max = _greatest(self.lock_time_max, other.lock_time_max)
-        if histogram and other.histogram is not None:
+        if other.histogram is not None:
             if self.histogram is None:
                 self.histogram = LatencyHistogram()
             self.histogram.merge(other.histogram)
@@ -835,18 +835,44 @@ def rollup(
         >>> sum(m.count for m in hours.values()) == sum(m.count for m in digest.buckets.values())
         True
     """
-    out: dict[BucketKey, BucketMetrics] = {}
+    starts = {start: floor_to(start, resolution) for start in {key.start for key in buckets}}
+    parts: dict[BucketKey, list[BucketMetrics]] = {}
     for key, metrics in buckets.items():
-        start = floor_to(key.start, resolution)
+        start = starts[key.start]
         if dimensions:
             wide = BucketKey(key.query_id, key.schema, key.user, key.host, start)
         else:
             wide = BucketKey(key.query_id, "", "", "", start)
-        target = out.get(wide)
-        if target is None:
-            target = out[wide] = BucketMetrics()
-        target.merge(metrics)
+        parts.setdefault(wide, []).append(metrics)
+    return {wide: merged(group) for wide, group in parts.items()}
+
+
+def merged(parts: Sequence[BucketMetrics], *, histogram: bool = True) -> BucketMetrics:
+    """The buckets summed into a new one: what :meth:`BucketMetrics.merge` of each into an
+    empty bucket gives (the same floats), in one pass per metric; without their histograms
+    if ``histogram`` is false."""
+    sums: dict[str, int | float] = {}
+    for part in parts:
+        for name, value in part.sums.items():
+            sums[name] = sums.get(name, 0) + value
+    out = BucketMetrics(
+        count=sum(part.count for part in parts),
+        query_time_sum=sum((part.query_time_sum for part in parts), 0.0),
+        query_time_min=min(_known(part.query_time_min for part in parts), default=None),
+        query_time_max=max(_known(part.query_time_max for part in parts), default=None),
+        lock_time_max=max(_known(part.lock_time_max for part in parts), default=None),
+        sums=sums,
+    )
+    histograms = [part.histogram for part in parts if part.histogram is not None]
+    if histogram and histograms:
+        out.histogram = LatencyHistogram()
+        for other in histograms:
+            out.histogram.merge(other)
     return out
+
+
+def _known(values: Iterable[float | None]) -> list[float]:
+    return [value for value in values if value is not None]
 
 
 def rollup_examples(

@@ -35,6 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
+from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.resolution import Resolution, Segment
 from quanta.core.db import UTCDateTime
 from quanta.instances.models import Instance
@@ -151,6 +152,29 @@ def merge_rows(
         _merge_rows_portable(session, model, key, ordered, combine)
 
 
+def merge_metric_rows(
+    session: Session,
+    model: Any,
+    key: Sequence[str],
+    rows: Sequence[dict[str, Any]],
+    combine: Combine,
+) -> None:
+    """:func:`merge_rows` for rows of metrics (buckets, totals), with ``combine`` their merge.
+
+    On PostgreSQL the stored rows are not read back to be merged: the UPDATE adds the metrics
+    up itself (see :func:`_merged_metric`, the same merge in SQL), and only the histograms,
+    which SQL cannot merge, are merged here.
+    """
+    if not rows:
+        return
+    table: Table = model.__table__
+    ordered = sorted(rows, key=_key_getter(key))
+    if is_postgresql(session):
+        _merge_metrics_postgresql(session, table, key, ordered)
+    else:
+        _merge_rows_portable(session, model, key, ordered, combine)
+
+
 def _key_getter(key: Sequence[str]) -> Callable[[Mapping[Any, Any]], tuple[Any, ...]]:
     # A tuple whatever the number of names (itemgetter of one name gives the bare value).
     return itemgetter(*key) if len(key) > 1 else lambda row: (row[key[0]],)
@@ -198,31 +222,19 @@ def _merge_rows_postgresql(
     ordered: Sequence[dict[str, Any]],
     combine: Combine,
 ) -> None:
-    """The same merge in four statements, the rows sent with COPY.
-
-    The rows are copied into a temporary table of the same shape, numbered (COPY: psycopg
-    writes them in C, PostgreSQL reads them without parsing SQL or JSON), and inserted from
-    there; what was inserted leaves the stage, so what stays are the rows whose key was
-    stored already. Those few are locked, merged and updated, their new values sent as JSON
-    (json_populate_recordset: a short fixed statement, the rows one parameter). The many
-    new rows never come back to Python.
-    """
-    keys = ", ".join(key)
-    stage = _copy_to_stage(session, table, ordered)
-    session.execute(
-        text(
-            f"WITH inserted AS (INSERT INTO {table.name} ({_columns(table)}) "
-            f"SELECT {_columns(table)} FROM {stage} "
-            f"ORDER BY {keys} ON CONFLICT ({keys}) DO NOTHING RETURNING {keys}) "
-            f"DELETE FROM {stage} AS s USING inserted AS t WHERE {_match(key, 's', 't')}"
-        )
-    )
+    """The same merge in four statements, the rows sent with COPY (see
+    :func:`_stage_stored_keys`); the rows whose key was stored already are locked, merged
+    and updated, their new values sent as JSON (json_populate_recordset: a short fixed
+    statement, the rows one parameter)."""
+    stage = _stage_stored_keys(session, table, key, ordered)
+    if stage is None:
+        return
     # The columns by name, in the model's order: .columns() types the result by position.
     locked = session.execute(
         text(
             f"SELECT {_columns(table, 't')}, s.{STAGE_POSITION} FROM {table.name} AS t "
             f"JOIN {stage} AS s ON {_match(key, 't', 's')} "
-            f"ORDER BY {', '.join(f't.{name}' for name in key)} FOR UPDATE OF t"
+            f"ORDER BY {_columns_of(key, 't')} FOR UPDATE OF t"
         ).columns(*table.c, column_clause(STAGE_POSITION, Integer))
     )
     updates = [combine(stored, ordered[stored[STAGE_POSITION]]) for stored in locked.mappings()]
@@ -239,12 +251,104 @@ def _merge_rows_postgresql(
     )
 
 
+def _merge_metrics_postgresql(
+    session: Session, table: Table, key: Sequence[str], ordered: Sequence[dict[str, Any]]
+) -> None:
+    """The metric merge: the rows whose key was stored already (see
+    :func:`_stage_stored_keys`) are locked, their histograms merged here, and the stored
+    rows updated from the stage by :func:`_merged_metric`."""
+    stage = _stage_stored_keys(session, table, key, ordered)
+    if stage is None:
+        return
+    with_histogram = HISTOGRAM in table.c
+    histograms = f", t.{HISTOGRAM}, s.{HISTOGRAM}" if with_histogram else ""
+    locked = session.execute(
+        text(
+            f"SELECT s.{STAGE_POSITION}{histograms} FROM {table.name} AS t "
+            f"JOIN {stage} AS s ON {_match(key, 't', 's')} "
+            f"ORDER BY {_columns_of(key, 't')} FOR UPDATE OF t"
+        )
+    ).all()
+    if not locked:
+        return
+    merged = {
+        row[0]: _merged_histogram(row[1], row[2])
+        for row in locked
+        if with_histogram and row[1] is not None and row[2] is not None
+    }
+    assignments = [
+        f"{c.name} = {_merged_metric(c.name)}"
+        for c in table.c
+        if c.name not in key and c.name != HISTOGRAM
+    ]
+    if with_histogram:
+        # Merged where both have one; else the one there is.
+        assignments.append(f"{HISTOGRAM} = COALESCE(h.{HISTOGRAM}, s.{HISTOGRAM}, t.{HISTOGRAM})")
+    session.execute(
+        text(
+            f"UPDATE {table.name} AS t SET {', '.join(assignments)} FROM {stage} AS s "
+            f"LEFT JOIN unnest(CAST(:positions AS integer[]), CAST(:histograms AS bytea[])) "
+            f"AS h(position, {HISTOGRAM}) ON h.position = s.{STAGE_POSITION} "
+            f"WHERE {_match(key, 't', 's')}"
+        ),
+        {"positions": list(merged), "histograms": list(merged.values())},
+    )
+
+
+def _merged_metric(name: str) -> str:
+    """SQL for a metric column of the stored row ``t`` merged with the new one ``s``: the
+    least of minimums, the greatest of maximums, the sum of counts and sums; NULL (the
+    source does not give the metric) and x give x."""
+    if name.endswith("_min"):
+        return f"LEAST(t.{name}, s.{name})"  # both ignore NULLs
+    if name.endswith("_max"):
+        return f"GREATEST(t.{name}, s.{name})"
+    return f"COALESCE(t.{name} + s.{name}, t.{name}, s.{name})"
+
+
+def _merged_histogram(stored: bytes, new: bytes) -> bytes:
+    merged = LatencyHistogram()
+    merged.merge_bytes(stored)  # bytes this program wrote
+    merged.merge_bytes(new)
+    return merged.to_bytes()
+
+
+def _stage_stored_keys(
+    session: Session, table: Table, key: Sequence[str], ordered: Sequence[dict[str, Any]]
+) -> str | None:
+    """Insert the rows whose key is new; leave the others in the staging table and return
+    its name, or None when every row was new.
+
+    The rows are copied into a temporary table of the same shape, numbered (COPY: psycopg
+    writes them in C, PostgreSQL reads them without parsing SQL or JSON), and inserted from
+    there; what was inserted leaves the stage, so the many new rows never come back to
+    Python.
+    """
+    keys = ", ".join(key)
+    stage = _copy_to_stage(session, table, ordered)
+    inserted = session.execute(
+        text(
+            f"WITH inserted AS (INSERT INTO {table.name} ({_columns(table)}) "
+            f"SELECT {_columns(table)} FROM {stage} "
+            f"ORDER BY {keys} ON CONFLICT ({keys}) DO NOTHING RETURNING {keys}) "
+            f"DELETE FROM {stage} AS s USING inserted AS t WHERE {_match(key, 's', 't')}"
+        )
+    )
+    # Not even a look for stored rows then: the planner knows nothing of the stage's size.
+    return None if inserted.rowcount == len(ordered) else stage  # type: ignore[attr-defined]
+
+
+HISTOGRAM = "histogram"
 # The stage's extra column: the position of the row in the rows merged.
 STAGE_POSITION = "stage_position"
 
 
 def _columns(table: Table, alias: str | None = None) -> str:
-    return ", ".join(f"{alias}.{c.name}" if alias else c.name for c in table.c)
+    return _columns_of([c.name for c in table.c], alias)
+
+
+def _columns_of(names: Sequence[str], alias: str | None = None) -> str:
+    return ", ".join(f"{alias}.{name}" if alias else name for name in names)
 
 
 def _match(key: Sequence[str], left: str, right: str) -> str:

@@ -18,6 +18,7 @@ from quanta.analysis.aggregate import (
     BucketMetrics,
     Example,
     ExamplePick,
+    merged,
     rollup,
     rollup_examples,
 )
@@ -254,15 +255,16 @@ def _record_buckets(
 ) -> None:
     """Merge buckets of ``resolution`` into the store, with their query totals (given for
     hours and days) and instance totals."""
+    merge = repository.merge_metric_rows
     rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
-    repository.merge_rows(session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets)
+    merge(session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets)
     if per_query is not None:
         query_rows = [_query_totals_row(k, m, instance_id, source) for k, m in per_query.items()]
         model = QUERY_TOTALS_MODELS[resolution]
-        repository.merge_rows(session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets)
+        merge(session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets)
     # The instance totals: from the fewest buckets at hand.
     totals = _totals_rows(per_query if per_query is not None else buckets, instance_id, source)
-    repository.merge_rows(session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals)
+    merge(session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals)
 
 
 # Sort keys computed in Python from merged histograms, and their quantile.
@@ -892,15 +894,17 @@ def _combine_totals(stored: Mapping[str, Any], new: Mapping[str, Any]) -> dict[s
 
 def _totals_rows(buckets: Buckets, instance_id: int, source: str) -> list[dict[str, Any]]:
     """Every query's buckets summed per period: rows of the instance totals."""
-    totals: dict[datetime, BucketMetrics] = {}
+    periods: dict[datetime, list[BucketMetrics]] = {}
     for key, metrics in buckets.items():
-        total = totals.get(key.start)
-        if total is None:
-            total = totals[key.start] = BucketMetrics()
-        total.merge(metrics, histogram=False)
+        periods.setdefault(key.start, []).append(metrics)
     return [
-        {"instance_id": instance_id, "bucket_start": start, "source": source, **_metric_columns(t)}
-        for start, t in totals.items()
+        {
+            "instance_id": instance_id,
+            "bucket_start": start,
+            "source": source,
+            **_metric_columns(merged(parts, histogram=False)),
+        }
+        for start, parts in periods.items()
     ]
 
 

@@ -1,0 +1,104 @@
+"""Batches that share buckets merge into the same stored rows on PostgreSQL, where the UPDATE
+adds the metrics up in SQL, as on SQLite, where they are merged in Python."""
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import insert, select
+
+from quanta.analysis.aggregate import BatchDigest, BucketKey, BucketMetrics, QuerySeen
+from quanta.analysis.histogram import LatencyHistogram
+from quanta.core.config import Settings
+from quanta.core.db import create_db_engine, create_session_factory, session_scope
+from quanta.core.migrate import upgrade_to_head
+from quanta.instances.models import Instance
+from quanta.queries import service as queries
+from quanta.queries.models import BUCKET_MODELS, QUERY_TOTALS_MODELS, TOTALS_MODELS
+from tests.fixtures.servers import PostgresServer
+
+QID = "0123456789abcdef"
+MINUTE = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+MODELS = (*BUCKET_MODELS.values(), *QUERY_TOTALS_MODELS.values(), *TOTALS_MODELS.values())
+
+
+def histogram(*values: float) -> LatencyHistogram:
+    out = LatencyHistogram()
+    out.add_many(values)
+    return out
+
+
+def batch(**buckets: BucketMetrics) -> BatchDigest:
+    """One query, one minute; a bucket per client host."""
+    seen = QuerySeen("select ?", MINUTE, MINUTE, "SELECT 1")
+    keys = {host: BucketKey(QID, "shop", "app", host, MINUTE) for host in buckets}
+    return BatchDigest(
+        buckets={keys[host]: metrics for host, metrics in buckets.items()}, queries={QID: seen}
+    )
+
+
+# Every way two values of a metric meet: both known, one of them NULL (the source does not
+# give it), both NULL; a bucket without a histogram (performance_schema's) meets one with.
+FIRST = batch(
+    web1=BucketMetrics(2, 0.3, 0.1, 0.2, None, histogram(0.1, 0.2), {"rows_sent": 4}),
+    web2=BucketMetrics(1, 0.5, 0.5, 0.5, 0.01, None, {"rows_examined": 7, "lock_time": 0.01}),
+)
+SECOND = batch(
+    web1=BucketMetrics(1, 0.05, 0.05, 0.05, 0.002, histogram(0.05), {"rows_sent": 1}),
+    web2=BucketMetrics(3, 1.5, 0.25, 0.75, None, histogram(0.25, 0.5, 0.75), {"errors": 1}),
+    web3=BucketMetrics(1, 0.4, 0.4, 0.4, None, histogram(0.4), {}),
+)
+
+
+def stored_rows(settings: Settings) -> dict[str, list[dict[str, Any]]]:
+    """Both batches recorded one after the other; every metric table's rows, in key order."""
+    upgrade_to_head(settings)
+    engine = create_db_engine(settings)
+    factory = create_session_factory(engine)
+    try:
+        with session_scope(factory) as session:
+            session.execute(insert(Instance).values(id=1, name="db1"))
+        for digest in (FIRST, SECOND):
+            with session_scope(factory) as session:
+                queries.record_digest(
+                    session=session, instance_id=1, source="slowlog", digest=digest,
+                    example_policy="full", example_max_chars=100, rng=random.Random(0),
+                )  # fmt: skip
+        with session_scope(factory) as session:
+            return {
+                model.__tablename__: [
+                    dict(row)
+                    for row in session.execute(
+                        select(model.__table__).order_by(*model.__table__.primary_key.columns)
+                    ).mappings()
+                ]
+                for model in MODELS
+            }
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.services
+def test_postgresql_merges_metrics_as_sqlite_does(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    on_sqlite = stored_rows(Settings(data_dir=tmp_path, database_url=None))
+    on_postgresql = stored_rows(Settings(database_url=postgres_server.create_database("merge")))
+    assert on_postgresql == on_sqlite
+
+    minutes = {row["client_host"]: row for row in on_postgresql["query_buckets_minute"]}
+    web1, web2 = minutes["web1"], minutes["web2"]
+    assert (web1["count"], web1["query_time_min"], web1["lock_time_max"]) == (3, 0.05, 0.002)
+    assert (web1["rows_sent_sum"], web1["rows_examined_sum"]) == (5, None)
+    assert LatencyHistogram.from_bytes(web1["histogram"]) == histogram(0.1, 0.2, 0.05)
+    assert (web2["count"], web2["query_time_min"], web2["query_time_max"]) == (4, 0.25, 0.75)
+    assert (web2["lock_time_max"], web2["rows_examined_sum"], web2["errors_sum"]) == (0.01, 7, 1)
+    # The first bucket had no histogram: the second one's stands for both.
+    assert LatencyHistogram.from_bytes(web2["histogram"]) == histogram(0.25, 0.5, 0.75)
+    (hour,) = on_postgresql["query_totals_hour"]
+    assert (hour["count"], hour["rows_sent_sum"], hour["lock_time_sum"]) == (8, 5, 0.01)
+    assert hour["query_time_sum"] == pytest.approx(2.75)
+    (total,) = on_postgresql["instance_totals_minute"]
+    assert (total["count"], total["query_time_max"], total["errors_sum"]) == (8, 0.75, 1)
