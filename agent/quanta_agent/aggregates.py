@@ -20,7 +20,7 @@ from typing import Any
 
 from quanta.analysis.aggregate import Example, FoldedBatch, QuerySeen
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
-from quanta_agent.config import ExamplePolicy
+from quanta_agent.policy import ExamplePolicy
 
 # Wire field <- the slow-log attribute names that give it, first present wins: Percona Server
 # and MariaDB names first, then MySQL 8's log_slow_extra ones (MariaDB's innodb verbosity

@@ -10,8 +10,9 @@ from typing import Any
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta_agent.checkpoint import FileIdentity
-from quanta_agent.config import BatchSettings, ExamplePolicy
+from quanta_agent.config import BatchSettings
 from quanta_agent.importer import event_to_wire
+from quanta_agent.policy import ExamplePolicy
 
 SLOWLOG_SOURCE = "slowlog"
 # JSON keys, numbers and punctuation of one wire event, besides its query text.

@@ -30,6 +30,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
+
 DEFAULT_SPOOL_DIR = Path.home() / ".local" / "state" / "quanta-agent"
 DEFAULT_SPOOL_MAX_MB = 256.0
 DEFAULT_BATCH_MAX_EVENTS = 5000
@@ -38,8 +40,6 @@ DEFAULT_BATCH_MAX_BYTES = 8_000_000
 DEFAULT_BATCH_MAX_AGE_SECONDS = 5.0
 DEFAULT_POLL_INTERVAL_SECONDS = 60.0
 DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 10.0
-# The ingest API refuses longer statements (quanta.ingest.schemas.MAX_QUERY_CHARS).
-MAX_QUERY_LENGTH = 1_000_000
 MEGABYTE = 1024 * 1024
 
 InstanceName = Annotated[
@@ -57,14 +57,6 @@ class Source(enum.StrEnum):
     SLOWLOG = "slowlog"
     PERFSCHEMA = "perfschema"
     STATS = "stats"
-
-
-class ExamplePolicy(enum.StrEnum):
-    """What query text leaves the host: as logged, literals masked, or none kept."""
-
-    FULL = "full"
-    MASKED = "masked"
-    OFF = "off"
 
 
 class _Section(BaseModel):

@@ -13,7 +13,7 @@ from quanta.analysis.aggregate import MAX_COUNTER, FoldedBatch, MinuteFolder
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
 from quanta_agent.aggregates import aggregates, extended_fields, extended_metrics
-from quanta_agent.config import MAX_QUERY_LENGTH, ExamplePolicy
+from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
 from quanta_agent.shipper import Shipper
 
 

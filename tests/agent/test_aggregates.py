@@ -24,7 +24,7 @@ from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import read_slow_log
 from quanta.ingest.schemas import IngestBatchIn
 from quanta_agent.aggregates import aggregates, extended_metrics
-from quanta_agent.config import ExamplePolicy
+from quanta_agent.policy import ExamplePolicy
 
 DATA = Path(__file__).parents[1] / "analysis" / "data" / "slowlogs"
 LOG = "".join(

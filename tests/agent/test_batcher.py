@@ -8,7 +8,8 @@ from quanta.analysis.slowlog import parse_slow_log
 from quanta.ingest import schemas
 from quanta_agent.batcher import PendingBatch, slowlog_batch, slowlog_batch_id, wire_event
 from quanta_agent.checkpoint import FileIdentity
-from quanta_agent.config import BatchSettings, ExamplePolicy
+from quanta_agent.config import BatchSettings
+from quanta_agent.policy import ExamplePolicy
 
 LOG = b"""# Time: 2024-01-02T03:04:05.000001Z
 # User@Host: app[app] @ web1 [10.0.0.5]  Id: 42

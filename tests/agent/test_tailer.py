@@ -21,7 +21,8 @@ import pytest
 from quanta.analysis.slowlog import parse_slow_log
 from quanta_agent import tailer as tailer_module
 from quanta_agent.checkpoint import Checkpoint
-from quanta_agent.config import BatchSettings, ExamplePolicy, InstanceSettings, SlowLogSettings
+from quanta_agent.config import BatchSettings, InstanceSettings, SlowLogSettings
+from quanta_agent.policy import ExamplePolicy
 from quanta_agent.tailer import SlowLogBatch, SlowLogTailer
 
 IDLE_GRACE = 1.0

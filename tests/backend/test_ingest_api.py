@@ -20,7 +20,7 @@ from quanta.ingest import service
 from quanta.ingest.models import IngestBatch
 from quanta.queries.models import QueryBucketMinute
 from quanta_agent.aggregates import aggregates
-from quanta_agent.config import ExamplePolicy
+from quanta_agent.policy import ExamplePolicy
 
 SETTINGS = Settings(env="test")
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
