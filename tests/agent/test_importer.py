@@ -5,6 +5,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta.ingest import schemas
 from quanta_agent import importer
@@ -95,7 +97,8 @@ class RecordingShipper:
         return SimpleNamespace(duplicate=False)
 
 
-def test_import_ships_minute_aligned_batches_of_every_statement(tmp_path: Path) -> None:
+def ten_minute_log(tmp_path: Path) -> Path:
+    """Ten minutes, 30 statements each."""
     log = tmp_path / "slow.log"
     log.write_text(
         "".join(
@@ -103,11 +106,26 @@ def test_import_ships_minute_aligned_batches_of_every_statement(tmp_path: Path) 
             f"# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 1  Rows_examined: 1\n"
             f"SET timestamp={1709294400 + n * 2};\nSELECT {n};\n"
             for n in range(300)
-        )  # ten minutes, 30 statements each
+        )
     )
+    return log
+
+
+def test_import_ships_minute_aligned_batches_of_every_statement(tmp_path: Path) -> None:
+    log = ten_minute_log(tmp_path)
     shipper, report = RecordingShipper(), importer.ImportReport()
     importer.import_file(log, shipper=shipper, batch_size=45, report=report)  # type: ignore[arg-type]
     minutes = [set(batch["buckets"]["start"]) for batch in shipper.batches]
     assert report.events == 300 == sum(sum(s["buckets"]["count"]) for s in shipper.batches)
     assert report.batches == len(shipper.batches) > 3
     assert sum(len(m) for m in minutes) == len(set().union(*minutes)) == 10  # none shared
+
+
+def test_the_first_batch_is_cut_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importer, "FIRST_BATCH_SIZE", 40)
+    shipper = RecordingShipper()
+    importer.import_file(
+        ten_minute_log(tmp_path), shipper=shipper, batch_size=100, report=importer.ImportReport()
+    )  # type: ignore[arg-type]
+    # Cut at 40 and then every 100 statements, each time before the newest one's minute.
+    assert [sum(batch["buckets"]["count"]) for batch in shipper.batches] == [30, 90, 90, 90]
