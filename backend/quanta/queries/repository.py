@@ -132,47 +132,31 @@ def merge_rows(
     key: Sequence[str],
     rows: Sequence[dict[str, Any]],
     combine: Combine,
+    *,
+    metrics: bool = False,
 ) -> None:
     """Add ``rows`` to ``model``'s table, merging each into the stored row with the same key.
 
-    Histograms cannot be merged by SQL, so: insert the rows that are new (ON CONFLICT DO
-    NOTHING; they are complete), lock the others (SELECT ... FOR UPDATE on PostgreSQL; SQLite
-    serialises writers), merge them in Python with ``combine(stored, new)`` and UPDATE them.
-    Every step goes in key order, so concurrent workers take row locks in the same order and
-    cannot deadlock; a concurrent insert of the same key waits for the other transaction and
-    then finds the row, so no increment is lost.
+    Insert the rows that are new (ON CONFLICT DO NOTHING; they are complete), lock the others
+    (SELECT ... FOR UPDATE on PostgreSQL; SQLite serialises writers), merge them with
+    ``combine(stored, new)`` and UPDATE them. Every step goes in key order, so concurrent
+    workers take row locks in the same order and cannot deadlock; a concurrent insert of the
+    same key waits for the other transaction and then finds the row, so no increment is lost.
+
+    With ``metrics`` (rows of buckets or totals), PostgreSQL does not read the stored rows
+    back to merge them: the UPDATE adds the metrics up itself (:func:`_merged_metric`, the
+    same merge in SQL), and only their histograms, which SQL cannot merge, are merged here.
     """
     if not rows:
         return
     table: Table = model.__table__
     ordered = sorted(rows, key=_key_getter(key))
-    if is_postgresql(session):
-        _merge_rows_postgresql(session, table, key, ordered, combine)
-    else:
+    if not is_postgresql(session):
         _merge_rows_portable(session, model, key, ordered, combine)
-
-
-def merge_metric_rows(
-    session: Session,
-    model: Any,
-    key: Sequence[str],
-    rows: Sequence[dict[str, Any]],
-    combine: Combine,
-) -> None:
-    """:func:`merge_rows` for rows of metrics (buckets, totals), with ``combine`` their merge.
-
-    On PostgreSQL the stored rows are not read back to be merged: the UPDATE adds the metrics
-    up itself (see :func:`_merged_metric`, the same merge in SQL), and only the histograms,
-    which SQL cannot merge, are merged here.
-    """
-    if not rows:
-        return
-    table: Table = model.__table__
-    ordered = sorted(rows, key=_key_getter(key))
-    if is_postgresql(session):
+    elif metrics:
         _merge_metrics_postgresql(session, table, key, ordered)
     else:
-        _merge_rows_portable(session, model, key, ordered, combine)
+        _merge_rows_postgresql(session, table, key, ordered, combine)
 
 
 def _key_getter(key: Sequence[str]) -> Callable[[Mapping[Any, Any]], tuple[Any, ...]]:

@@ -255,16 +255,21 @@ def _record_buckets(
 ) -> None:
     """Merge buckets of ``resolution`` into the store, with their query totals (given for
     hours and days) and instance totals."""
-    merge = repository.merge_metric_rows
     rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
-    merge(session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets)
+    repository.merge_rows(
+        session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets, metrics=True
+    )
     if per_query is not None:
         query_rows = [_query_totals_row(k, m, instance_id, source) for k, m in per_query.items()]
         model = QUERY_TOTALS_MODELS[resolution]
-        merge(session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets)
+        repository.merge_rows(
+            session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets, metrics=True
+        )
     # The instance totals: from the fewest buckets at hand.
     totals = _totals_rows(per_query if per_query is not None else buckets, instance_id, source)
-    merge(session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals)
+    repository.merge_rows(
+        session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals, metrics=True
+    )
 
 
 # Sort keys computed in Python from merged histograms, and their quantile.
