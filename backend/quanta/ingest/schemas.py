@@ -174,8 +174,7 @@ class SlowLogBucketsIn(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        columns = {name: value for name, value in self if value is not None}
-        lengths = {name: len(values) for name, values in columns.items()}
+        lengths = {name: len(values) for name, values in self if values is not None}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"columns differ in length: {lengths}")
         rows = zip(
@@ -192,9 +191,6 @@ class SlowLogBucketsIn(BaseModel):
             if least > most:
                 raise ValueError(f"bucket {n}: query_time_min is above query_time_max")
         return self
-
-    def __len__(self) -> int:
-        return len(self.query)
 
 
 class SlowLogExampleIn(BaseModel):

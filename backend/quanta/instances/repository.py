@@ -78,8 +78,6 @@ def delete_with_rows(session: Session, instance: Instance) -> None:
 
 def _instance_columns(table: Table) -> list[Column[Any]]:
     instances = Instance.__table__
-    if table is instances:
-        return []
     columns = [fk.parent for fk in table.foreign_keys if fk.column.table is instances]
     if not columns and INSTANCE_ID_COLUMN in table.c:
         columns = [table.c[INSTANCE_ID_COLUMN]]

@@ -35,7 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
-from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.histogram import merge_stored
 from quanta.analysis.resolution import Resolution, Segment
 from quanta.core.db import UTCDateTime
 from quanta.instances.models import Instance
@@ -256,7 +256,7 @@ def _merge_metrics_postgresql(
     if not locked:
         return
     merged = {
-        row[0]: _merged_histogram(row[1], row[2])
+        row[0]: merge_stored(row[1], row[2])
         for row in locked
         if with_histogram and row[1] is not None and row[2] is not None
     }
@@ -288,13 +288,6 @@ def _merged_metric(name: str) -> str:
     if name.endswith("_max"):
         return f"GREATEST(t.{name}, s.{name})"
     return f"COALESCE(t.{name} + s.{name}, t.{name}, s.{name})"
-
-
-def _merged_histogram(stored: bytes, new: bytes) -> bytes:
-    merged = LatencyHistogram()
-    merged.merge_bytes(stored)  # bytes this program wrote
-    merged.merge_bytes(new)
-    return merged.to_bytes()
 
 
 def _stage_stored_keys(

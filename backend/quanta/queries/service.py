@@ -23,7 +23,7 @@ from quanta.analysis.aggregate import (
     rollup_examples,
 )
 from quanta.analysis.fingerprint import fingerprint
-from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.histogram import LatencyHistogram, merge_stored
 from quanta.analysis.resolution import (
     COARSE_TO_FINE,
     Resolution,
@@ -917,10 +917,7 @@ def _combine_buckets(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str
     out = dict(new)
     out.update(_combined_metrics(stored, new))
     if stored["histogram"] is not None and new["histogram"] is not None:
-        merged = LatencyHistogram()
-        merged.merge_bytes(stored["histogram"])  # bytes this service wrote
-        merged.merge_bytes(new["histogram"])
-        out["histogram"] = merged.to_bytes()
+        out["histogram"] = merge_stored(stored["histogram"], new["histogram"])
     elif new["histogram"] is None:
         out["histogram"] = stored["histogram"]
     return out
