@@ -569,3 +569,39 @@ def test_the_sandbox_session_has_a_server_enforced_time_limit(
             )
             variables = cursor.fetchone()
     assert variables == {"limit_s": 7.5, "mode": "", "autocommit": 1}
+
+
+def binlog_text(server: MariaDBServer) -> str:
+    files = [row[0] for row in execute(server, "SHOW BINARY LOGS")]
+    events = [execute(server, f"SHOW BINLOG EVENTS IN '{name}'") for name in files]
+    return "\n".join(str(row[-1]) for rows in events for row in rows)
+
+
+def test_a_sandbox_writing_a_binary_log_keeps_the_copies_out_of_it(
+    mariadb: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    """A replication source as sandbox: its replicas must not receive the copies."""
+    with started_mariadb(["--log-bin=sandbox-bin", "--server-id=2"]) as own:
+        source = own.server
+        execute(source, *SETUP)
+        sandbox = dsn(source, SANDBOX_USER, SANDBOX_PASSWORD)
+        query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox)
+        counts = write_counts(source)
+
+        [refused] = advise(session_factory, settings, query_id, instance_id)
+        assert refused.validation is not None
+        assert refused.validation["refused"] is True
+        assert "writes a binary log" in refused.validation["error"]
+        assert write_counts(source) == counts
+
+        execute(source, f"GRANT BINLOG ADMIN ON *.* TO {SANDBOX_USER}@'%'")
+        with session_scope(session_factory) as session:  # check it again
+            session.get_one(Suggestion, refused.id).validation = None
+        [checked] = advise(session_factory, settings, query_id, instance_id)
+        assert checked.validation is not None
+        assert checked.validation["improved"] is True, checked.validation
+        assert write_counts(source)["Com_create_db"] == counts["Com_create_db"] + 1
+        assert "quanta_sandbox" not in binlog_text(source)

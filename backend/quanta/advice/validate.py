@@ -15,7 +15,9 @@ after these checks, in this order:
    when its identity (``server_uuid`` on MySQL; ``hostname``, ``port`` and ``server_id`` on
    MariaDB, which has no server UUID; the Galera cluster UUID on both) is that of a server
    an instance DSN reaches, read through that instance's guarded read-only connection.
-   An instance that cannot be read refuses too: it could be the same server.
+   An instance that cannot be read refuses too: it could be the same server. A sandbox
+   that writes a binary log is used only when its session can turn ``sql_log_bin`` off,
+   so that no replica of it (perhaps a monitored server) receives the copies.
 
 The sandbox session is guarded (:class:`SandboxSession`): a server-enforced statement time
 limit (``max_statement_time`` on MariaDB, ``max_execution_time`` and the hint on MySQL), a
@@ -103,6 +105,7 @@ SHOW_IDENTITY_VARIABLES = (
     + ")"
 )
 SHOW_IDENTITY_STATUS = f"SHOW GLOBAL STATUS LIKE '{IDENTITY_STATUS}'"
+SHOW_LOG_BIN = "SHOW GLOBAL VARIABLES LIKE 'log_bin'"
 LOOPBACK_HOSTS = frozenset(("localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1"))
 # Access types from worst to best (EXPLAIN's `type`); unknown ones rank as a full scan.
 ACCESS_ORDER = (
@@ -131,6 +134,8 @@ SANDBOX_FORMS: tuple[tuple[str, str], ...] = (
     ("session", r"SELECT VERSION\(\) AS v"),
     ("session", re.escape(SHOW_IDENTITY_VARIABLES)),
     ("session", re.escape(SHOW_IDENTITY_STATUS)),
+    ("session", re.escape(SHOW_LOG_BIN)),
+    ("session", r"SET SESSION sql_log_bin = 0"),
     ("session", r"SET SESSION sql_mode = ''"),
     ("session", r"SET SESSION time_zone = '\+00:00'"),
     ("session", r"SET SESSION max_statement_time = \d+(?:\.\d+)?"),
@@ -373,6 +378,26 @@ class SandboxSession:
             self.send(SHOW_IDENTITY_VARIABLES), self.send(SHOW_IDENTITY_STATUS)
         )
 
+    def keep_out_of_binary_log(self) -> None:
+        """Keep this session's writes out of the sandbox's binary log, if it writes one.
+
+        A sandbox that is a replication source would otherwise ship the scratch databases
+        and the sampled rows to its replicas, which may be monitored servers. Setting
+        ``sql_log_bin`` needs SUPER or BINLOG ADMIN: without it the sandbox is refused.
+        """
+        shown = self.send(SHOW_LOG_BIN)
+        if not shown or str(shown[0]["Value"]).upper() != "ON":
+            return
+        try:
+            self.send("SET SESSION sql_log_bin = 0")
+        except SandboxError as exc:
+            raise SandboxRefused(
+                f"the sandbox {self.options.address} writes a binary log, so its replicas "
+                f"would receive the copies, and its account '{self.options.user}' may not "
+                "turn that off for its session (it needs BINLOG ADMIN or SUPER); turn "
+                "log_bin off on the sandbox or grant the privilege"
+            ) from exc
+
     def create_database(self) -> str:
         """A new scratch database of this session's; its name."""
         name = f"{self._prefix}_{len(self.databases)}"
@@ -531,6 +556,7 @@ def validate_indexes(
     _refuse_same_address(sandbox, instances)
     with SandboxSession(sandbox, limits) as session:
         _refuse_same_server(session.identity(), instances, limits)
+        session.keep_out_of_binary_log()
         copies = _read_tables(monitored, limits, copied, sample_rows)
         scratch = _create_copies(session, copies)
         statement = _rewritten(sql, default_db, scratch)
