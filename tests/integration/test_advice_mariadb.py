@@ -605,3 +605,26 @@ def test_a_sandbox_writing_a_binary_log_keeps_the_copies_out_of_it(
         assert checked.validation["improved"] is True, checked.validation
         assert write_counts(source)["Com_create_db"] == counts["Com_create_db"] + 1
         assert "quanta_sandbox" not in binlog_text(source)
+
+
+def test_a_dml_example_is_explained_in_the_sandbox_and_changes_nothing(
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    example = f"UPDATE {table} SET amount = 1 WHERE phone = '555-0042'"
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox, example)
+    before = execute(mariadb, f"SELECT SUM(amount) FROM {DB}.{table}")
+    counts = write_counts(mariadb)
+
+    [added] = [s for s in advise(session_factory, settings, query_id, instance_id) if s.ddl]
+
+    assert added.validation is not None
+    assert added.validation["improved"] is True, added.validation
+    [after] = added.validation["after"]
+    assert after["type"] in ("ref", "range")
+    assert execute(mariadb, f"SELECT SUM(amount) FROM {DB}.{table}") == before
+    assert write_counts(mariadb) == counts

@@ -66,7 +66,7 @@ from sqlglot.tokenizer_core import TokenType
 
 from quanta.analysis.advisor import AdviceColumn
 from quanta.analysis.advisor.engine import index_ddl, quote_name
-from quanta.analysis.sqlkind import StatementKind, classify_statement
+from quanta.analysis.sqlkind import Classification, StatementKind, classify_statement
 from quanta.monitored import GuardedConnection, MonitoredError
 from quanta.monitored.guard import with_time_limit
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
@@ -559,7 +559,7 @@ def validate_indexes(
         session.keep_out_of_binary_log()
         copies = _read_tables(monitored, limits, copied, sample_rows)
         scratch = _create_copies(session, copies)
-        statement = _rewritten(sql, default_db, scratch)
+        statement = _rewritten(_explained_text(classification, sql), default_db, scratch)
         if default_db and default_db.lower() in scratch:
             session.use(scratch[default_db.lower()])
         before = _explain(session, statement)
@@ -579,6 +579,14 @@ def validate_indexes(
             aliases = _aliases(sql, default_db, candidate.table)
             results[candidate.key] = _compare(candidate, aliases, before, after) | extra
     return results
+
+
+def _explained_text(classification: Classification, sql: str) -> str:
+    """What the sandbox explains for the example: the classifier's ``explain_text`` (DML
+    as its equivalent SELECT) where the classifier gives one, else the example itself
+    (explained in a READ WRITE transaction when it is DML, see SandboxSession.explain)."""
+    text = getattr(classification, "explain_text", None)
+    return text if isinstance(text, str) and text else sql
 
 
 def tables_to_copy(
