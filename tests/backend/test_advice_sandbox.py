@@ -45,6 +45,9 @@ def session() -> SandboxSession:
 def test_sandbox_statement_forms(case: dict[str, Any]) -> None:
     sandbox = session()
     sql = case["sql"].replace("{scratch}", sandbox.scratch_prefix)
+    if not case.get("no_database"):  # as create_database() and use() leave it
+        sandbox.databases.append(f"{sandbox.scratch_prefix}_0")
+        sandbox._current = sandbox.databases[0]
     if case.get("explaining"):
         sandbox._mode = _Mode.EXPLAIN  # as explain_transaction() leaves it
     assert sandbox.explaining is bool(case.get("explaining"))

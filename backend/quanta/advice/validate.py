@@ -129,7 +129,7 @@ _MYSQL_DIALECT = sqlglot.Dialect.get_or_raise(_MYSQL)
 # stands for this session's own scratch database names, NAME for a quoted or plain name.
 _NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
 _QUOTED = r"`(?:[^`]|``)+`"
-_SCRATCH = "`?{prefix}_\\d+`?"
+_SCRATCH = "(?:`{prefix}_\\d+`|{prefix}_\\d+)"
 SANDBOX_FORMS: tuple[tuple[str, str], ...] = (
     ("session", r"SELECT VERSION\(\) AS v"),
     ("session", re.escape(SHOW_IDENTITY_VARIABLES)),
@@ -307,11 +307,12 @@ class SandboxSession:
         self.databases: list[str] = []
         self._prefix = f"{SCRATCH_PREFIX}_{secrets.token_hex(4)}"
         self._forms = tuple(
-            (kind, re.compile(pattern.format(prefix=self._prefix), re.DOTALL))
+            (kind, re.compile(pattern.replace("{prefix}", self._prefix), re.DOTALL))
             for kind, pattern in SANDBOX_FORMS
         )
         self._conn: _Conn | None = None
         self._mode = _Mode.IDLE
+        self._current: str | None = None  # the scratch database USE made current
 
     def __enter__(self) -> SandboxSession:
         try:
@@ -408,6 +409,7 @@ class SandboxSession:
     def use(self, database: str) -> None:
         """Make one of this session's scratch databases the current one."""
         self.send(f"USE {_quote(database)}")
+        self._current = database
 
     def create_table(self, table: str, create: str) -> None:
         """Run a copied SHOW CREATE TABLE in the current scratch database."""
@@ -473,8 +475,11 @@ class SandboxSession:
                     raise SandboxRefused(
                         f"not explained in the sandbox: {classification.explain_refusal}"
                     )
-            if kind == "copy" and sql.startswith("CREATE") and ddl_refusal(sql):
-                break
+            if kind == "copy" and (
+                self._current not in self.databases
+                or (sql.startswith("CREATE") and ddl_refusal(sql))
+            ):
+                break  # copies go only into a scratch database of this session's
             return
         raise SandboxRefused(
             f"refused to send to the sandbox: {' '.join(sql.split()[:2])} ... is not one "
