@@ -26,9 +26,11 @@ and a fixed list of statement forms checked on the final text before it is sent 
 :data:`SANDBOX_FORMS`); anything else is refused. Autocommit is on, explicitly: each copy
 step (CREATE DATABASE/TABLE, INSERT, ANALYZE, ALTER) is DDL or goes into Quanta's own
 scratch tables, and DDL commits implicitly anyway; the scratch databases are dropped at the
-end whatever happens. Every EXPLAIN runs inside a transaction opened for it and always
-rolled back (READ ONLY for a SELECT, so no table can be written even by something the
-classifier let through), and only EXPLAIN passes while it is open.
+end whatever happens. What is explained is the classifier's ``explain_text`` where it gives
+one (DML as its equivalent SELECT), else the example. Every EXPLAIN runs inside a
+transaction opened for it and always rolled back: READ ONLY for a SELECT, so no table can be
+written even by something the classifier let through (READ WRITE only for DML explained as
+it is, which servers refuse in a read-only one); only EXPLAIN passes while it is open.
 
 Copy, for MariaDB (and MySQL): each source database gets a scratch database with a random
 name; the tables are created there from SHOW CREATE TABLE (only InnoDB, MyISAM, Aria and
@@ -447,8 +449,9 @@ class SandboxSession:
         with self.explain_transaction(dml=dml):
             return self.send(f"EXPLAIN {statement}", private=True)
 
-    def send(self, sql: str, args: Any = None, *, private: bool = False) -> list[dict[str, Any]]:
-        """Send one statement of the allowed forms; a refusal names its first words.
+    def send(self, sql: str, *, private: bool = False) -> list[dict[str, Any]]:
+        """Send one statement of the allowed forms, as checked (no parameters bound after
+        the check); a refusal names its first words.
 
         ``private``: the statement holds an example or a table definition, and server
         messages quote the text they choke on, so only the error code is kept.
@@ -456,7 +459,7 @@ class SandboxSession:
         self.check(sql)
         try:
             with self._open().cursor() as cursor:
-                cursor.execute(sql, args)
+                cursor.execute(sql)
                 return list(cursor.fetchall())
         except pymysql.err.MySQLError as exc:
             raise SandboxError(_refusal(" ".join(sql.split()[:2]), exc, private=private)) from exc
