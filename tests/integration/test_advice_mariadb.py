@@ -2,9 +2,10 @@
 suggestions that become applied when their index appears, dismissals that survive a re-run,
 and sandbox validation that compares EXPLAIN before and after on a scratch copy.
 
-One throw-away server. The monitored account may only SELECT; the sandbox account may only
-touch databases named quanta_sandbox*, so the test proves the monitored data is never
-written to (and the server would refuse if it were).
+Two throw-away servers: the monitored one (its account may only SELECT) and a sandbox (its
+account may only touch databases named quanta_sandbox*). The monitored server also has the
+sandbox account, so a sandbox DSN that reaches it would work there if Quanta did not refuse
+it: the refusal tests prove Quanta, not the grants, keeps it from writing.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.advice import service
 from quanta.advice.models import Suggestion
+from quanta.advice.validate import SandboxSession
+from quanta.analysis.sqlkind import classify_statement
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope, utcnow
+from quanta.instances.dsn import parse_dsn
 from quanta.instances.models import Instance
+from quanta.monitored.options import MonitoredSettings
 from quanta.queries.models import QueryClass, QueryExample
 from quanta.tables.models import TableSnapshot
 from tests.fixtures.servers import MariaDBServer, started_mariadb
@@ -42,6 +47,14 @@ SETUP = (
     f"GRANT SELECT ON *.* TO {RO_USER}@'%'",
     f"CREATE USER {SANDBOX_USER}@'%' IDENTIFIED BY '{SANDBOX_PASSWORD}'",
     f"GRANT ALL ON `quanta\\_sandbox%`.* TO {SANDBOX_USER}@'%'",
+)
+# Statement counters of the whole server: a refused sandbox leaves them all as they were.
+WRITE_COUNTERS = (
+    "Com_create_db",
+    "Com_create_table",
+    "Com_insert",
+    "Com_alter_table",
+    "Com_drop_db",
 )
 
 
@@ -66,6 +79,24 @@ def mariadb() -> Iterator[MariaDBServer]:
         yield own.server
 
 
+@pytest.fixture(scope="module")
+def sandbox_server() -> Iterator[MariaDBServer]:
+    """A second throw-away server: the scratch server an admin registers as sandbox."""
+    with started_mariadb() as own:
+        execute(own.server, *SETUP)
+        yield own.server
+
+
+def write_counts(server: MariaDBServer) -> dict[str, int]:
+    names = ", ".join(f"'{name}'" for name in WRITE_COUNTERS)
+    rows = execute(server, f"SHOW GLOBAL STATUS WHERE Variable_name IN ({names})")
+    return {str(name): int(value) for name, value in rows}
+
+
+def databases(server: MariaDBServer) -> set[str]:
+    return {row[0] for row in execute(server, "SHOW DATABASES")}
+
+
 def execute(server: MariaDBServer, *statements: str) -> list[Any]:
     with contextlib.closing(server.connect()) as conn, conn.cursor() as cursor:
         rows: list[Any] = []
@@ -77,6 +108,11 @@ def execute(server: MariaDBServer, *statements: str) -> list[Any]:
 
 def dsn(server: MariaDBServer, user: str, password: str) -> str:
     return f"mysql://{user}:{password}@{server.host}:{server.port}/"
+
+
+def socket_dsn(server: MariaDBServer, user: str, password: str) -> str:
+    """The same server through its socket: another address, so only its identity tells."""
+    return f"mysql://{user}:{password}@localhost/?unix_socket={server.unix_socket}"
 
 
 @pytest.fixture
@@ -105,8 +141,10 @@ def seed(
     table: str,
     sandbox_dsn: str | None = None,
     example: str | None = None,
+    others: dict[str, str] | None = None,
 ) -> tuple[str, int]:
-    """Instance db1 (read-only DSN, optional sandbox) and a full-scan query on ``table``."""
+    """Instance db1 (read-only DSN, optional sandbox), ``others`` (name: DSN) and a full-scan
+    query on ``table``."""
     query_id = "00000000000000" + table[-2:].upper()
     example = example or f"SELECT id, amount FROM {table} WHERE phone = '555-0042'"
     now = utcnow()
@@ -117,6 +155,8 @@ def seed(
             sandbox_dsn_encrypted=encrypt(settings, sandbox_dsn) if sandbox_dsn else None,
         )
         session.add(instance)
+        for name, other in (others or {}).items():
+            session.add(Instance(name=name, dsn_encrypted=encrypt(settings, other)))
         session.add(
             QueryClass(
                 query_id=query_id,
@@ -232,9 +272,13 @@ def test_a_dismissal_survives_a_rerun_with_the_same_advice(
 
 
 def test_sandbox_validation_compares_plans_on_a_scratch_copy(
-    mariadb: MariaDBServer, settings: Settings, session_factory: sessionmaker[Session], table: str
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
 ) -> None:
-    sandbox = dsn(mariadb, SANDBOX_USER, SANDBOX_PASSWORD)
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
     query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox_dsn=sandbox)
     [suggestion] = advise(session_factory, settings, query_id, instance_id)
     validation = suggestion.validation
@@ -252,23 +296,29 @@ def test_sandbox_validation_compares_plans_on_a_scratch_copy(
         f"{table}: ALL, {before['rows']:,} rows -> ref idx_{table}_phone_amount, "
         f"{after['rows']:,} rows"
     )
+    assert validation["sandbox"] == f"{sandbox_server.host}:{sandbox_server.port}"
     # The scratch copies are gone, and the monitored table never got the index.
+    assert execute(sandbox_server, "SHOW DATABASES LIKE 'quanta\\_sandbox%'") == []
     assert execute(mariadb, "SHOW DATABASES LIKE 'quanta\\_sandbox%'") == []
     indexes = {row[2] for row in execute(mariadb, f"SHOW INDEX FROM {DB}.{table}")}
     assert indexes == {"PRIMARY", "idx_customer"}
 
 
 def test_a_sandbox_that_refuses_is_recorded_not_fatal(
-    mariadb: MariaDBServer, settings: Settings, session_factory: sessionmaker[Session], table: str
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
 ) -> None:
-    wrong = dsn(mariadb, SANDBOX_USER, "wrong-password")
+    wrong = dsn(sandbox_server, SANDBOX_USER, "wrong-password")
     query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox_dsn=wrong)
     [suggestion] = advise(session_factory, settings, query_id, instance_id)
     assert suggestion.status == "new"
     assert suggestion.validation is not None
     assert suggestion.validation["improved"] is None
     assert suggestion.validation["error"].startswith(
-        f"cannot connect to the sandbox {mariadb.host}:{mariadb.port}"
+        f"cannot connect to the sandbox {sandbox_server.host}:{sandbox_server.port}"
     )
 
 
@@ -303,13 +353,17 @@ def test_the_daily_refresh_re_evaluates_a_changed_table_and_drops_a_gone_one(
 
 
 def test_sandbox_validation_of_a_qualified_join_runs_on_the_scratch_copies(
-    mariadb: MariaDBServer, settings: Settings, session_factory: sessionmaker[Session], table: str
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
 ) -> None:
     example = (
         f"SELECT o.id, p.amount FROM {DB}.{table} AS o JOIN {DB}.{table} AS p ON p.id = o.id"
         " WHERE o.phone = '555-0042'"
     )
-    sandbox = dsn(mariadb, SANDBOX_USER, SANDBOX_PASSWORD)
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
     query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox, example)
     suggestions = advise(session_factory, settings, query_id, instance_id)
     [added] = [s for s in suggestions if s.action == "add"]
@@ -320,3 +374,257 @@ def test_sandbox_validation_of_a_qualified_join_runs_on_the_scratch_copies(
     assert (by_alias["o"]["type"], by_alias["o"]["key"]) == ("ref", f"idx_{table}_phone")
     assert by_alias["p"]["type"] == "eq_ref"  # the join on the primary key needed nothing
     assert added.validation["summary"].startswith(f"{table}: ALL, ")
+
+
+REFUSAL_END = "a sandbox must be a separate scratch server, since Quanta writes to it"
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["monitored server, same address", "monitored server, its socket", "another instance"],
+)
+def test_a_sandbox_that_is_a_monitored_server_is_refused_and_nothing_is_created(
+    case: str,
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    others: dict[str, str] = {}
+    if case == "monitored server, same address":
+        target, name = mariadb, "db1"
+        sandbox = dsn(mariadb, SANDBOX_USER, SANDBOX_PASSWORD)
+        why = "its DSN names the same host and port"
+    elif case == "monitored server, its socket":
+        target, name = mariadb, "db1"
+        sandbox = socket_dsn(mariadb, SANDBOX_USER, SANDBOX_PASSWORD)
+        why = f"same hostname {hostname(mariadb)}, port {mariadb.port} and server_id 1"
+    else:  # the sandbox server is monitored too, as db2
+        target, name = sandbox_server, "db2"
+        others = {"db2": dsn(sandbox_server, RO_USER, RO_PASSWORD)}
+        sandbox = socket_dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+        why = f"same hostname {hostname(sandbox_server)}, port {sandbox_server.port}"
+    query_id, instance_id = seed(
+        session_factory, settings, mariadb, table, sandbox_dsn=sandbox, others=others
+    )
+    counts, names = write_counts(target), databases(target)
+
+    [suggestion] = advise(session_factory, settings, query_id, instance_id)
+
+    assert suggestion.validation is not None
+    assert suggestion.validation["improved"] is None
+    assert suggestion.validation["refused"] is True
+    error = suggestion.validation["error"]
+    assert f"is the server of instance '{name}' ({why}" in error
+    assert error.endswith(REFUSAL_END)
+    # Nothing was written there: no database, no table, no row, no index.
+    assert write_counts(target) == counts
+    assert databases(target) == names
+    indexes = {row[2] for row in execute(mariadb, f"SHOW INDEX FROM {DB}.{table}")}
+    assert indexes == {"PRIMARY", "idx_customer"}
+    assert execute(mariadb, f"SELECT COUNT(*) FROM {DB}.{table}") == [(6000,)]
+
+
+def hostname(server: MariaDBServer) -> str:
+    return str(execute(server, "SELECT @@hostname")[0][0]).lower()
+
+
+WRITING_FUNCTION = (
+    f"CREATE DATABASE IF NOT EXISTS {DB}",
+    f"CREATE TABLE IF NOT EXISTS {DB}.audit_innodb (id INT AUTO_INCREMENT PRIMARY KEY) "
+    "ENGINE=InnoDB",
+    f"CREATE TABLE IF NOT EXISTS {DB}.audit_myisam (id INT AUTO_INCREMENT PRIMARY KEY) "
+    "ENGINE=MyISAM",
+    f"""CREATE OR REPLACE FUNCTION {DB}.fwrite() RETURNS INT DETERMINISTIC MODIFIES SQL DATA
+    BEGIN
+      INSERT INTO {DB}.audit_innodb () VALUES ();
+      INSERT INTO {DB}.audit_myisam () VALUES ();
+      RETURN 1;
+    END""",
+    f"GRANT EXECUTE ON FUNCTION {DB}.fwrite TO {SANDBOX_USER}@'%'",
+)
+
+
+def audit_rows(server: MariaDBServer) -> list[Any]:
+    return [
+        execute(server, f"SELECT COUNT(*) FROM {DB}.audit_{engine}")[0][0]
+        for engine in ("innodb", "myisam")
+    ]
+
+
+def test_an_example_calling_a_writing_function_is_not_run_in_the_sandbox(
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    """The function exists on both servers (a sandbox restored from a backup has them)."""
+    for server in (mariadb, sandbox_server):
+        execute(server, *WRITING_FUNCTION)
+    example = f"SELECT id, amount FROM {table} WHERE phone = '555-0042' AND amount > {DB}.fwrite()"
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox, example)
+    refusal = classify_statement(example).explain_refusal
+
+    suggestions = advise(session_factory, settings, query_id, instance_id)
+
+    [added] = [s for s in suggestions if s.action == "add"]
+    assert added.validation is not None
+    assert added.validation["improved"] is None
+    if refusal is not None:  # the classifier refuses calls of stored functions
+        assert added.validation == {
+            "error": f"not explained in the sandbox: {refusal}",
+            "improved": None,
+            "refused": True,
+        }
+    else:  # it does not (yet): the EXPLAIN's READ ONLY transaction stops the write
+        assert added.validation["error"] == "the sandbox refused EXPLAIN SELECT (error 1792)"
+    assert audit_rows(sandbox_server) == [0, 0]
+    assert audit_rows(mariadb) == [0, 0]
+
+
+def test_system_tables_the_example_names_are_not_copied(
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    example = (
+        f"SELECT o.id, o.amount FROM {table} AS o WHERE o.phone = '555-0042' "
+        "AND EXISTS (SELECT 1 FROM mysql.user) AND EXISTS (SELECT 1 FROM mysql.db) "
+        "AND EXISTS (SELECT 1 FROM information_schema.TABLES)"
+    )
+    # The plans join the sandbox's own system tables: its account may read them.
+    execute(sandbox_server, f"GRANT SELECT, SHOW VIEW ON mysql.* TO {SANDBOX_USER}@'%'")
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox, example)
+    execute(
+        mariadb,
+        "TRUNCATE mysql.general_log",
+        "SET GLOBAL log_output = 'FILE,TABLE'",
+        "SET GLOBAL general_log = ON",
+    )
+    try:
+        suggestions = advise(session_factory, settings, query_id, instance_id)
+    finally:
+        execute(mariadb, "SET GLOBAL general_log = OFF", "SET GLOBAL log_output = 'FILE'")
+
+    [added] = [s for s in suggestions if s.action == "add" and s.table_name == f"{DB}.{table}"]
+    assert added.validation is not None
+    assert added.validation["sample_rows"] == {f"{DB}.{table}": SAMPLE_ROWS}
+    assert added.validation["not_copied"] == [
+        "information_schema.tables",
+        "mysql.db",
+        "mysql.user",
+    ]
+    assert added.validation["before"]  # explained there
+    assert added.validation["after"]
+    # No row of a system table was read from the monitored server to be copied.
+    sampled = [
+        str(row[0])
+        for row in execute(
+            mariadb,
+            "SELECT CONVERT(argument USING utf8mb4) FROM mysql.general_log "
+            f"WHERE user_host LIKE '{RO_USER}%' AND command_type = 'Query' "
+            "AND argument LIKE '%LIMIT%'",
+        )
+    ]
+    assert any(f"FROM {DB}.{table} LIMIT {SAMPLE_ROWS}" in text for text in sampled), sampled
+    assert not [t for t in sampled if "mysql" in t.lower() or "information_schema.tables" in t]
+
+
+def test_the_sample_size_setting_limits_the_copied_rows(
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    small = settings.model_copy(update={"advice_sandbox_sample_rows": 150})
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+    query_id, instance_id = seed(session_factory, small, mariadb, table, sandbox_dsn=sandbox)
+    [suggestion] = advise(session_factory, small, query_id, instance_id)
+    assert suggestion.validation is not None
+    assert suggestion.validation["sample_rows"] == {f"{DB}.{table}": 150}
+    [before] = suggestion.validation["before"]
+    assert before["type"] == "ALL"
+    assert before["rows"] <= 150
+
+
+def test_the_sandbox_session_has_a_server_enforced_time_limit(
+    sandbox_server: MariaDBServer,
+) -> None:
+    options = parse_dsn(dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD))
+    with SandboxSession(options, MonitoredSettings(statement_timeout=7.5)) as session:
+        assert session.flavor == "mariadb"
+        # Read on the session's own connection, past its statement check (a test's view).
+        assert session._conn is not None
+        with session._conn.cursor() as cursor:
+            cursor.execute(
+                "SELECT @@SESSION.max_statement_time AS limit_s, @@SESSION.sql_mode AS mode, "
+                "@@SESSION.autocommit AS autocommit"
+            )
+            variables = cursor.fetchone()
+    assert variables == {"limit_s": 7.5, "mode": "", "autocommit": 1}
+
+
+def binlog_text(server: MariaDBServer) -> str:
+    files = [row[0] for row in execute(server, "SHOW BINARY LOGS")]
+    events = [execute(server, f"SHOW BINLOG EVENTS IN '{name}'") for name in files]
+    return "\n".join(str(row[-1]) for rows in events for row in rows)
+
+
+def test_a_sandbox_writing_a_binary_log_keeps_the_copies_out_of_it(
+    mariadb: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    """A replication source as sandbox: its replicas must not receive the copies."""
+    with started_mariadb(["--log-bin=sandbox-bin", "--server-id=2"]) as own:
+        source = own.server
+        execute(source, *SETUP)
+        sandbox = dsn(source, SANDBOX_USER, SANDBOX_PASSWORD)
+        query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox)
+        counts = write_counts(source)
+
+        [refused] = advise(session_factory, settings, query_id, instance_id)
+        assert refused.validation is not None
+        assert refused.validation["refused"] is True
+        assert "writes a binary log" in refused.validation["error"]
+        assert write_counts(source) == counts
+
+        execute(source, f"GRANT BINLOG ADMIN ON *.* TO {SANDBOX_USER}@'%'")
+        with session_scope(session_factory) as session:  # check it again
+            session.get_one(Suggestion, refused.id).validation = None
+        [checked] = advise(session_factory, settings, query_id, instance_id)
+        assert checked.validation is not None
+        assert checked.validation["improved"] is True, checked.validation
+        assert write_counts(source)["Com_create_db"] == counts["Com_create_db"] + 1
+        assert "quanta_sandbox" not in binlog_text(source)
+
+
+def test_a_dml_example_is_explained_in_the_sandbox_and_changes_nothing(
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    example = f"UPDATE {table} SET amount = 1 WHERE phone = '555-0042'"
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox, example)
+    before = execute(mariadb, f"SELECT SUM(amount) FROM {DB}.{table}")
+    counts = write_counts(mariadb)
+
+    [added] = [s for s in advise(session_factory, settings, query_id, instance_id) if s.ddl]
+
+    assert added.validation is not None
+    assert added.validation["improved"] is True, added.validation
+    [after] = added.validation["after"]
+    assert after["type"] in ("ref", "range")
+    assert execute(mariadb, f"SELECT SUM(amount) FROM {DB}.{table}") == before
+    assert write_counts(mariadb) == counts

@@ -35,7 +35,13 @@ from quanta.advice.schemas import (
     SuggestionList,
     SuggestionOut,
 )
-from quanta.advice.validate import Candidate, SandboxError, validate_indexes
+from quanta.advice.validate import (
+    Candidate,
+    MonitoredServer,
+    SandboxError,
+    SandboxRefused,
+    validate_indexes,
+)
 from quanta.analysis.advisor import (
     Action,
     AdviceColumn,
@@ -55,6 +61,7 @@ from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.instances.service import (
     NoConnection,
+    connected_instances,
     connection_options,
     monitored_settings,
     sandbox_options,
@@ -387,6 +394,7 @@ def _advise(
     items = _one_per_key([_item(a, "" if usable else FINGERPRINT_NOTE) for a in advice])
     existing = repository.suggestions(session, query_id, instance_id)
     validations = _validate(
+        session=session,
         settings=settings,
         instance=instance,
         sql=sql if usable else None,
@@ -492,6 +500,7 @@ def _needs_validation(item: _Item, existing: Sequence[Suggestion]) -> bool:
 
 def _validate(
     *,
+    session: Session,
     settings: Settings,
     instance: Instance,
     sql: str | None,
@@ -523,6 +532,7 @@ def _validate(
         results = validate_indexes(
             monitored=connection_options(settings, instance),
             sandbox=sandbox,
+            instances=_monitored_servers(session, settings),
             limits=monitored_settings(settings),
             sql=sql,
             default_db=default_db,
@@ -532,8 +542,26 @@ def _validate(
         )
     except (MonitoredError, SandboxError) as exc:
         log.warning("sandbox validation on instance %s failed: %s", instance.name, exc)
-        return {(i.table, i.ddl): {"error": str(exc), "improved": None} for i in items}
+        failed: dict[str, Any] = {"error": str(exc), "improved": None}
+        if isinstance(exc, SandboxRefused):
+            failed["refused"] = True  # Quanta's own refusal, not a sandbox failure
+        return {(i.table, i.ddl): dict(failed) for i in items}
     return {(items[key].table, items[key].ddl): result for key, result in results.items()}
+
+
+def _monitored_servers(session: Session, settings: Settings) -> list[MonitoredServer]:
+    """Every instance with a DSN: the servers a sandbox must not be."""
+    servers = []
+    for other in connected_instances(session=session):
+        try:
+            servers.append(MonitoredServer(other.name, connection_options(settings, other)))
+        except (SecretUnreadable, InvalidDsn) as exc:
+            # Its server is unknown, so the sandbox could be it: not used until it is fixed.
+            raise SandboxRefused(
+                f"cannot tell whether the sandbox is the server of instance '{other.name}': "
+                f"its DSN cannot be read ({exc})"
+            ) from exc
+    return servers
 
 
 def _store(

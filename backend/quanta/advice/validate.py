@@ -2,14 +2,43 @@
 
 The monitored server is only read (through GuardedConnection: SHOW CREATE TABLE, one
 information_schema read and ``SELECT ... LIMIT n`` per table). Everything that writes happens
-on the instance's sandbox, a separate server an admin registered as scratch space:
+on the instance's sandbox, a separate server an admin registered as scratch space, and only
+after these checks, in this order:
 
-* MariaDB (and MySQL): each source database gets a scratch database with a random name; the
-  tables the statement reads are created there from SHOW CREATE TABLE and filled with the
-  sample of rows; the statement is explained, the index added, the statement explained
-  again, the index dropped; the scratch databases are dropped at the end whatever happens.
-* MySQL 8: the index is added INVISIBLE, so the first plan is unchanged, and the second
-  EXPLAIN runs with ``optimizer_switch='use_invisible_indexes=on'``.
+1. The example is classified (:func:`quanta.analysis.sqlkind.classify_statement`); one that
+   may not be explained is refused before any server is contacted, with the reason.
+2. Only user tables the example itself names are copied: never a table of ``mysql``,
+   ``sys``, ``performance_schema`` or ``information_schema``, nor one the statement does not
+   name; at most ``QUANTA_ADVICE_SANDBOX_SAMPLE_ROWS`` rows each.
+3. The sandbox must not be a monitored server: refused when its DSN names the host and port
+   (or socket) of any instance's DSN, and, once connected and before anything is written,
+   when its identity (``server_uuid`` on MySQL; ``hostname``, ``port`` and ``server_id`` on
+   MariaDB, which has no server UUID; the Galera cluster UUID on both) is that of a server
+   an instance DSN reaches, read through that instance's guarded read-only connection.
+   An instance that cannot be read refuses too: it could be the same server. A sandbox
+   that writes a binary log is used only when its session can turn ``sql_log_bin`` off,
+   so that no replica of it (perhaps a monitored server) receives the copies.
+
+The sandbox session is guarded (:class:`SandboxSession`): a server-enforced statement time
+limit (``max_statement_time`` on MariaDB, ``max_execution_time`` and the hint on MySQL), a
+known ``sql_mode`` (``''``: backslash escapes and backtick names, as the classifier reads),
+and a fixed list of statement forms checked on the final text before it is sent (see
+:data:`SANDBOX_FORMS`); anything else is refused. Autocommit is on, explicitly: each copy
+step (CREATE DATABASE/TABLE, INSERT, ANALYZE, ALTER) is DDL or goes into Quanta's own
+scratch tables, and DDL commits implicitly anyway; the scratch databases are dropped at the
+end whatever happens. What is explained is the classifier's ``explain_text`` where it gives
+one (DML as its equivalent SELECT), else the example. Every EXPLAIN runs inside a
+transaction opened for it and always rolled back: READ ONLY for a SELECT, so no table can be
+written even by something the classifier let through (READ WRITE only for DML explained as
+it is, which servers refuse in a read-only one); only EXPLAIN passes while it is open.
+
+Copy, for MariaDB (and MySQL): each source database gets a scratch database with a random
+name; the tables are created there from SHOW CREATE TABLE (only InnoDB, MyISAM, Aria and
+MEMORY tables, without DATA/INDEX DIRECTORY, CONNECTION, UNION or executable comments, so a
+FEDERATED or CONNECT table cannot reach another server) and filled with the sample; the
+statement is explained, the index added, the statement explained again, the index dropped.
+MySQL 8: the index is added INVISIBLE, so the first plan is unchanged, and the second
+EXPLAIN runs with ``optimizer_switch='use_invisible_indexes=on'``.
 
 The plans are of a sample, so their row estimates are the sample's; what matters is the
 comparison: the suggestion counts as an improvement when the table's access type gets
@@ -21,29 +50,65 @@ estimated. A ``replace`` is checked by adding the new index next to the one it r
 from __future__ import annotations
 
 import contextlib
+import enum
 import re
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 import pymysql
 import pymysql.cursors
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import SqlglotError, TokenError
+from sqlglot.tokenizer_core import TokenType
 
 from quanta.analysis.advisor import AdviceColumn
 from quanta.analysis.advisor.engine import index_ddl, quote_name
-from quanta.monitored import GuardedConnection
+from quanta.analysis.sqlkind import Classification, StatementKind, classify_statement
+from quanta.monitored import GuardedConnection, MonitoredError
+from quanta.monitored.guard import with_time_limit
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 
-__all__ = ["Candidate", "SandboxError", "access_rank", "validate_indexes"]
+__all__ = [
+    "SANDBOX_FORMS",
+    "SYSTEM_SCHEMAS",
+    "Candidate",
+    "MonitoredServer",
+    "SandboxError",
+    "SandboxRefused",
+    "SandboxSession",
+    "ServerIdentity",
+    "access_rank",
+    "ddl_refusal",
+    "same_server",
+    "validate_indexes",
+]
 
 SCRATCH_PREFIX = "quanta_sandbox"
 INSERT_CHUNK_ROWS = 500
+MILLISECONDS_PER_SECOND = 1000
+# Schemas of the server itself: never copied (their rows are credentials, server state).
+SYSTEM_SCHEMAS = frozenset(("mysql", "sys", "performance_schema", "information_schema"))
+# Engines a copy may be created with: they keep the rows in the sandbox's own files.
+COPY_ENGINES = frozenset(("innodb", "myisam", "aria", "memory"))
+# Table options that would make a copy reach outside the sandbox's data directory or server.
+_FOREIGN_OPTIONS = (("DATA", "DIRECTORY"), ("INDEX", "DIRECTORY"), ("CONNECTION",), ("UNION",))
+# What identifies a server: SHOW GLOBAL VARIABLES / STATUS names, read the same way on the
+# sandbox and on every monitored instance.
+IDENTITY_VARIABLES = ("server_uuid", "server_id", "hostname", "port")
+IDENTITY_STATUS = "wsrep_cluster_state_uuid"
+SHOW_IDENTITY_VARIABLES = (
+    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
+    + ", ".join(f"'{name}'" for name in IDENTITY_VARIABLES)
+    + ")"
+)
+SHOW_IDENTITY_STATUS = f"SHOW GLOBAL STATUS LIKE '{IDENTITY_STATUS}'"
+SHOW_LOG_BIN = "SHOW GLOBAL VARIABLES LIKE 'log_bin'"
+LOOPBACK_HOSTS = frozenset(("localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1"))
 # Access types from worst to best (EXPLAIN's `type`); unknown ones rank as a full scan.
 ACCESS_ORDER = (
     "ALL",
@@ -60,10 +125,49 @@ ACCESS_ORDER = (
 NUMERIC_PLAN_FIELDS = ("id", "rows")
 _ADD_INDEX_RE = re.compile(r"ADD INDEX (`(?:[^`]|``)+`|\S+) \(")
 _MYSQL = "mysql"
+_MYSQL_DIALECT = sqlglot.Dialect.get_or_raise(_MYSQL)
+
+# The statement forms a sandbox session may send, matched whole on the final text; SCRATCH
+# stands for this session's own scratch database names, NAME for a quoted or plain name.
+_NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
+_QUOTED = r"`(?:[^`]|``)+`"
+_SCRATCH = "(?:`{prefix}_\\d+`|{prefix}_\\d+)"
+SANDBOX_FORMS: tuple[tuple[str, str], ...] = (
+    ("session", r"SELECT VERSION\(\) AS v"),
+    ("session", re.escape(SHOW_IDENTITY_VARIABLES)),
+    ("session", re.escape(SHOW_IDENTITY_STATUS)),
+    ("session", re.escape(SHOW_LOG_BIN)),
+    ("session", r"SET SESSION sql_log_bin = 0"),
+    ("session", r"SET SESSION sql_mode = ''"),
+    ("session", r"SET SESSION time_zone = '\+00:00'"),
+    ("session", r"SET SESSION max_statement_time = \d+(?:\.\d+)?"),
+    ("session", r"SET SESSION max_execution_time = \d+"),
+    ("session", r"SET SESSION foreign_key_checks = 0"),
+    ("session", r"SET SESSION optimizer_switch = 'use_invisible_indexes=(?:on|off)'"),
+    ("session", r"START TRANSACTION READ (?:ONLY|WRITE)"),
+    ("rollback", r"ROLLBACK"),
+    ("scratch", rf"CREATE DATABASE {_SCRATCH}"),
+    ("scratch", rf"DROP DATABASE IF EXISTS {_SCRATCH}"),
+    ("scratch", rf"USE {_SCRATCH}"),
+    ("copy", rf"CREATE TABLE {_QUOTED} \(.*"),
+    ("copy", rf"INSERT INTO {_QUOTED} \({_QUOTED}(?:, {_QUOTED})*\) VALUES \(%s(?:, %s)*\)"),
+    ("copy", rf"ANALYZE TABLE {_QUOTED}"),
+    (
+        "index",
+        rf"ALTER TABLE {_SCRATCH}\.{_NAME} ADD INDEX {_NAME} "
+        rf"\({_NAME}(?: DESC)?(?:, {_NAME}(?: DESC)?)*\)(?: INVISIBLE)?",
+    ),
+    ("index", rf"ALTER TABLE {_SCRATCH}\.{_NAME} DROP INDEX {_NAME}"),
+    ("explain", r"EXPLAIN (?P<statement>.+)"),
+)
 
 
 class SandboxError(Exception):
     """The sandbox refused a step (connection, DDL, EXPLAIN); ``str()`` says which and why."""
+
+
+class SandboxRefused(SandboxError):
+    """Quanta refused to use the sandbox, or to send it something; ``str()`` says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +186,330 @@ class Candidate:
         return match.group(1).strip("`").replace("``", "`") if match else "quanta_candidate"
 
 
+class MonitoredServer(NamedTuple):
+    """A registered instance with a DSN: a server the sandbox must not be."""
+
+    name: str
+    options: ConnectionOptions
+
+
+@dataclass(frozen=True, slots=True)
+class ServerIdentity:
+    """What tells one MySQL/MariaDB server from another (see :func:`same_server`)."""
+
+    server_uuid: str | None
+    server_id: str
+    hostname: str
+    port: str
+    cluster_uuid: str | None
+
+    @classmethod
+    def from_rows(
+        cls, variables: Sequence[Mapping[str, Any]], status: Sequence[Mapping[str, Any]]
+    ) -> ServerIdentity:
+        """From SHOW GLOBAL VARIABLES / STATUS rows (``Variable_name``, ``Value``)."""
+        values = {str(r["Variable_name"]).lower(): str(r["Value"] or "") for r in variables}
+        cluster = {str(r["Variable_name"]).lower(): str(r["Value"] or "") for r in status}
+        return cls(
+            server_uuid=values.get("server_uuid") or None,
+            server_id=values.get("server_id", ""),
+            hostname=values.get("hostname", "").lower(),
+            port=values.get("port", ""),
+            cluster_uuid=cluster.get(IDENTITY_STATUS) or None,
+        )
+
+
+def same_server(a: ServerIdentity, b: ServerIdentity) -> str | None:
+    """Why ``a`` and ``b`` are the same server (or cluster), or None when they are not.
+
+    MySQL's ``server_uuid`` is unique per data directory, so when both servers have one it
+    decides; MariaDB has none, and ``server_id`` alone is 1 on most servers, so there the
+    hostname, port and server_id together decide. A shared Galera cluster UUID means writes
+    on one reach the other.
+
+    Example:
+        >>> a = ServerIdentity(None, "1", "db1", "3306", None)
+        >>> same_server(a, ServerIdentity(None, "1", "db1", "3307", None)) is None
+        True
+        >>> same_server(a, a)
+        'same hostname db1, port 3306 and server_id 1'
+    """
+    if a.cluster_uuid and a.cluster_uuid == b.cluster_uuid:
+        return f"same Galera cluster {a.cluster_uuid}: writes there replicate to it"
+    if a.server_uuid and b.server_uuid:
+        return f"same server_uuid {a.server_uuid}" if a.server_uuid == b.server_uuid else None
+    if (a.hostname, a.port, a.server_id) == (b.hostname, b.port, b.server_id):
+        return f"same hostname {a.hostname}, port {a.port} and server_id {a.server_id}"
+    return None
+
+
+def ddl_refusal(create: str) -> str | None:
+    """Why a SHOW CREATE TABLE text may not be run on the sandbox, or None.
+
+    The text comes from the monitored server, whose tables anyone with CREATE may define:
+    an engine that keeps rows elsewhere (FEDERATED, CONNECT, SPIDER, MERGE), a data
+    directory, or an executable comment would make the copy reach outside the sandbox.
+
+    Example:
+        >>> ddl_refusal("CREATE TABLE `t` (`a` int) ENGINE=InnoDB") is None
+        True
+        >>> ddl_refusal("CREATE TABLE `t` (`a` int) ENGINE=CONNECT FILE_NAME='/etc/passwd'")
+        'its engine CONNECT keeps rows outside the sandbox (only InnoDB, MyISAM, Aria, MEMORY)'
+    """
+    try:
+        tokens = _MYSQL_DIALECT.tokenize(create)
+    except TokenError:
+        return "its definition could not be read"
+    if any(token.comments for token in tokens):
+        return "its definition holds a comment the server may run (/*! ... */)"
+    words = [
+        token.text.upper()
+        for token in tokens
+        if token.token_type not in (TokenType.IDENTIFIER, TokenType.STRING)
+        and "STRING" not in token.token_type.name
+    ]
+    if ";" in words:
+        return "its definition holds several statements"
+    for option in _FOREIGN_OPTIONS:
+        if any(tuple(words[i : i + len(option)]) == option for i in range(len(words))):
+            return f"its definition has {' '.join(option)}, which reaches outside the sandbox"
+    for index, word in enumerate(words[:-1]):
+        if word == "ENGINE":
+            engine = words[index + 2] if words[index + 1] == "=" else words[index + 1]
+            if engine.lower() not in COPY_ENGINES:
+                return (
+                    f"its engine {engine} keeps rows outside the sandbox "
+                    "(only InnoDB, MyISAM, Aria, MEMORY)"
+                )
+    return None
+
+
 # Subscripted only for the type checker: pymysql's class is generic in its stubs alone.
 _Conn: TypeAlias = "pymysql.Connection[pymysql.cursors.DictCursor]"
 
 
-@dataclass(slots=True)
-class _Scratch:
-    """The sandbox session and the scratch databases it created (dropped on the way out)."""
+class _Mode(enum.Enum):
+    IDLE = "idle"
+    EXPLAIN = "explain"
 
-    conn: _Conn
-    databases: list[str]
+
+class SandboxSession:
+    """The one session Quanta writes through, on a sandbox server; open it with ``with``.
+
+    Every statement is checked against :data:`SANDBOX_FORMS` (with this session's scratch
+    database names) on its final text before it is sent; see the module docstring for the
+    session settings and the transactions.
+    """
+
+    def __init__(self, options: ConnectionOptions, limits: MonitoredSettings) -> None:
+        """Describe the session; nothing is opened until ``__enter__``."""
+        self.options = options
+        self.limits = limits
+        self.flavor = _MYSQL
+        self.databases: list[str] = []
+        self._prefix = f"{SCRATCH_PREFIX}_{secrets.token_hex(4)}"
+        self._forms = tuple(
+            (kind, re.compile(pattern.replace("{prefix}", self._prefix), re.DOTALL))
+            for kind, pattern in SANDBOX_FORMS
+        )
+        self._conn: _Conn | None = None
+        self._mode = _Mode.IDLE
+        self._current: str | None = None  # the scratch database USE made current
+
+    def __enter__(self) -> SandboxSession:
+        try:
+            self._conn = pymysql.connect(
+                host=self.options.host,
+                port=self.options.port,
+                user=self.options.user,
+                password=self.options.password,
+                unix_socket=self.options.unix_socket,
+                charset="utf8mb4",
+                # Explicit: each copy step commits on its own (see the module docstring).
+                autocommit=True,
+                connect_timeout=self.limits.connect_timeout,
+                read_timeout=self.limits.read_timeout,
+                write_timeout=self.limits.write_timeout,
+                cursorclass=pymysql.cursors.DictCursor,
+                program_name="quanta-sandbox",
+            )
+        except (pymysql.err.MySQLError, OSError) as exc:
+            raise SandboxError(
+                f"cannot connect to the sandbox {self.options.address}: {exc}"
+            ) from exc
+        try:
+            self._prepare()
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            for database in self.databases:
+                with contextlib.suppress(SandboxError):
+                    self.send(f"DROP DATABASE IF EXISTS {_quote(database)}")
+        finally:
+            self._close()
+
+    @property
+    def scratch_prefix(self) -> str:
+        """The start of this session's scratch database names (``quanta_sandbox_<random>``)."""
+        return self._prefix
+
+    @property
+    def explaining(self) -> bool:
+        """Whether an EXPLAIN's transaction is open (only EXPLAIN and ROLLBACK pass)."""
+        return self._mode is _Mode.EXPLAIN
+
+    @contextlib.contextmanager
+    def explain_transaction(self, *, dml: bool = False) -> Iterator[None]:
+        """The transaction an EXPLAIN runs in: READ ONLY (READ WRITE for DML, which servers
+        refuse to explain in a read-only one), always rolled back."""
+        self.send("START TRANSACTION READ WRITE" if dml else "START TRANSACTION READ ONLY")
+        self._mode = _Mode.EXPLAIN
+        try:
+            yield
+        finally:
+            self._mode = _Mode.IDLE
+            with contextlib.suppress(SandboxError):
+                self.send("ROLLBACK")
+
+    def identity(self) -> ServerIdentity:
+        """The sandbox server's identity (read, nothing written)."""
+        return ServerIdentity.from_rows(
+            self.send(SHOW_IDENTITY_VARIABLES), self.send(SHOW_IDENTITY_STATUS)
+        )
+
+    def keep_out_of_binary_log(self) -> None:
+        """Keep this session's writes out of the sandbox's binary log, if it writes one.
+
+        A sandbox that is a replication source would otherwise ship the scratch databases
+        and the sampled rows to its replicas, which may be monitored servers. Setting
+        ``sql_log_bin`` needs SUPER or BINLOG ADMIN: without it the sandbox is refused.
+        """
+        shown = self.send(SHOW_LOG_BIN)
+        if not shown or str(shown[0]["Value"]).upper() != "ON":
+            return
+        try:
+            self.send("SET SESSION sql_log_bin = 0")
+        except SandboxError as exc:
+            raise SandboxRefused(
+                f"the sandbox {self.options.address} writes a binary log, so its replicas "
+                f"would receive the copies, and its account '{self.options.user}' may not "
+                "turn that off for its session (it needs BINLOG ADMIN or SUPER); turn "
+                "log_bin off on the sandbox or grant the privilege"
+            ) from exc
+
+    def create_database(self) -> str:
+        """A new scratch database of this session's; its name."""
+        name = f"{self._prefix}_{len(self.databases)}"
+        self.send(f"CREATE DATABASE {_quote(name)}")
+        self.databases.append(name)
+        return name
+
+    def use(self, database: str) -> None:
+        """Make one of this session's scratch databases the current one."""
+        self.send(f"USE {_quote(database)}")
+        self._current = database
+
+    def create_table(self, table: str, create: str) -> None:
+        """Run a copied SHOW CREATE TABLE in the current scratch database."""
+        refusal = ddl_refusal(create)
+        if refusal:
+            raise SandboxRefused(f"{table} is not copied to the sandbox: {refusal}")
+        self.send(create, private=True)
+
+    def insert(self, table: str, name: str, columns: Sequence[str], rows: Sequence[Any]) -> None:
+        """Insert sampled rows into a copied table of the current scratch database."""
+        listed = ", ".join(_quote(c) for c in columns)
+        marks = ", ".join(["%s"] * len(columns))
+        insert = f"INSERT INTO {_quote(name)} ({listed}) VALUES ({marks})"
+        self.check(insert)  # the template: the rows are data, bound by the driver
+        conn = self._open()
+        for start in range(0, len(rows), INSERT_CHUNK_ROWS):
+            try:
+                with conn.cursor() as cursor:
+                    cursor.executemany(insert, rows[start : start + INSERT_CHUNK_ROWS])
+            except pymysql.err.MySQLError as exc:
+                what = f"the sample rows of {table}"
+                raise SandboxError(_refusal(what, exc, private=True)) from exc
+
+    def analyze(self, name: str) -> None:
+        """Fresh statistics for a copied table, or the optimizer judges it as empty."""
+        self.send(f"ANALYZE TABLE {_quote(name)}")
+
+    def explain(self, statement: str) -> list[dict[str, Any]]:
+        """Tabular EXPLAIN of ``statement`` in a transaction of its own, always rolled back."""
+        dml = classify_statement(statement).kind == StatementKind.DML
+        if self.flavor == _MYSQL:  # max_execution_time alone may not cover EXPLAIN
+            statement = with_time_limit(
+                statement, mariadb=False, seconds=self.limits.statement_timeout
+            )
+        with self.explain_transaction(dml=dml):
+            return self.send(f"EXPLAIN {statement}", private=True)
+
+    def send(self, sql: str, *, private: bool = False) -> list[dict[str, Any]]:
+        """Send one statement of the allowed forms, as checked (no parameters bound after
+        the check); a refusal names its first words.
+
+        ``private``: the statement holds an example or a table definition, and server
+        messages quote the text they choke on, so only the error code is kept.
+        """
+        self.check(sql)
+        try:
+            with self._open().cursor() as cursor:
+                cursor.execute(sql)
+                return list(cursor.fetchall())
+        except pymysql.err.MySQLError as exc:
+            raise SandboxError(_refusal(" ".join(sql.split()[:2]), exc, private=private)) from exc
+
+    def check(self, sql: str) -> None:
+        """Raise SandboxRefused unless ``sql`` is one of the allowed forms, whole."""
+        for kind, form in self._forms:
+            match = form.fullmatch(sql)
+            if match is None:
+                continue
+            if kind != "rollback" and (self._mode is _Mode.EXPLAIN) != (kind == "explain"):
+                break  # while an EXPLAIN's transaction is open, only EXPLAIN and ROLLBACK
+            if kind == "explain":
+                classification = classify_statement(match.group("statement"))
+                if not classification.explainable:
+                    raise SandboxRefused(
+                        f"not explained in the sandbox: {classification.explain_refusal}"
+                    )
+            if kind == "copy" and (
+                self._current not in self.databases
+                or (sql.startswith("CREATE") and ddl_refusal(sql))
+            ):
+                break  # copies go only into a scratch database of this session's
+            return
+        raise SandboxRefused(
+            f"refused to send to the sandbox: {' '.join(sql.split()[:2])} ... is not one "
+            "of the statements Quanta sends there"
+        )
+
+    def _prepare(self) -> None:
+        version = str(self.send("SELECT VERSION() AS v")[0]["v"])
+        self.flavor = "mariadb" if "mariadb" in version.lower() else _MYSQL
+        self.send("SET SESSION sql_mode = ''")
+        self.send("SET SESSION time_zone = '+00:00'")
+        seconds = self.limits.statement_timeout
+        if self.flavor == "mariadb":
+            self.send(f"SET SESSION max_statement_time = {seconds:g}")
+        else:  # MySQL: SELECTs only; the EXPLAINed statement also gets the hint
+            self.send(f"SET SESSION max_execution_time = {int(seconds * MILLISECONDS_PER_SECOND)}")
+
+    def _open(self) -> _Conn:
+        if self._conn is None:
+            raise SandboxRefused("the sandbox session is not open (use it in a with block)")
+        return self._conn
+
+    def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(pymysql.err.Error):
+                conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +536,7 @@ def validate_indexes(
     *,
     monitored: ConnectionOptions,
     sandbox: ConnectionOptions,
+    instances: Sequence[MonitoredServer],
     limits: MonitoredSettings,
     sql: str,
     default_db: str | None,
@@ -127,32 +546,147 @@ def validate_indexes(
 ) -> dict[int, dict[str, Any]]:
     """Plans before and after each candidate index on a sandbox copy, by candidate key.
 
-    Each result is ``{"sandbox", "sample_rows", "before", "after", "improved", "summary"}``:
-    ``before``/``after`` are the tabular EXPLAIN rows, ``summary`` one line such as
-    ``"orders: ALL, 6000 rows -> ref idx_orders_phone, 2 rows"``.
+    Each result is ``{"sandbox", "sample_rows", "before", "after", "improved", "summary"}``
+    (plus ``"not_copied"``, the named tables left out, when there are some): ``before`` /
+    ``after`` are the tabular EXPLAIN rows, ``summary`` one line such as
+    ``"orders: ALL, 6000 rows -> ref idx_orders_phone, 2 rows"``. ``instances`` are every
+    registered instance with a DSN: the sandbox must be none of their servers.
 
     Raises:
         quanta.monitored.MonitoredError: reading the monitored server failed.
+        SandboxRefused: the example, the sandbox or a table is refused (the reason says).
         SandboxError: a step on the sandbox failed.
     """
-    copies = _read_tables(monitored, limits, tables, sample_rows)
-    with _sandbox(sandbox, limits) as session:
-        conn = session.conn
-        flavor = _flavor(conn)
+    classification = classify_statement(sql)
+    if not classification.explainable:
+        raise SandboxRefused(f"not explained in the sandbox: {classification.explain_refusal}")
+    copied, not_copied = tables_to_copy(sql, default_db, tables)
+    _refuse_same_address(sandbox, instances)
+    with SandboxSession(sandbox, limits) as session:
+        _refuse_same_server(session.identity(), instances, limits)
+        session.keep_out_of_binary_log()
+        copies = _read_tables(monitored, limits, copied, sample_rows)
         scratch = _create_copies(session, copies)
-        statement = _rewritten(sql, default_db, scratch)
+        statement = _rewritten(_explained_text(classification, sql), default_db, scratch)
         if default_db and default_db.lower() in scratch:
-            _run(conn, f"USE {quote_name(scratch[default_db.lower()])}")
-        before = _explain(conn, statement)
+            session.use(scratch[default_db.lower()])
+        before = _explain(session, statement)
         results: dict[int, dict[str, Any]] = {}
+        extra = {
+            "sandbox": sandbox.address,
+            "sample_rows": {name: len(copy.rows) for name, copy in copies.items()},
+        } | ({"not_copied": not_copied} if not_copied else {})
         for candidate in candidates:
-            after = _explain_with(conn, flavor, scratch, candidate, statement)
+            if candidate.table.lower() not in copies:
+                results[candidate.key] = extra | {
+                    "error": f"{candidate.table} is not copied to the sandbox",
+                    "improved": None,
+                }
+                continue
+            after = _explain_with(session, scratch, candidate, statement)
             aliases = _aliases(sql, default_db, candidate.table)
-            results[candidate.key] = _compare(candidate, aliases, before, after) | {
-                "sandbox": sandbox.address,
-                "sample_rows": {name: len(copy.rows) for name, copy in copies.items()},
-            }
+            results[candidate.key] = _compare(candidate, aliases, before, after) | extra
     return results
+
+
+def _explained_text(classification: Classification, sql: str) -> str:
+    """What the sandbox explains for the example: the classifier's ``explain_text`` (DML
+    as its equivalent SELECT) where the classifier gives one, else the example itself
+    (explained in a READ WRITE transaction when it is DML, see SandboxSession.explain)."""
+    text = getattr(classification, "explain_text", None)
+    return text if isinstance(text, str) and text else sql
+
+
+def tables_to_copy(
+    sql: str, default_db: str | None, tables: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """(tables to copy, tables left out): of ``tables`` (``db.t``), only the user tables the
+    statement itself names; never one of :data:`SYSTEM_SCHEMAS`.
+
+    Example:
+        >>> tables_to_copy("SELECT * FROM t JOIN mysql.user u", "shop",
+        ...                ["shop.t", "mysql.user", "shop.other"])
+        (['shop.t'], ['mysql.user'])
+    """
+    named = _named_tables(sql, default_db)
+    copied = [t for t in tables if t.lower() in named and not _is_system(t)]
+    left_out = sorted(t for t in named if _is_system(t) or t not in {c.lower() for c in copied})
+    if not copied:
+        raise SandboxRefused(
+            "the example names no user table that can be copied to the sandbox"
+            + (f" ({', '.join(left_out)} are never copied)" if left_out else "")
+        )
+    return copied, left_out
+
+
+def _named_tables(sql: str, default_db: str | None) -> set[str]:
+    """``db.t`` (lower case) of every table reference in the statement."""
+    try:
+        tree = sqlglot.parse_one(sql, read=_MYSQL)
+    except SqlglotError:
+        return set()
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    named = set()
+    for table in tree.find_all(exp.Table):
+        database = (table.db or default_db or "").lower()
+        if not table.name or (not table.db and table.name.lower() in ctes):
+            continue
+        if database:
+            named.add(f"{database}.{table.name.lower()}")
+    return named
+
+
+def _is_system(table: str) -> bool:
+    return table.split(".", 1)[0].lower() in SYSTEM_SCHEMAS
+
+
+def _refuse_same_address(sandbox: ConnectionOptions, instances: Sequence[MonitoredServer]) -> None:
+    """SandboxRefused when the sandbox DSN reaches the host and port (or socket) of an
+    instance's DSN: refused before connecting at all."""
+    for instance in instances:
+        other = instance.options
+        same_socket = bool(sandbox.unix_socket) and sandbox.unix_socket == other.unix_socket
+        same_port = (
+            not sandbox.unix_socket
+            and not other.unix_socket
+            and _host(sandbox.host) == _host(other.host)
+            and sandbox.port == other.port
+        )
+        if same_socket or same_port:
+            raise SandboxRefused(
+                f"the sandbox {sandbox.address} is the server of instance '{instance.name}' "
+                f"(its DSN names the same {'socket' if same_socket else 'host and port'}): "
+                "a sandbox must be a separate scratch server, since Quanta writes to it"
+            )
+
+
+def _host(host: str) -> str:
+    lowered = host.lower().strip("[]")
+    return "loopback" if lowered in LOOPBACK_HOSTS else lowered
+
+
+def _refuse_same_server(
+    identity: ServerIdentity, instances: Sequence[MonitoredServer], limits: MonitoredSettings
+) -> None:
+    """SandboxRefused when the sandbox is the server (or cluster) of any instance, or when
+    an instance's server cannot be read to tell."""
+    for instance in instances:
+        try:
+            with GuardedConnection(instance.options, limits) as conn, conn.read_only():
+                other = ServerIdentity.from_rows(
+                    conn.query(SHOW_IDENTITY_VARIABLES), conn.query(SHOW_IDENTITY_STATUS)
+                )
+        except MonitoredError as exc:
+            raise SandboxRefused(
+                f"cannot tell whether the sandbox is the server of instance '{instance.name}', "
+                f"so it is not used: {exc}"
+            ) from exc
+        why = same_server(identity, other)
+        if why:
+            raise SandboxRefused(
+                f"the sandbox is the server of instance '{instance.name}' ({why}): a sandbox "
+                "must be a separate scratch server, since Quanta writes to it"
+            )
 
 
 def _read_tables(
@@ -161,7 +695,8 @@ def _read_tables(
     tables: Sequence[str],
     sample_rows: int,
 ) -> dict[str, _TableCopy]:
-    """SHOW CREATE TABLE and a sample of rows of each table, read-only on the monitored side."""
+    """SHOW CREATE TABLE and a sample of rows of each table, read-only on the monitored side;
+    keyed by ``db.t`` in lower case."""
     copies: dict[str, _TableCopy] = {}
     with GuardedConnection(options, limits) as conn, conn.read_only():
         for table in tables:
@@ -170,7 +705,10 @@ def _read_tables(
             shown = conn.query(f"SHOW CREATE TABLE {quoted}")[0]
             if "Create Table" not in shown:
                 raise SandboxError(f"{table} is a view: only base tables are copied to a sandbox")
-            create = shown["Create Table"]
+            create = str(shown["Create Table"])
+            refusal = ddl_refusal(create)
+            if refusal:  # refused before any of its rows is read
+                raise SandboxRefused(f"{table} is not copied to the sandbox: {refusal}")
             # Generated columns cannot be inserted: the sandbox computes them itself.
             columns = tuple(
                 str(row["COLUMN_NAME"])
@@ -183,62 +721,12 @@ def _read_tables(
             )
             listed = ", ".join(quote_name(c) for c in columns)
             rows = conn.query(f"SELECT {listed} FROM {quoted} LIMIT %s", (sample_rows,))
-            copies[table] = _TableCopy(
-                create=str(create),
+            copies[table.lower()] = _TableCopy(
+                create=create,
                 columns=columns,
                 rows=[tuple(row[c] for c in columns) for row in rows],
             )
     return copies
-
-
-@contextlib.contextmanager
-def _sandbox(options: ConnectionOptions, limits: MonitoredSettings) -> Iterator[_Scratch]:
-    """A plain session on the sandbox server.
-
-    Not a GuardedConnection on purpose: the guard refuses every write, and the sandbox is
-    the one server Quanta is allowed to write to (CREATE DATABASE/TABLE, INSERT, ALTER).
-    It is never the monitored server: its DSN is the instance's separate sandbox DSN.
-    """
-    try:
-        conn = pymysql.connect(
-            host=options.host,
-            port=options.port,
-            user=options.user,
-            password=options.password,
-            unix_socket=options.unix_socket,
-            charset="utf8mb4",
-            autocommit=True,
-            connect_timeout=limits.connect_timeout,
-            read_timeout=limits.read_timeout,
-            write_timeout=limits.write_timeout,
-            cursorclass=pymysql.cursors.DictCursor,
-            program_name="quanta-sandbox",
-        )
-    except (pymysql.err.MySQLError, OSError) as exc:
-        raise SandboxError(f"cannot connect to the sandbox {options.address}: {exc}") from exc
-    scratch = _Scratch(conn, [])
-    try:
-        yield scratch
-    finally:
-        for database in scratch.databases:
-            with contextlib.suppress(pymysql.err.MySQLError):
-                _run(conn, f"DROP DATABASE IF EXISTS {quote_name(database)}")
-        with contextlib.suppress(pymysql.err.Error):
-            conn.close()
-
-
-def _run(conn: _Conn, sql: str, args: Any = None, *, private: bool = False) -> list[dict[str, Any]]:
-    """Execute on the sandbox; a refusal names the statement's first words and the error.
-
-    ``private``: the statement holds an example or sampled rows, and server messages quote
-    the text they choke on (syntax errors, duplicate keys), so only the code is kept.
-    """
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute(sql, args)
-            return list(cursor.fetchall())
-    except pymysql.err.MySQLError as exc:
-        raise SandboxError(_refusal(" ".join(sql.split()[:2]), exc, private=private)) from exc
 
 
 def _refusal(what: str, exc: pymysql.err.MySQLError, *, private: bool) -> str:
@@ -250,41 +738,27 @@ def _refusal(what: str, exc: pymysql.err.MySQLError, *, private: bool) -> str:
     return f"the sandbox refused {what}: {message}" + (f" (error {code})" if code else "")
 
 
-def _flavor(conn: _Conn) -> str:
-    version = str(_run(conn, "SELECT VERSION() AS v")[0]["v"])
-    return "mariadb" if "mariadb" in version.lower() else _MYSQL
+def _quote(name: str) -> str:
+    """Always backticked: the sandbox's statement forms expect it."""
+    return "`" + name.replace("`", "``") + "`"
 
 
-def _create_copies(session: _Scratch, copies: Mapping[str, _TableCopy]) -> dict[str, str]:
+def _create_copies(session: SandboxSession, copies: Mapping[str, _TableCopy]) -> dict[str, str]:
     """Create the scratch databases and tables, fill them; source db -> scratch db (lower)."""
-    conn = session.conn
-    token = secrets.token_hex(4)
     scratch: dict[str, str] = {}
     for table in sorted(copies):
         database = table.split(".", 1)[0]
         if database not in scratch:
-            scratch[database] = f"{SCRATCH_PREFIX}_{token}_{len(scratch)}"
-            _run(conn, f"CREATE DATABASE {quote_name(scratch[database])}")
-            session.databases.append(scratch[database])
+            scratch[database] = session.create_database()
     # SHOW CREATE TABLE names foreign keys to tables that are not copied: allowed without checks.
-    _run(conn, "SET SESSION foreign_key_checks = 0")
+    session.send("SET SESSION foreign_key_checks = 0")
     for table, copy in sorted(copies.items()):
         database, name = table.split(".", 1)
-        _run(conn, f"USE {quote_name(scratch[database])}")
-        _run(conn, copy.create)
+        session.use(scratch[database])
+        session.create_table(table, copy.create)
         if copy.rows:
-            listed = ", ".join(quote_name(c) for c in copy.columns)
-            marks = ", ".join(["%s"] * len(copy.columns))
-            insert = f"INSERT INTO {quote_name(name)} ({listed}) VALUES ({marks})"
-            for start in range(0, len(copy.rows), INSERT_CHUNK_ROWS):
-                try:
-                    with conn.cursor() as cursor:
-                        cursor.executemany(insert, copy.rows[start : start + INSERT_CHUNK_ROWS])
-                except pymysql.err.MySQLError as exc:
-                    what = f"the sample rows of {table}"
-                    raise SandboxError(_refusal(what, exc, private=True)) from exc
-        # Fresh statistics, or the optimizer judges the copy by an empty table's.
-        _run(conn, f"ANALYZE TABLE {quote_name(name)}")
+            session.insert(table, name, copy.columns, copy.rows)
+        session.analyze(name)
     return scratch
 
 
@@ -321,13 +795,10 @@ def _aliases(sql: str, default_db: str | None, table: str) -> set[str]:
     return found or {name}
 
 
-def _explain(conn: _Conn, statement: str) -> list[dict[str, Any]]:
+def _explain(session: SandboxSession, statement: str) -> list[dict[str, Any]]:
     """Tabular EXPLAIN rows as JSON primitives; ``rows`` and ``id`` as numbers (MariaDB
     sends them as text)."""
-    plan = [
-        {k: _plain(v) for k, v in row.items()}
-        for row in _run(conn, f"EXPLAIN {statement}", private=True)
-    ]
+    plan = [{k: _plain(v) for k, v in row.items()} for row in session.explain(statement)]
     for row in plan:
         for key in NUMERIC_PLAN_FIELDS:
             if isinstance(row.get(key), str) and row[key].isdigit():
@@ -336,31 +807,31 @@ def _explain(conn: _Conn, statement: str) -> list[dict[str, Any]]:
 
 
 def _explain_with(
-    conn: _Conn,
-    flavor: str,
+    session: SandboxSession,
     scratch: Mapping[str, str],
     candidate: Candidate,
     statement: str,
 ) -> list[dict[str, Any]]:
     """EXPLAIN with the candidate index in place, then take it away again."""
-    database, name = candidate.table.split(".", 1)
+    database, name = candidate.table.lower().split(".", 1)
     target = f"{scratch[database]}.{name}"
     quoted = ".".join(quote_name(part) for part in target.split(".", 1))
     index = candidate.index_name
-    if flavor == _MYSQL:
+    drop = f"ALTER TABLE {quoted} DROP INDEX {quote_name(index)}"
+    if session.flavor == _MYSQL:
         # MySQL 8: an invisible index changes no other plan; only this session sees it.
-        _run(conn, index_ddl(target, index, candidate.columns) + " INVISIBLE")
-        _run(conn, "SET SESSION optimizer_switch = 'use_invisible_indexes=on'")
+        session.send(index_ddl(target, index, candidate.columns) + " INVISIBLE")
+        session.send("SET SESSION optimizer_switch = 'use_invisible_indexes=on'")
         try:
-            return _explain(conn, statement)
+            return _explain(session, statement)
         finally:
-            _run(conn, "SET SESSION optimizer_switch = 'use_invisible_indexes=off'")
-            _run(conn, f"ALTER TABLE {quoted} DROP INDEX {quote_name(index)}")
-    _run(conn, index_ddl(target, index, candidate.columns))
+            session.send("SET SESSION optimizer_switch = 'use_invisible_indexes=off'")
+            session.send(drop)
+    session.send(index_ddl(target, index, candidate.columns))
     try:
-        return _explain(conn, statement)
+        return _explain(session, statement)
     finally:
-        _run(conn, f"ALTER TABLE {quoted} DROP INDEX {quote_name(index)}")
+        session.send(drop)
 
 
 def _compare(

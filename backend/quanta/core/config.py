@@ -109,9 +109,12 @@ class Settings(BaseSettings):
         default=86_400, ge=600, description="How often beat refreshes snapshots and advice."
     )
     advice_sandbox_sample_rows: int = Field(
-        default=10_000,
+        default=1_000,
         ge=100,
-        description="Rows copied per table (SELECT ... LIMIT) to the sandbox to compare plans.",
+        le=100_000,
+        description="Rows copied per user table the example names (SELECT ... LIMIT) to the "
+        "sandbox to compare plans. Enough for the optimizer to choose between a scan and an "
+        "index; every row is production data on another server, so keep it small.",
     )
 
     # Diagnostics (quanta.diagnostics): EXPLAIN and profiles of real examples, daily automatic.
