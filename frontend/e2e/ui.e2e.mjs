@@ -645,6 +645,14 @@ test('settings: create an API token, see its secret once, revoke it', async (t) 
   });
 });
 
+/** Waits until a form control holds `value` (a list refetches after a write). */
+async function waitForValue(control, value) {
+  for (let tries = 0; tries < 100 && (await control.inputValue()) !== value; tries += 1) {
+    await page.waitForTimeout(100);
+  }
+  assert.equal(await control.inputValue(), value);
+}
+
 test("an admin changes a user's role and disables them from the settings", async (t) => {
   // The user signs in in a browser of their own; the admin acts on this page.
   const memberContext = await browser.newContext();
@@ -675,7 +683,7 @@ test("an admin changes a user's role and disables them from the settings", async
       );
       await row.getByLabel('Role of e2e-member').selectOption('admin');
       assert.equal((await patched).status(), 200);
-      assert.equal(await row.getByLabel('Role of e2e-member').inputValue(), 'admin');
+      await waitForValue(row.getByLabel('Role of e2e-member'), 'admin');
       await member.reload();
       await member.getByTestId('tokens').waitFor();
 

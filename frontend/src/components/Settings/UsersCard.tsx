@@ -116,10 +116,17 @@ function UserRow({
   isLastAdmin: boolean;
   onGenerated: (password: string) => void;
 }) {
+  const queryClient = useQueryClient();
   const refresh = useRefreshUsers();
   const update = useMutation({
     mutationFn: (body: UserUpdate) => updateUser(user.id, body),
-    onSuccess: refresh,
+    onSuccess: async (updated) => {
+      // The answer is the row as it is now: shown at once, not after the refetch.
+      queryClient.setQueryData<User[]>(queryKeys.users(), (old) =>
+        old?.map((item) => (item.id === updated.id ? updated : item)),
+      );
+      await refresh();
+    },
   });
   const reset = useMutation({
     mutationFn: () => resetUserPassword(user.id),
@@ -193,7 +200,7 @@ function UserRow({
             disabled={signOut.isPending || user.live_sessions === 0}
             onClick={() => signOut.mutate()}
           >
-            Sign out everywhere
+            End sessions
           </button>
           <button
             type="button"
@@ -215,7 +222,7 @@ function UserRow({
 
 /**
  * UI users (admin only): add, change the role, disable or enable, reset the password
- * (generated, shown once), sign out everywhere, delete.
+ * (generated, shown once), end their sessions, delete.
  */
 export function UsersCard() {
   const users = useQuery(usersOptions());
