@@ -334,3 +334,21 @@ def test_an_attacker_elsewhere_cannot_lock_the_user_out(
     assert sprayed == [429, 429, 429]  # 5 attempts from this address were counted already
     other = tab(client, "198.51.100.8")
     assert [login(other, f"user{i}", "guess") for i in range(6)] == [401] * 5 + [429]
+
+
+def test_a_user_whose_session_sent_a_batch_can_be_deleted(client: TestClient) -> None:
+    # An ingest batch references the session row that sent it: deleting the user must not
+    # trip over that reference (their session rows are revoked and detached, not deleted).
+    make_user(client, "ada", "admin")
+    bob = make_user(client, "bob", "admin")
+    browser = tab(client)
+    signed = browser.post("/api/v1/auth/login", json={"name": "bob", "password": PASSWORD})
+    event = {"ts": "2026-11-25T10:00:00+00:00", "query": "SELECT 1", "query_time": 0.5}
+    body = {"batch_id": "from-a-session", "instance": "db1", "events": [event]}
+    sent = browser.post(
+        "/api/v1/ingest", json=body, headers={"X-CSRF-Token": signed.json()["csrf_token"]}
+    )
+    assert sent.status_code == 202, sent.text
+    assert client.delete(f"/api/v1/users/{bob}").status_code == 204
+    assert browser.get("/api/v1/me").status_code == 401
+    assert "bob" not in users(client)
