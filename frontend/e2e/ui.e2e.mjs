@@ -1,7 +1,8 @@
 // End-to-end: the UI in headless Chromium against a real server seeded by the real
 // ingest path: sign in with a password, overview, annotation marker, sort, filter, search,
 // deep links, query detail with its tabs, annotation impact, the first render of 1,000
-// rows, settings (instances, chat channels, tokens), sign out, sign in with a token.
+// rows, settings (instances, chat channels, tokens, users: role change and disable), sign
+// out, sign in with a token.
 //
 // Launched by tests/e2e/test_browser.py, which starts a server and seeds it:
 //   QUANTA_E2E_URL            base URL of the running server (required)
@@ -642,6 +643,69 @@ test('settings: create an API token, see its secret once, revoke it', async (t) 
     await page.getByTestId('audit-table').scrollIntoViewIfNeeded();
     assert.match(await page.getByTestId('audit-table').innerText(), /token/);
   });
+});
+
+/** Waits until a form control holds `value` (a list refetches after a write). */
+async function waitForValue(control, value) {
+  for (let tries = 0; tries < 100 && (await control.inputValue()) !== value; tries += 1) {
+    await page.waitForTimeout(100);
+  }
+  assert.equal(await control.inputValue(), value);
+}
+
+test("an admin changes a user's role and disables them from the settings", async (t) => {
+  // The user signs in in a browser of their own; the admin acts on this page.
+  const memberContext = await browser.newContext();
+  const member = await memberContext.newPage();
+  member.setDefaultTimeout(TIMEOUT_MS);
+  try {
+    await step(t, 'settings-user-lifecycle', async () => {
+      const form = page.getByRole('form', { name: 'Add a user' });
+      await form.getByLabel('Name').fill('e2e-member');
+      await form.getByLabel('Password').fill(password);
+      await form.getByRole('button', { name: 'Add user' }).click();
+      const row = page.getByTestId('user-row').filter({ hasText: 'e2e-member' });
+      await row.waitFor();
+      assert.equal(await row.getByTestId('user-state').innerText(), 'active');
+
+      await member.goto(`${baseUrl}/settings`);
+      const signIn = member.getByRole('form', { name: 'Sign in with a password' });
+      await signIn.getByLabel('Name').fill('e2e-member');
+      await signIn.getByLabel('Password').fill(password);
+      await signIn.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await member.getByTestId('instances-table').waitFor();
+      assert.equal(await member.getByTestId('tokens').count(), 0, 'a viewer sees no tokens');
+
+      // The role change applies to the member's open session.
+      const patched = page.waitForResponse(
+        (response) =>
+          response.request().method() === 'PATCH' && response.url().includes('/api/v1/users/'),
+      );
+      await row.getByLabel('Role of e2e-member').selectOption('admin');
+      assert.equal((await patched).status(), 200);
+      await waitForValue(row.getByLabel('Role of e2e-member'), 'admin');
+      await member.reload();
+      await member.getByTestId('tokens').waitFor();
+
+      // Disabled: the member's session ends at once; the row says so.
+      page.once('dialog', (dialog) => void dialog.accept());
+      await row.getByRole('button', { name: 'Disable' }).click();
+      await row.getByRole('button', { name: 'Enable' }).waitFor();
+      assert.match(await row.getByTestId('user-state').innerText(), /^disabled /);
+      assert.equal(await row.getByTestId('user-sessions').innerText(), '0');
+      await member.reload();
+      await member.getByRole('form', { name: 'Sign in with a password' }).waitFor();
+      await screenshot('settings-user-disabled', member);
+
+      // The audit log has both changes with their details.
+      await page.getByTestId('audit-table').scrollIntoViewIfNeeded();
+      const audit = await page.getByTestId('audit-table').innerText();
+      assert.match(audit, /PATCH \/api\/v1\/users\/\{user_id\}/);
+      assert.match(audit, /viewer/);
+    });
+  } finally {
+    await memberContext.close();
+  }
 });
 
 test('an admin adds a viewer, who sees no admin actions', async (t) => {

@@ -195,7 +195,7 @@ def test_sign_in_is_rate_limited(client: TestClient, settings: Settings) -> None
 @pytest.mark.parametrize(
     ("payload", "status", "message"),
     [
-        ({"name": "ada", "password": PASSWORD, "role": "root"}, 422, "Unknown role 'root'"),
+        ({"name": "ada", "password": PASSWORD, "role": "root"}, 422, "Input should be 'viewer'"),
         ({"name": "bob", "password": "short", "role": "viewer"}, 422, "at least 10"),
         ({"name": "ada", "password": PASSWORD, "role": "viewer"}, 409, "exists already"),
     ],
@@ -206,7 +206,7 @@ def test_bad_users_are_refused(
     make_user(client, "ada", "admin")
     response = client.post("/api/v1/users", json=payload)
     assert response.status_code == status
-    assert message in response.json()["detail"]
+    assert message in response.text
     assert [u["name"] for u in client.get("/api/v1/users").json()] == ["ada"]
 
 

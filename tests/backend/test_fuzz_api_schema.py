@@ -36,6 +36,7 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemathesi
         notify_max_attempts=1,
         ingest_rate_limit="100000/minute",
         login_rate_limit="100000/minute",
+        login_address_rate_limit="100000/minute",
     )
     upgrade_to_head(app_settings)
     app = create_app(app_settings)

@@ -34,6 +34,8 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(10))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    # Set while an admin has disabled the account: it cannot sign in and its sessions fail.
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
 
 
 class ApiToken(Base):

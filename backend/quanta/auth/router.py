@@ -1,19 +1,25 @@
 """HTTP endpoints of credentials: who am I, sign in/out, API tokens and users (admin)."""
 
 from datetime import timedelta
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi import APIRouter, Body, HTTPException, Request, Response, status
+from fastapi.responses import JSONResponse
 
 from quanta.auth import service
-from quanta.auth.models import ApiToken, User
+from quanta.auth.models import ApiToken, Role, User
 from quanta.auth.schemas import (
     LoginIn,
     LoginOut,
+    PasswordReset,
+    PasswordResetOut,
+    SessionsEnded,
     TokenCreate,
     TokenCreated,
     TokenOut,
     UserCreate,
     UserOut,
+    UserUpdate,
     WhoAmI,
 )
 from quanta.core.http import client_address, rate_limit
@@ -58,27 +64,38 @@ def whoami(request: Request, principal: AnyPrincipal) -> WhoAmI:
 @public_router.post(
     "/auth/login",
     operation_id="login",
+    response_model=LoginOut,
     responses={
         401: {"model": ErrorDetail, "description": "Unknown user name or wrong password."},
+        403: {"model": ErrorDetail, "description": "The account is disabled."},
         **RATE_LIMITED,
     },
 )
 def login(
     body: LoginIn, request: Request, response: Response, session: SessionDep, settings: SettingsDep
-) -> LoginOut:
+) -> LoginOut | JSONResponse:  # the JSONResponse: a refusal
     """Sign in: sets the HttpOnly session cookie and the readable CSRF cookie.
 
     Every write made with the cookie must send the returned csrf_token as X-CSRF-Token.
     """
-    rate_limit(request, "login", f"addr:{client_address(request)}")
-    rate_limit(request, "login", f"user:{body.name.lower()}")
+    # No limit per user name alone: anyone could then lock the real user out by failing on
+    # purpose. Attempts are limited per (name, client address), so an attacker's misses spend
+    # only their own bucket, and per address (a higher limit) against one address trying many
+    # names. An attacker with many addresses still gets few guesses per address, each an
+    # argon2 verification, and every failure lands in the audit log.
+    address = client_address(request)
+    rate_limit(request, "login_address", f"addr:{address}")
+    rate_limit(request, "login", f"user:{body.name.lower()}|addr:{address}")
     max_age = timedelta(seconds=settings.session_max_age_seconds)
     try:
         signed = service.sign_in(
             session=session, name=body.name, password=body.password, max_age=max_age
         )
     except service.InvalidCredentials as exc:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, str(exc)) from exc
+        # Answered, not raised: the request's transaction commits, with the failure recorded.
+        service.record_failed_sign_in(session=session, name=body.name, client=address)
+        code = 403 if isinstance(exc, service.DisabledUser) else 401
+        return JSONResponse({"detail": str(exc)}, status_code=code)
     secure = settings.cookie_secure
     if secure is None:
         secure = request.url.scheme == "https"
@@ -116,7 +133,7 @@ def logout(request: Request, session: SessionDep) -> Response:
 
 
 TOKEN_NOT_FOUND: dict[int | str, dict[str, object]] = {
-    404: {"model": ErrorDetail, "description": "No API token with this id."}
+    404: {"model": ErrorDetail, "description": "No API token or session with this id."}
 }
 BAD_TOKEN: dict[int | str, dict[str, object]] = {
     422: {
@@ -169,7 +186,7 @@ def create_token(
 def revoke_token(
     token_id: int, request: Request, session: SessionDep, principal: AdminPrincipal
 ) -> Response:
-    """Revoke an API token: it stops working at once (revoking twice is fine)."""
+    """Revoke an API token or a sign-in session: it stops working at once (twice is fine)."""
     try:
         row = service.revoke_token(
             session=session, token_id=token_id, caller_token_id=principal.token_id
@@ -178,14 +195,19 @@ def revoke_token(
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
     except service.InvalidToken as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    request.state.audit_detail = {"name": row.name}
+    request.state.audit_detail = {"name": row.name, "kind": row.kind}
+    if row.user_id is not None:
+        request.state.audit_detail["user_id"] = row.user_id
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/users", operation_id="list_users")
 def list_users(session: SessionDep, _principal: AdminPrincipal) -> list[UserOut]:
-    """Every UI user, by name."""
-    return [_user_out(user) for user in service.list_users(session=session)]
+    """Every UI user, by name, with whether they are disabled and their live sessions."""
+    return [
+        _user_out(item.user, item.live_sessions)
+        for item in service.list_users_with_sessions(session=session)
+    ]
 
 
 @router.post(
@@ -218,7 +240,111 @@ def create_user(
     except service.InvalidUser as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     request.state.audit_detail = {"user_id": user.id, "name": user.name, "role": user.role}
-    return _user_out(user)
+    return _user_out(user, 0)
+
+
+USER_NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorDetail, "description": "No user with this id."}
+}
+LAST_ADMIN: dict[int | str, dict[str, object]] = {
+    409: {"model": ErrorDetail, "description": "It would leave no active admin user."}
+}
+
+
+@router.patch(
+    "/users/{user_id}",
+    operation_id="update_user",
+    responses={**USER_NOT_FOUND, **LAST_ADMIN},
+)
+def update_user(
+    user_id: int,
+    body: UserUpdate,
+    request: Request,
+    session: SessionDep,
+    _principal: AdminPrincipal,
+) -> UserOut:
+    """Change a user's role and/or disable (their sessions end at once) or enable them."""
+    try:
+        change = service.update_user(
+            session=session, user_id=user_id, role=body.role, disabled=body.disabled
+        )
+    except service.UserNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except service.LastAdmin as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    request.state.audit_detail = change.detail
+    return _user_out(change.user, change.live_sessions)
+
+
+@router.post(
+    "/users/{user_id}/password",
+    operation_id="reset_user_password",
+    responses={
+        **USER_NOT_FOUND,
+        422: {"model": ErrorDetail, "description": "Too short a password."},
+    },
+)
+def reset_user_password(
+    user_id: int,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: AdminPrincipal,
+    body: Annotated[PasswordReset | None, Body()] = None,
+) -> PasswordResetOut:
+    """Set a user's password, or generate one (no body: shown once); their sessions end."""
+    try:
+        change = service.reset_password(
+            session=session,
+            user_id=user_id,
+            password=body.password if body else None,
+            min_password_length=settings.password_min_length,
+        )
+    except service.UserNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except service.InvalidUser as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    request.state.audit_detail = change.detail
+    return PasswordResetOut(
+        user=_user_out(change.user, 0),
+        generated_password=change.generated_password,
+        sessions_ended=change.sessions_ended,
+    )
+
+
+@router.delete(
+    "/users/{user_id}/sessions", operation_id="end_user_sessions", responses=USER_NOT_FOUND
+)
+def end_user_sessions(
+    user_id: int, request: Request, session: SessionDep, _principal: AdminPrincipal
+) -> SessionsEnded:
+    """Sign a user out everywhere: every live session of theirs stops working at once."""
+    try:
+        change = service.end_sessions(session=session, user_id=user_id)
+    except service.UserNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    request.state.audit_detail = change.detail
+    return SessionsEnded(sessions_ended=change.sessions_ended)
+
+
+@router.delete(
+    "/users/{user_id}",
+    operation_id="delete_user",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={**USER_NOT_FOUND, **LAST_ADMIN},
+)
+def delete_user(
+    user_id: int, request: Request, session: SessionDep, _principal: AdminPrincipal
+) -> Response:
+    """Delete a user: they can no longer sign in and their sessions end at once."""
+    try:
+        change = service.delete_user(session=session, user_id=user_id)
+    except service.UserNotFound as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    except service.LastAdmin as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    request.state.audit_detail = change.detail
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 def _token_out(row: ApiToken) -> TokenOut:
@@ -233,11 +359,13 @@ def _token_out(row: ApiToken) -> TokenOut:
     )
 
 
-def _user_out(user: User) -> UserOut:
+def _user_out(user: User, live_sessions: int) -> UserOut:
     return UserOut(
         id=user.id,
         name=user.name,
-        role=user.role,
+        role=Role(user.role),
         created_at=user.created_at,
         last_login_at=user.last_login_at,
+        disabled_at=user.disabled_at,
+        live_sessions=live_sessions,
     )

@@ -4,6 +4,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from quanta.auth.models import Role
+
 NAME_MAX = 100
 
 
@@ -68,12 +70,28 @@ class TokenCreated(TokenOut):
     token: str
 
 
+PASSWORD_MAX = 1024
+
+
 class UserCreate(BaseModel):
     """A new UI user."""
 
     name: str = Field(min_length=1, max_length=NAME_MAX)
-    password: str = Field(min_length=1, max_length=1024)
-    role: str = Field(description="viewer or admin")
+    password: str = Field(min_length=1, max_length=PASSWORD_MAX)
+    role: Role = Field(description="What the user may do.")
+
+
+class UserUpdate(BaseModel):
+    """The fields to change: a role, and/or disabled (true ends their sessions at once)."""
+
+    role: Role | None = None
+    disabled: bool | None = None
+
+
+class PasswordReset(BaseModel):
+    """A new password; leave it out (or null) to have one generated and shown once."""
+
+    password: str | None = Field(default=None, min_length=1, max_length=PASSWORD_MAX)
 
 
 class UserOut(BaseModel):
@@ -81,6 +99,24 @@ class UserOut(BaseModel):
 
     id: int
     name: str
-    role: str
+    role: Role
     created_at: datetime
     last_login_at: datetime | None
+    disabled_at: datetime | None = Field(description="Set while the account is disabled.")
+    live_sessions: int = Field(description="Sessions that can still be used.")
+
+
+class PasswordResetOut(BaseModel):
+    """The password was changed and the user's sessions ended."""
+
+    user: UserOut
+    generated_password: str | None = Field(
+        description="The generated password, shown this once (null when you set one)."
+    )
+    sessions_ended: int
+
+
+class SessionsEnded(BaseModel):
+    """How many of the user's sessions were ended."""
+
+    sessions_ended: int

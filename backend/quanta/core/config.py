@@ -186,7 +186,10 @@ class Settings(BaseSettings):
         default=[], description="Origins a browser may call the API from; default none (closed)."
     )
     login_rate_limit: str = Field(
-        default="10/minute", description="Sign-in attempts per client address and per user name."
+        default="10/minute", description="Sign-in attempts per user name from one client address."
+    )
+    login_address_rate_limit: str = Field(
+        default="30/minute", description="Sign-in attempts per client address, whatever the name."
     )
     ingest_rate_limit: str = Field(
         default="1200/minute", description="Ingest requests per token (agents send batches)."
@@ -230,7 +233,7 @@ class Settings(BaseSettings):
         parse_window(window)  # a ValueError says which lengths are accepted
         return window
 
-    @field_validator("login_rate_limit", "ingest_rate_limit")
+    @field_validator("login_rate_limit", "login_address_rate_limit", "ingest_rate_limit")
     @classmethod
     def _valid_rate_limit(cls, value: str) -> str:
         from limits import parse  # here: the agent installs no server extras

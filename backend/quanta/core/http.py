@@ -182,6 +182,7 @@ class RateLimiter:
         self._limiter = FixedWindowRateLimiter(self._storage)
         self._items: dict[str, RateLimitItem] = {
             "login": parse(settings.login_rate_limit),
+            "login_address": parse(settings.login_address_rate_limit),
             "ingest": parse(settings.ingest_rate_limit),
         }
 

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 
 from quanta.deps import (
     AUTH_RESPONSES,
@@ -71,13 +71,26 @@ def get_instance(
     responses={**BAD_DSN, **CONFLICT},
 )
 def create_instance(
-    body: InstanceCreate, session: SessionDep, settings: SettingsDep, _principal: AdminPrincipal
+    body: InstanceCreate,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    _principal: AdminPrincipal,
 ) -> InstanceOut:
     """Register a monitored server and the DSN of its read-only account (stored encrypted)."""
     try:
-        return service.register_instance(session=session, settings=settings, data=body)
+        out = service.register_instance(session=session, settings=settings, data=body)
     except service.InstanceError as exc:
         raise _http_error(exc) from exc
+    request.state.audit_detail = {
+        "instance_id": out.id,
+        "name": out.name,
+        "example_policy": body.example_policy,
+        "profiling_enabled": body.profiling_enabled,
+        "dsn": "set" if body.dsn is not None else None,  # never the value
+        "sandbox_dsn": "set" if body.sandbox_dsn is not None else None,
+    }
+    return out
 
 
 @router.patch(
@@ -88,17 +101,20 @@ def create_instance(
 def update_instance(
     instance_id: int,
     body: InstanceUpdate,
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
     _principal: AdminPrincipal,
 ) -> InstanceOut:
     """Change the fields sent; `"dsn": null` removes the connection."""
     try:
-        return service.update_instance(
+        updated = service.update_instance(
             session=session, settings=settings, instance_id=instance_id, data=body
         )
     except service.InstanceError as exc:
         raise _http_error(exc) from exc
+    request.state.audit_detail = {"name": updated.instance.name, "changed": updated.changes}
+    return updated.instance
 
 
 @router.delete(
@@ -109,6 +125,7 @@ def update_instance(
 )
 def delete_instance(
     instance_id: int,
+    request: Request,
     session: SessionDep,
     _principal: AdminPrincipal,
     purge: Annotated[
@@ -117,9 +134,10 @@ def delete_instance(
 ) -> Response:
     """Delete an instance; one with stored data only with `?purge=true`."""
     try:
-        service.delete_instance(session=session, instance_id=instance_id, purge=purge)
+        name = service.delete_instance(session=session, instance_id=instance_id, purge=purge)
     except service.InstanceError as exc:
         raise _http_error(exc) from exc
+    request.state.audit_detail = {"name": name, "purge": purge}
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

@@ -1,9 +1,13 @@
 """Use cases around monitored instances."""
 
+from dataclasses import dataclass
+from typing import Any
+
 from pydantic import SecretStr
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from quanta.audit.service import field_changes
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.instances import repository
@@ -153,11 +157,35 @@ def register_instance(*, session: Session, settings: Settings, data: InstanceCre
     return instance_out(settings, instance)
 
 
+@dataclass(frozen=True, slots=True)
+class InstanceChanged:
+    """An updated instance and, for the audit log, which fields changed (DSNs: no values)."""
+
+    instance: InstanceOut
+    changes: dict[str, Any]
+
+
+# The fields an update can change, as the audit log names them; the DSNs are secrets.
+_SECRET_FIELDS = frozenset({"dsn", "sandbox_dsn"})
+
+
+def _audited_fields(instance: Instance) -> dict[str, Any]:
+    return {
+        "name": instance.name,
+        "dsn": instance.dsn_encrypted,
+        "sandbox_dsn": instance.sandbox_dsn_encrypted,
+        "profiling_enabled": instance.profiling_enabled,
+        "example_policy": instance.example_policy,
+        "primary_source": instance.primary_source,
+    }
+
+
 def update_instance(
     *, session: Session, settings: Settings, instance_id: int, data: InstanceUpdate
-) -> InstanceOut:
+) -> InstanceChanged:
     """Change the fields sent; ``dsn``/``sandbox_dsn`` sent as null remove the connection."""
     instance = find_instance(session=session, instance_id=instance_id)
+    before = _audited_fields(instance)
     sent = data.model_fields_set
     if "name" in sent and data.name is not None and data.name != instance.name:
         if repository.find_by_name(session, data.name) is not None:
@@ -179,11 +207,14 @@ def update_instance(
         session.flush()
     except IntegrityError as exc:
         raise DuplicateInstance(_duplicate_message(instance.name)) from exc
-    return instance_out(settings, instance)
+    changes = field_changes(before, _audited_fields(instance), secret=_SECRET_FIELDS)
+    return InstanceChanged(instance_out(settings, instance), changes)
 
 
-def delete_instance(*, session: Session, instance_id: int, purge: bool) -> None:
-    """Delete an instance; one with stored data only when ``purge`` (its data goes too)."""
+def delete_instance(*, session: Session, instance_id: int, purge: bool) -> str:
+    """Delete an instance; one with stored data only when ``purge`` (its data goes too).
+
+    Returns the deleted instance's name (for the audit log)."""
     instance = find_instance(session=session, instance_id=instance_id)
     if not purge:
         holding = repository.tables_with_rows(session, instance.id)
@@ -193,8 +224,10 @@ def delete_instance(*, session: Session, instance_id: int, purge: bool) -> None:
                 f"DELETE /api/v1/instances/{instance.id}?purge=true deletes it with all its "
                 f'data; PATCH {{"dsn": null}} only removes its connection.'
             )
+    name = instance.name
     repository.delete_with_rows(session, instance)
     session.flush()
+    return name
 
 
 def check_connection(

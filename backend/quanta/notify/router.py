@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 
 from quanta.deps import AUTH_RESPONSES, AdminPrincipal, ErrorDetail, SessionDep, SettingsDep
 from quanta.notify import service
@@ -41,13 +41,24 @@ def list_channels(session: SessionDep, _: AdminPrincipal) -> list[ChannelOut]:
     "", operation_id="create_channel", status_code=status.HTTP_201_CREATED, responses=CONFLICT
 )
 def create_channel(
-    body: ChannelCreate, session: SessionDep, settings: SettingsDep, _: AdminPrincipal
+    body: ChannelCreate,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    _: AdminPrincipal,
 ) -> ChannelOut:
     """Add a channel; its webhook URL is stored encrypted and shown redacted."""
     try:
-        return service.create_channel(session=session, settings=settings, data=body)
+        out = service.create_channel(session=session, settings=settings, data=body)
     except service.ChannelConflict as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    # The settings without the webhook URL (a secret: neither it nor its redacted form).
+    request.state.audit_detail = {
+        "channel_id": out.id,
+        **body.model_dump(mode="json", exclude={"url"}),
+        "url": "set",
+    }
+    return out
 
 
 @router.get("/{channel_id}", operation_id="get_channel", responses=NOT_FOUND)
@@ -71,13 +82,14 @@ def get_channel(channel_id: int, session: SessionDep, _: AdminPrincipal) -> Chan
 def update_channel(
     channel_id: int,
     body: ChannelUpdate,
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
     _: AdminPrincipal,
 ) -> ChannelOut:
     """Change some of a channel's settings."""
     try:
-        return service.update_channel(
+        updated = service.update_channel(
             session=session, settings=settings, channel_id=channel_id, data=body
         )
     except service.ChannelNotFound as exc:
@@ -86,6 +98,8 @@ def update_channel(
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
     except service.InvalidChannel as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    request.state.audit_detail = {"name": updated.channel.name, "changed": updated.changes}
+    return updated.channel
 
 
 @router.delete(
@@ -94,12 +108,15 @@ def update_channel(
     status_code=status.HTTP_204_NO_CONTENT,
     responses=NOT_FOUND,
 )
-def delete_channel(channel_id: int, session: SessionDep, _: AdminPrincipal) -> Response:
+def delete_channel(
+    channel_id: int, request: Request, session: SessionDep, _: AdminPrincipal
+) -> Response:
     """Remove a channel and its delivery history."""
     try:
-        service.delete_channel(session=session, channel_id=channel_id)
+        name = service.delete_channel(session=session, channel_id=channel_id)
     except service.ChannelNotFound as exc:
         raise _not_found(exc) from exc
+    request.state.audit_detail = {"name": name}
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

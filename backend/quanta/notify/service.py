@@ -11,13 +11,16 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from tenacity import RetryCallState, Retrying, wait_exponential
 
+from quanta.audit.service import field_changes
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.core.db import run_after_commit, utcnow
@@ -116,11 +119,34 @@ def create_channel(*, session: Session, settings: Settings, data: ChannelCreate)
     return _channel_out(channel)
 
 
+@dataclass(frozen=True, slots=True)
+class ChannelChanged:
+    """An updated channel and, for the audit log, which fields changed (URL: no value)."""
+
+    channel: ChannelOut
+    changes: dict[str, Any]
+
+
+def _audited_fields(channel: Channel) -> dict[str, Any]:
+    return {
+        "name": channel.name,
+        "type": channel.type,
+        "url": channel.url_encrypted,  # secret: the audit log says "changed", never the URL
+        "instances": list(channel.instances),
+        "min_load_share": channel.min_load_share,
+        "events": list(channel.events),
+        "enabled": channel.enabled,
+        "quiet_start_hour": channel.quiet_start_hour,
+        "quiet_end_hour": channel.quiet_end_hour,
+    }
+
+
 def update_channel(
     *, session: Session, settings: Settings, channel_id: int, data: ChannelUpdate
-) -> ChannelOut:
+) -> ChannelChanged:
     """Change the fields given; null quiet hours clear them."""
     channel = _channel(session, channel_id)
+    before = _audited_fields(channel)
     given = data.model_fields_set
     for field in ("name", "type", "instances", "min_load_share", "events", "enabled", "url"):
         if field in given and getattr(data, field) is None:
@@ -156,13 +182,16 @@ def update_channel(
         session.flush()
     except IntegrityError as exc:
         raise ChannelConflict(f"A channel named '{data.name}' exists; pick another name.") from exc
-    return _channel_out(channel)
+    changes = field_changes(before, _audited_fields(channel), secret={"url"})
+    return ChannelChanged(_channel_out(channel), changes)
 
 
-def delete_channel(*, session: Session, channel_id: int) -> None:
-    """Remove a channel with its deliveries and their attempts."""
-    session.delete(_channel(session, channel_id))
+def delete_channel(*, session: Session, channel_id: int) -> str:
+    """Remove a channel with its deliveries and their attempts; returns its name."""
+    channel = _channel(session, channel_id)
+    session.delete(channel)
     session.flush()
+    return channel.name
 
 
 def list_deliveries(

@@ -15,8 +15,11 @@ import type {
   TokenCreate,
   TokenCreated,
   TokenInfo,
+  PasswordResetResult,
+  SessionsEnded,
   User,
   UserCreate,
+  UserUpdate,
   Annotation,
   AnnotationCreate,
   AnnotationImpact,
@@ -352,6 +355,29 @@ export async function fetchUsers(signal?: AbortSignal): Promise<User[]> {
 
 export async function createUser(body: UserCreate): Promise<User> {
   return unwrap(api.POST('/api/v1/users', { body }));
+}
+
+/** PATCH /api/v1/users/{id}: a new role and/or disabled (which ends their sessions). */
+export async function updateUser(id: number, body: UserUpdate): Promise<User> {
+  return unwrap(api.PATCH('/api/v1/users/{user_id}', { params: { path: { user_id: id } }, body }));
+}
+
+/** POST /api/v1/users/{id}/password without a body: a generated password, shown once. */
+export async function resetUserPassword(id: number): Promise<PasswordResetResult> {
+  return unwrap(
+    api.POST('/api/v1/users/{user_id}/password', { params: { path: { user_id: id } } }),
+  );
+}
+
+/** DELETE /api/v1/users/{id}/sessions: signs the user out everywhere. */
+export async function endUserSessions(id: number): Promise<SessionsEnded> {
+  return unwrap(
+    api.DELETE('/api/v1/users/{user_id}/sessions', { params: { path: { user_id: id } } }),
+  );
+}
+
+export async function deleteUser(id: number): Promise<void> {
+  return unwrapEmpty(api.DELETE('/api/v1/users/{user_id}', { params: { path: { user_id: id } } }));
 }
 
 export async function fetchAudit(signal?: AbortSignal): Promise<AuditEntry[]> {

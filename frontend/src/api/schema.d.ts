@@ -640,7 +640,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke Token
-         * @description Revoke an API token: it stops working at once (revoking twice is fine).
+         * @description Revoke an API token or a sign-in session: it stops working at once (twice is fine).
          */
         delete: operations["revoke_token"];
         options?: never;
@@ -657,7 +657,7 @@ export interface paths {
         };
         /**
          * List Users
-         * @description Every UI user, by name.
+         * @description Every UI user, by name, with whether they are disabled and their live sessions.
          */
         get: operations["list_users"];
         put?: never;
@@ -667,6 +667,70 @@ export interface paths {
          */
         post: operations["create_user"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete User
+         * @description Delete a user: they can no longer sign in and their sessions end at once.
+         */
+        delete: operations["delete_user"];
+        options?: never;
+        head?: never;
+        /**
+         * Update User
+         * @description Change a user's role and/or disable (their sessions end at once) or enable them.
+         */
+        patch: operations["update_user"];
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset User Password
+         * @description Set a user's password, or generate one (no body: shown once); their sessions end.
+         */
+        post: operations["reset_user_password"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End User Sessions
+         * @description Sign a user out everywhere: every live session of theirs stops working at once.
+         */
+        delete: operations["end_user_sessions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1611,6 +1675,28 @@ export interface components {
             sum: number | null;
         };
         /**
+         * PasswordReset
+         * @description A new password; leave it out (or null) to have one generated and shown once.
+         */
+        PasswordReset: {
+            /** Password */
+            password?: string | null;
+        };
+        /**
+         * PasswordResetOut
+         * @description The password was changed and the user's sessions ended.
+         */
+        PasswordResetOut: {
+            /**
+             * Generated Password
+             * @description The generated password, shown this once (null when you set one).
+             */
+            generated_password: string | null;
+            /** Sessions Ended */
+            sessions_ended: number;
+            user: components["schemas"]["UserOut"];
+        };
+        /**
          * ProfileRowOut
          * @description One state of the ranked profile, or the lost-time row.
          */
@@ -1952,6 +2038,12 @@ export interface components {
             unused_checked: boolean;
         };
         /**
+         * Role
+         * @description What a UI user may do: viewers read, admins do everything.
+         * @enum {string}
+         */
+        Role: "viewer" | "admin";
+        /**
          * SeriesPoint
          * @description One bucket of a query's time series; gaps have zero load, count and rows.
          */
@@ -1986,6 +2078,14 @@ export interface components {
             flavor: string;
             /** Version */
             version: string;
+        };
+        /**
+         * SessionsEnded
+         * @description How many of the user's sessions were ended.
+         */
+        SessionsEnded: {
+            /** Sessions Ended */
+            sessions_ended: number;
         };
         /**
          * SparkPoint
@@ -2272,11 +2372,8 @@ export interface components {
             name: string;
             /** Password */
             password: string;
-            /**
-             * Role
-             * @description viewer or admin
-             */
-            role: string;
+            /** @description What the user may do. */
+            role: components["schemas"]["Role"];
         };
         /**
          * UserOut
@@ -2288,14 +2385,32 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Disabled At
+             * @description Set while the account is disabled.
+             */
+            disabled_at: string | null;
             /** Id */
             id: number;
             /** Last Login At */
             last_login_at: string | null;
+            /**
+             * Live Sessions
+             * @description Sessions that can still be used.
+             */
+            live_sessions: number;
             /** Name */
             name: string;
-            /** Role */
-            role: string;
+            role: components["schemas"]["Role"];
+        };
+        /**
+         * UserUpdate
+         * @description The fields to change: a role, and/or disabled (true ends their sessions at once).
+         */
+        UserUpdate: {
+            /** Disabled */
+            disabled?: boolean | null;
+            role?: components["schemas"]["Role"] | null;
         };
         /** ValidationError */
         ValidationError: {
@@ -2738,6 +2853,15 @@ export interface operations {
             };
             /** @description Unknown user name or wrong password. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The account is disabled. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5488,7 +5612,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description No API token with this id. */
+            /** @description No API token or session with this id. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5611,6 +5735,262 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    delete_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No user with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description It would leave no active admin user. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No user with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description It would leave no active admin user. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reset_user_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PasswordReset"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No user with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Too short a password. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    end_user_sessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No user with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
