@@ -57,6 +57,9 @@ __all__ = ["MARKER", "REDACTED_LITERAL", "TRIGGER_WORDS", "might_hold_secret", "
 
 MARKER = "<redacted>"
 REDACTED_LITERAL = f"'{MARKER}'"
+# N'..' keeps its N: the fingerprint reads "_utf8mb4 N'x'" as two tokens, "_utf8mb4 'x'" as one.
+_NATIONAL_LITERAL = f"N{REDACTED_LITERAL}"
+_MARKERS = (REDACTED_LITERAL, _NATIONAL_LITERAL)
 
 # Any credential form holds one of these (lower case); a statement without any is returned
 # as it is. Substring tests of the lower-cased text: several times faster than one
@@ -224,11 +227,12 @@ def _secret_spans(sql: str, tokens: list[_Token]) -> list[tuple[int, int, str]]:
             redacted_before = False
             continue
         if redacted_before and token.kind in _STRINGISH_KINDS:
-            # 'a' 'b' is one literal: the whole of it is the secret.
-            spans.append((token.start, token.end, REDACTED_LITERAL))
+            # 'a' 'b' is one literal: the whole of it is the secret, one marker.
+            start, _, marker = spans[-1]
+            spans[-1] = (start, token.end, marker)
             continue
         span = _literal_secret(sql, tokens, i, state, previous)
-        redacted_before = span is not None and span[2] == REDACTED_LITERAL
+        redacted_before = span is not None and span[2] in _MARKERS
         if span is not None:
             spans.append(span)
     return spans
@@ -260,11 +264,11 @@ def _follow_word(state: _Statement, tokens: list[_Token], i: int) -> _Statement:
 
 
 def _is_set_password(state: _Statement, tokens: list[_Token], i: int) -> bool:
-    """SET PASSWORD as a statement (or after MariaDB's SET STATEMENT ... FOR), not the SET
-    of an UPDATE whose column is called password."""
+    """SET PASSWORD as a statement (also in a routine's body or after MariaDB's SET
+    STATEMENT ... FOR), not the SET of an UPDATE or INSERT whose column is called password."""
     if _word_at(tokens, i - 1) != "SET":
         return False
-    return state.verb_index == i - 1 or _word_at(tokens, i - 2) == "FOR"
+    return _word_at(tokens, i + 1) in ("FOR", "TO") or state.verb not in _WRITE_VERBS
 
 
 def _literal_secret(
@@ -274,19 +278,23 @@ def _literal_secret(
     token = tokens[i]
     text = sql[token.start : token.end]
     if _in_secret_argument(state):
-        return (_signed_start(tokens, i), token.end, REDACTED_LITERAL)
+        return (_signed_start(tokens, i), token.end, _marker(text))
+    if token.kind not in _STRINGISH_KINDS:
+        return None  # a password, hash or key outside a function call is a string or hex
     before = _skip_introducer(tokens, i - 1)
-    if state.credential_clause and before in _SECRET_AFTER:
-        return (token.start, token.end, REDACTED_LITERAL)
-    if token.kind in _STRINGISH_KINDS and (
+    if (state.credential_clause and before in _SECRET_AFTER) or (
         state.grant_table_write or _follows_secret_name(tokens, i)
     ):
-        return (token.start, token.end, REDACTED_LITERAL)
+        return (token.start, token.end, _marker(text))
     if token.kind != "str" or previous is None:
         return None
     if before in _EMBEDDED_SQL_WORDS and _embedded_sql_secret(text):
-        return (token.start, token.end, REDACTED_LITERAL)
+        return (token.start, token.end, _marker(text))
     return _string_secret(text, token, connection=_after_connection_word(tokens, i))
+
+
+def _marker(text: str) -> str:
+    return _NATIONAL_LITERAL if text[:1] in ("n", "N") else REDACTED_LITERAL
 
 
 def _in_secret_argument(state: _Statement) -> bool:
@@ -344,7 +352,7 @@ def _string_secret(text: str, token: _Token, *, connection: bool) -> tuple[int, 
     redacted = _KEY_VALUE_PASSWORD_RE.sub(_key_value_marker, redacted)
     if connection and _SECRET_NAME_RE.search(_KEY_VALUE_PASSWORD_RE.sub("", redacted)):
         # A password in a quoting the patterns above do not follow: the whole spec goes.
-        return (token.start, token.end, REDACTED_LITERAL)
+        return (token.start, token.end, _marker(text))
     if redacted == text:
         return None
     return (token.start, token.end, redacted)
@@ -367,7 +375,7 @@ def _embedded_sql_secret(text: str) -> bool:
 
 
 def _word_at(tokens: list[_Token], j: int) -> str:
-    if j < 0 or tokens[j].kind not in ("word", "name"):
+    if not 0 <= j < len(tokens) or tokens[j].kind not in ("word", "name"):
         return ""
     return tokens[j].upper
 
