@@ -192,3 +192,40 @@ def test_purge_and_retention_leave_no_payload_behind(
         assert ingest.drop_processed_payloads(session=session) == 1
     assert payloads(session_factory)["b1"] is None
     assert payloads(session_factory)["waiting"] is not None
+
+
+def test_store_maintenance_drops_payloads_no_longer_queued(
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from quanta.core.config import get_settings
+    from quanta_worker.tasks import session_factory as worker_sessions
+    from quanta_worker.tasks.store import maintain_store
+
+    post(client, {"batch_id": "given-up", "instance": "db1", "events": [event(CREATE_USER)]})
+    post(client, {"batch_id": "waiting", "instance": "db1", "events": [event("SELECT 2")]})
+    with session_scope(session_factory) as session:
+        session.execute(
+            update(IngestBatch)
+            .where(IngestBatch.batch_id == "given-up")
+            .values(status=BatchStatus.DONE)
+        )
+    monkeypatch.setenv("QUANTA_ENV", "test")
+    monkeypatch.setenv("QUANTA_DATA_DIR", str(settings.data_dir))
+    if settings.database_url:
+        monkeypatch.setenv("QUANTA_DATABASE_URL", settings.database_url)
+    get_settings.cache_clear()
+    worker_sessions.cache_clear()
+    try:
+        deleted = maintain_store()
+    finally:
+        worker_sessions().kw["bind"].dispose()
+        get_settings.cache_clear()
+        worker_sessions.cache_clear()
+
+    assert deleted["batch_payloads"] == 1
+    left = payloads(session_factory)
+    assert left["given-up"] is None
+    assert left["waiting"] is not None
