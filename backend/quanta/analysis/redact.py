@@ -121,7 +121,8 @@ _EMBEDDED_SQL_WORDS = frozenset(("FROM", "IMMEDIATE"))
 # Inside a string: the password of a URL, and password=x / password "x" / "password": "x".
 _URL_PASSWORD_RE = re.compile(r"([a-z][\w+.-]*://[^:/@\s'\"]*:)([^@\s'\"/]+)(@)", re.IGNORECASE)
 _KEY_VALUE_PASSWORD_RE = re.compile(
-    r"""(\b(?:pass(?:word|wd)?|pwd)\b["']?(?:\s*[=:]\s*|\s+(?=["'])))("[^"]*"|'[^']*'|[^\s,;&'"]+)""",
+    r"""((?<![a-z0-9])(?:pass(?:word|wd)?|pwd)(?![a-z0-9])["']?(?:\s*[=:]\s*|\s+(?=["'])))"""
+    r"""("[^"]*"|'[^']*'|[^\s,;&'"]+)""",
     re.IGNORECASE,
 )
 
