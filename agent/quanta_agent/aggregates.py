@@ -19,6 +19,7 @@ import base64
 from typing import Any
 
 from quanta.analysis.aggregate import Example, FoldedBatch, QuerySeen
+from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
 from quanta_agent.policy import ExamplePolicy
 
@@ -115,9 +116,10 @@ def _first(attributes: dict[str, AttributeValue], names: tuple[str, ...]) -> Att
 def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
     """A folded batch as the ingest API's ``queries``, ``buckets`` (columns) and ``picks``.
 
-    Statements (a class's sample, examples) are sent as logged under the ``full`` policy,
-    cut to ``max_length`` characters; under ``masked`` the class's fingerprint stands for
-    them, and under ``off`` no example is sent at all.
+    Statements (a class's sample, examples) are sent as logged under the ``full`` policy
+    (secrets of credential-bearing statements redacted), cut to ``max_length`` characters;
+    under ``masked`` the class's fingerprint stands for them, and under ``off`` no example
+    is sent at all.
     """
     position = {query_id: n for n, query_id in enumerate(batch.queries)}
     queries = [_query(seen, policy, max_length) for seen in batch.queries.values()]
@@ -150,7 +152,7 @@ def _bucket_columns(batch: FoldedBatch) -> dict[str, list[Any]]:
 
 
 def _query(seen: QuerySeen, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
-    sample = seen.sample if policy == ExamplePolicy.FULL else seen.fingerprint
+    sample = redact(seen.sample) if policy == ExamplePolicy.FULL else seen.fingerprint
     return {
         "fingerprint": seen.fingerprint,  # never cut: the server fingerprints it again
         "first_seen": seen.first_seen.isoformat(),
@@ -162,7 +164,7 @@ def _query(seen: QuerySeen, policy: ExamplePolicy, max_length: int) -> dict[str,
 def _example(
     example: Example, fingerprint: str, policy: ExamplePolicy, max_length: int
 ) -> dict[str, Any]:
-    text = example.query if policy == ExamplePolicy.FULL else fingerprint
+    text = redact(example.query) if policy == ExamplePolicy.FULL else fingerprint
     return {
         "query": text[:max_length],
         "query_time": example.query_time,

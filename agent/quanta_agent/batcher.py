@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from quanta.analysis.fingerprint import fingerprint
+from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta_agent.checkpoint import FileIdentity
 from quanta_agent.config import BatchSettings
@@ -46,13 +47,14 @@ def wire_event(
 ) -> dict[str, Any]:
     """One event as the ingest API takes it, its text shaped by the example policy.
 
-    ``full`` sends the statement as logged; ``masked`` and ``off`` send its fingerprint
+    ``full`` sends the statement as logged but for the secret of a credential-bearing
+    statement (``IDENTIFIED BY '<redacted>'``); ``masked`` and ``off`` send its fingerprint
     (literals replaced), which the server needs to group it; the batch then says which
     policy applies (see :func:`slowlog_batch`). Text longer than ``max_length`` is cut
     and the event marked ``truncated``, as is an event whose lines were cut while read.
     """
     wire = event_to_wire(event, fallback_ts)
-    text = event.query if policy == ExamplePolicy.FULL else fingerprint(event.query)
+    text = redact(event.query) if policy == ExamplePolicy.FULL else fingerprint(event.query)
     if len(text) > max_length:
         text, truncated = text[:max_length], True
     wire["query"] = text or EMPTY_MASKED_TEXT

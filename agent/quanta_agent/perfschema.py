@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from quanta.analysis.fingerprint import fingerprint
+from quanta.analysis.redact import redact
 from quanta_agent.config import InstanceSettings
 from quanta_agent.mysql import MonitorConnection, MonitorError, ServerClock
 
@@ -302,12 +303,14 @@ def _seconds(picoseconds: int) -> float:
 def mask_example(sql: str, policy: str) -> tuple[str, str] | None:
     """An example as the policy allows it: (text, "full" | "masked"), or None when off.
 
+    A full example has the secret of a credential-bearing statement redacted.
+
     Example:
         >>> mask_example("SELECT * FROM t WHERE id = 42", "masked")
         ('select * from t where id=?', 'masked')
     """
     if policy == "full":
-        return sql, "full"
+        return redact(sql), "full"
     if policy == "masked":
         return fingerprint(sql), "masked"
     return None

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import parse_slow_log
 from quanta_agent.importer import event_to_wire
 from tests.fixtures.servers import free_port
@@ -106,14 +107,16 @@ class Receiver:
 
 
 def expected_events(*logs: Path) -> list[dict[str, Any]]:
-    """What the agent must ship: every entry of these logs, read one after the other."""
+    """What the agent must ship: every entry of these logs, read one after the other,
+    passwords redacted."""
 
     def lines() -> Iterable[bytes]:
         for path in logs:
             with path.open("rb") as handle:
                 yield from handle
 
-    return [event_to_wire(e, e.ts) for e in parse_slow_log(lines()) if e.ts is not None]
+    events = [event_to_wire(e, e.ts) for e in parse_slow_log(lines()) if e.ts is not None]
+    return [{**event, "query": redact(event["query"])} for event in events]
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = WAIT_TIMEOUT) -> bool:

@@ -12,6 +12,7 @@ ran, once.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import re
@@ -305,3 +306,25 @@ def test_collectors_ship_through_the_same_spool(scenario: Scenario) -> None:
     batches = receiver.batches("perfschema")
     assert {(b["instance"], b["batch_id"][:11]) for b in batches} == {("db1", "perfschema-")}
     assert len({b["batch_id"] for b in batches}) == len(batches)
+
+
+def test_no_password_leaves_the_host(scenario: Scenario) -> None:
+    # MariaDB writes these to its slow log as they were typed, password and all.
+    scenario.start_agent()
+    scenario.sql("CREATE USER 'quanta_probe'@'localhost' IDENTIFIED BY 'sekret-1'")
+    scenario.sql("SET PASSWORD FOR 'quanta_probe'@'localhost' = PASSWORD('sekret-2')")
+    scenario.sql("ALTER USER 'quanta_probe'@'localhost' IDENTIFIED BY 'sekret-3'")
+    assert "sekret-3" in scenario.slow_log.read_text(errors="replace")
+
+    def shipped() -> list[str]:
+        return [e["query"] for e in scenario.receiver.events() if "quanta_probe" in e["query"]]
+
+    assert wait_for(lambda: len(shipped()) == 3)
+    assert shipped() == [
+        "CREATE USER 'quanta_probe'@'localhost' IDENTIFIED BY '<redacted>'",
+        "SET PASSWORD FOR 'quanta_probe'@'localhost' = PASSWORD('<redacted>')",
+        "ALTER USER 'quanta_probe'@'localhost' IDENTIFIED BY '<redacted>'",
+    ]
+    assert "sekret" not in json.dumps(scenario.receiver.posts)
+    spooled = b"".join(p.read_bytes() for p in scenario.spool_dir.rglob("*") if p.is_file())
+    assert b"sekret" not in spooled

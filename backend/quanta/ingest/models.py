@@ -17,7 +17,12 @@ class BatchStatus(enum.StrEnum):
 
 
 class IngestBatch(Base):
-    """One batch as an agent sent it; (token_id, batch_id) makes delivery idempotent."""
+    """One batch as an agent sent it; (token_id, batch_id) makes delivery idempotent.
+
+    The raw payload is transient: it is dropped in the transaction that processes the batch
+    (it holds every literal the agent sent), while the row stays so that a resent batch is
+    still recognised.
+    """
 
     __tablename__ = "ingest_batches"
     __table_args__ = (
@@ -30,7 +35,7 @@ class IngestBatch(Base):
     batch_id: Mapped[str] = mapped_column(String(64))
     instance_id: Mapped[int] = mapped_column(ForeignKey("instances.id"))
     source: Mapped[str] = mapped_column(String(20))
-    payload_gzip: Mapped[bytes] = mapped_column(LargeBinary)
+    payload_gzip: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     event_count: Mapped[int] = mapped_column(Integer)
     status: Mapped[BatchStatus] = mapped_column(
         Enum(

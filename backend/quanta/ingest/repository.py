@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from quanta.ingest.models import BatchStatus, IngestBatch
@@ -37,3 +37,13 @@ def queue_summary(session: Session) -> tuple[int, datetime | None]:
     )
     count, oldest = session.execute(stmt).one()
     return int(count), oldest
+
+
+def clear_processed_payloads(session: Session) -> int:
+    """Drop the raw payload of every batch no longer queued; returns how many were dropped."""
+    stmt = (
+        update(IngestBatch)
+        .where(IngestBatch.status != BatchStatus.QUEUED, IngestBatch.payload_gzip.is_not(None))
+        .values(payload_gzip=None)
+    )
+    return int(session.execute(stmt).rowcount)  # type: ignore[attr-defined]

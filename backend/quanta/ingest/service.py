@@ -159,7 +159,9 @@ def process_batch(
     Claiming the batch (queued -> done) is the first write of the transaction, so a second
     worker given the same batch waits on the row and then finds nothing to claim; if anything
     fails (or the worker dies), the rollback leaves the batch queued for a retry. Everything
-    the batch adds (catalog, buckets of every resolution, examples) is in that transaction.
+    the batch adds (catalog, buckets of every resolution, examples) is in that transaction,
+    and so is dropping the raw payload: once processed, a batch keeps only its row (for
+    idempotency) and none of the statements it carried.
     """
     claimed = session.execute(
         update(IngestBatch)
@@ -169,7 +171,12 @@ def process_batch(
     if claimed.rowcount == 0:  # type: ignore[attr-defined]
         return 0
     row = session.get_one(IngestBatch, batch_pk)
-    batch = IngestBatchIn.model_validate_json(gzip.decompress(row.payload_gzip))
+    payload, row.payload_gzip = row.payload_gzip, None
+    if payload is None:
+        # Requeued by hand after its payload was dropped: nothing left to count.
+        log.warning("batch %s has no payload left: nothing counted", batch_pk)
+        return 0
+    batch = IngestBatchIn.model_validate_json(gzip.decompress(payload))
     if batch.source == "slowlog" and batch.events:
         digest = digest_events(batch.events, fingerprinter)
         counted = len(batch.events)
@@ -215,6 +222,15 @@ _POLICY_ORDER = ("full", "masked", "off")
 def _stricter_policy(instance_policy: str, agent_policy: str) -> str:
     """The instance's policy or the agent's, whichever keeps less of the query text."""
     return max(instance_policy, agent_policy, key=_POLICY_ORDER.index)
+
+
+def drop_processed_payloads(*, session: Session) -> int:
+    """Drop the raw payload of every batch that is not queued (processed or given up).
+
+    Processing drops its own batch's payload; this catches the rest (batches stored before
+    payloads were transient, batches given up on) for retention and purges.
+    """
+    return repository.clear_processed_payloads(session)
 
 
 def requeue_stale_batches(*, session: Session, settings: Settings) -> list[int]:

@@ -5,6 +5,7 @@ from sqlalchemy import Table, delete, func, select
 from sqlalchemy.orm import Session
 
 from quanta.core.db import Base
+from quanta.ingest.service import drop_processed_payloads
 
 QUERY_ID_COLUMN = "query_id"
 
@@ -27,7 +28,11 @@ def tables_with_query_id() -> list[Table]:
 
 
 def purge_query(*, session: Session, query_id: str) -> dict[str, int]:
-    """Delete all rows of ``query_id`` from every table; returns the rows deleted per table."""
+    """Delete all rows of ``query_id`` from every table; returns the rows deleted per table.
+
+    Raw batch payloads hold the query's statements too: every payload no longer queued is
+    dropped (counted as ``ingest_batches``), so nothing of the query is left behind.
+    """
     deleted: dict[str, int] = {}
     for table in tables_with_query_id():
         column = table.c[QUERY_ID_COLUMN]
@@ -40,6 +45,9 @@ def purge_query(*, session: Session, query_id: str) -> dict[str, int]:
             deleted[table.name] = count
     if not deleted:
         raise NothingToPurge(f"No stored data for query_id '{query_id}'.")
+    payloads = drop_processed_payloads(session=session)
+    if payloads:
+        deleted["ingest_batches"] = payloads
     session.flush()
     return deleted
 

@@ -24,6 +24,7 @@ from quanta.analysis.aggregate import (
 )
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.histogram import LatencyHistogram, merge_stored
+from quanta.analysis.redact import redact
 from quanta.analysis.resolution import (
     COARSE_TO_FINE,
     Resolution,
@@ -946,6 +947,8 @@ def _example_row(
 
 def _example_columns(prefix: str, example: Example, masked: bool, max_chars: int) -> dict[str, Any]:
     text = fingerprint(example.query) if masked and not example.masked else example.query
+    # Whatever the policy and whether or not the agent did it: no password is ever stored.
+    text = redact(text)
     return {
         f"{prefix}_text": text[:max_chars],
         f"{prefix}_truncated": example.truncated or len(text) > max_chars,

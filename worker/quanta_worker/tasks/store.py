@@ -6,6 +6,7 @@ from quanta.auth.service import purge_ended_sessions
 from quanta.core.config import get_settings
 from quanta.core.db import session_scope, utcnow
 from quanta.core.tasks import MAINTAIN_STORE_TASK
+from quanta.ingest.service import drop_processed_payloads
 from quanta.queries import service
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory
@@ -15,8 +16,9 @@ log = logging.getLogger(__name__)
 
 @app.task(name=MAINTAIN_STORE_TASK, acks_late=True)
 def maintain_store() -> dict[str, int]:
-    """Apply retention to every resolution, create the partitions ahead of now, and delete
-    ended sign-in sessions; returns the rows deleted per kind."""
+    """Apply retention to every resolution, create the partitions ahead of now, delete
+    ended sign-in sessions and drop raw batch payloads no longer queued; returns the rows
+    deleted per kind."""
     settings = get_settings()
     now = utcnow()
     with session_scope(session_factory()) as session:
@@ -25,5 +27,7 @@ def maintain_store() -> dict[str, int]:
         service.maintain_partitions(session=session, settings=settings, now=now)
     with session_scope(session_factory()) as session:
         deleted["ended_sessions"] = purge_ended_sessions(session=session, now=now)
+    with session_scope(session_factory()) as session:
+        deleted["batch_payloads"] = drop_processed_payloads(session=session)
     log.info("retention: deleted %s", deleted)
     return deleted
