@@ -367,7 +367,8 @@ def _perform_explain(session: Session, settings: Settings, run: ExplainRun) -> E
         result = monitored_explain(
             _for_example(options, example),
             example.text,
-            allow_execute=instance.profiling_enabled,
+            # ANALYZE executes the example: only on an execution target, none wired yet.
+            execute_on=None,
             settings=instances.monitored_settings(settings),
             truncated=example.truncated,
             rows_sent=rows_sent,
