@@ -9,6 +9,7 @@ executes the SELECT, runs only when the caller passes an execution target.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,6 +22,9 @@ from quanta.monitored.errors import ServerError, StatementRefused
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 
 __all__ = ["ExplainResult", "explain"]
+
+# A \' not preceded by another backslash (an even run of backslashes is escaped backslashes).
+_QUOTE_ESCAPE_RE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +163,22 @@ def _analyze(
             return None, "ANALYZE skipped: the execution target is not MariaDB"
         with conn.read_only():
             analyzed = conn.query(conn.time_limited(f"ANALYZE FORMAT=JSON {statement}"))
-    return _document(analyzed), None
+    try:
+        return _document(analyzed), None
+    except ServerError as exc:
+        return None, f"ANALYZE failed: {exc}"
 
 
 def _document(rows: list[dict[str, Any]]) -> dict[str, Any]:
     (value,) = rows[0].values()
-    decoded = json.loads(value)
+    try:
+        decoded = json.loads(value)
+    except json.JSONDecodeError:
+        # MariaDB writes a quote in a string constant as \' (not JSON): undo that escape.
+        try:
+            decoded = json.loads(_QUOTE_ESCAPE_RE.sub(r"\1'", value))
+        except json.JSONDecodeError as exc:
+            raise ServerError("EXPLAIN FORMAT=JSON did not return valid JSON") from exc
     if not isinstance(decoded, dict):
         raise ServerError("EXPLAIN FORMAT=JSON did not return a JSON object")
     return decoded
