@@ -45,6 +45,12 @@ MILLISECONDS_PER_SECOND = 1000
 ER_ACCESS_DENIED = 1045
 ER_BAD_DB = 1049
 CR_CONNECTION_ERROR = 2003
+_CONNECT_ERRORS = {
+    1040: "the server has too many connections",
+    1129: "the server blocks this host after too many connection errors (FLUSH HOSTS)",
+    1130: "the account may not connect from this host",
+    2013: "the connection was lost during the handshake",
+}
 _PRIVILEGE = "the account '{user}' lacks a privilege the statement needs"
 # Quanta's sentence for the common server errors, with their SQLSTATE: the server's own
 # message is never shown (it can quote the data a statement read).
@@ -313,6 +319,9 @@ def _connect_message(options: ConnectionOptions, exc: pymysql.err.MySQLError) ->
         )
     if code == ER_BAD_DB:
         return f"{who}: database '{options.database}' does not exist (error {code})"
-    if code == CR_CONNECTION_ERROR:
+    if code == CR_CONNECTION_ERROR:  # the driver's own text: host, port, errno
         return f"{who}: no server answers there ({message})"
-    return f"{who}: {message}" + (f" (error {code})" if code else "")
+    if code in _CONNECT_ERRORS:
+        return f"{who}: {_CONNECT_ERRORS[code]} (error {code})"
+    # Anything else: the code only, as for statements (the server's text is not passed on).
+    return f"{who}: the server refused the connection" + (f" (error {code})" if code else "")
