@@ -196,6 +196,32 @@ def test_several_statements_are_refused_and_the_reason_is_stored(seeded: TestCli
     assert (body["status"], body["error"]) == ("refused", reason)
 
 
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("SELECT 1 --\u00a0 , fglobal() FROM (SELECT 1 AS `\u00a0`) AS t WHERE {} = 1",
+         "the example has a non-ASCII character (U+00A0) outside quoted strings and names: "
+         "the server may read it differently, so it is not sent"),
+        ("SELECT * FROM orders WHERE id = {} AND fgd() = 1",
+         "the example calls FGD(), which is not a built-in function known to be free of "
+         "side effects (a stored function or UDF runs even under EXPLAIN): it is not sent"),
+    ],
+)  # fmt: skip
+def test_a_hostile_example_is_refused_and_the_reason_is_stored(
+    seeded: TestClient,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    sql: str,
+    reason: str,
+) -> None:
+    ingest_events(seeded, session_factory, settings, "db1", [event(sql.format(7), 1, 3.0)], "h1")
+    response = post(seeded, "explain", sql)
+    assert response.status_code == 400
+    assert response.json()["detail"] == f"not explained: {reason}"
+    body = get(seeded, "explain", sql).json()
+    assert (body["status"], body["error"]) == ("refused", f"not explained: {reason}")
+
+
 def test_dml_is_explained_but_never_profiled(seeded: TestClient) -> None:
     assert post(seeded, "explain", UPDATE_SQL).status_code == 202
     response = post(seeded, "profile", UPDATE_SQL)

@@ -2,7 +2,9 @@
 
 One throw-away server with the general log on, so tests can prove what was (and was not)
 sent. Monitoring runs as a read-only account (SELECT, PROCESS) like the one an admin
-registers, except for the DML test, which needs the statement's own privileges to EXPLAIN.
+registers; DML is explained as its equivalent SELECT, so it needs no write privilege.
+ANALYZE and profiles execute the example: they are given this same server as their
+execution target here (the caller verifies a real one is read-only).
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ def mark_general_log(server: MariaDBServer, marker: str) -> None:
 
 
 def test_full_scan_query_gives_the_full_table_scan_finding(own: OwnMariaDB) -> None:
-    result = explain(options(own.server), FULL_SCAN, allow_execute=False)
+    result = explain(options(own.server), FULL_SCAN)
     kinds = {(f.kind, f.table) for f in result.findings}
     assert (FindingKind.FULL_TABLE_SCAN, "orders") in kinds
     assert (FindingKind.FILESORT, "orders") in kinds
@@ -117,11 +119,11 @@ def test_full_scan_query_gives_the_full_table_scan_finding(own: OwnMariaDB) -> N
     assert result.document is not None
     assert result.document["query_block"]["select_id"] == 1
     assert result.analyze is None
-    assert result.notes == ("ANALYZE skipped: executing SELECTs is not allowed on this instance",)
+    assert result.notes == ("ANALYZE skipped: no execution target is configured for this instance",)
 
 
 def test_analyze_when_executing_is_allowed_measures_rows(own: OwnMariaDB) -> None:
-    result = explain(options(own.server), FULL_SCAN + ";", allow_execute=True)
+    result = explain(options(own.server), FULL_SCAN + ";", execute_on=options(own.server))
     assert result.analyze is not None
     table = result.analyze["query_block"]["nested_loop"][0]["read_sorted_file"]["filesort"]["table"]
     assert table["r_rows"] == 20000
@@ -132,30 +134,30 @@ def test_analyze_when_executing_is_allowed_measures_rows(own: OwnMariaDB) -> Non
     ]
 
 
-def test_dml_is_explained_and_never_executed(own: OwnMariaDB) -> None:
+def test_dml_is_explained_as_its_select_by_a_read_only_account(own: OwnMariaDB) -> None:
     dml = "UPDATE orders SET amount = 999 WHERE id = 42"
     marker = "quanta-marker-dml"
     mark_general_log(own.server, marker)
-    result = explain(options(own.server, WRITER_USER, WRITER_PASSWORD), dml, allow_execute=True)
+    result = explain(options(own.server), dml, execute_on=options(own.server))
     assert (result.kind.value, result.verb) == ("dml", "update")
+    assert result.explained == "SELECT * FROM orders WHERE id = 42"
     assert result.tabular[0]["table"] == "orders"
-    assert result.tabular[0]["type"] == "range"  # by primary key
+    assert result.tabular[0]["type"] == "const"  # by primary key
     assert result.analyze is None
+    assert result.notes[0] == "an UPDATE is explained as its equivalent SELECT"
     with contextlib.closing(own.server.connect(DB)) as conn, conn.cursor() as cursor:
         cursor.execute("SELECT amount FROM orders WHERE id = 42")
         assert cursor.fetchone() == (42,)
     sent = [line for line in general_log_lines(own, marker) if " Query\t" in line]
     statements = [line.split(" Query\t", 1)[1] for line in sent]
-    with_update = [s for s in statements if "UPDATE orders" in s]
-    assert with_update == [f"EXPLAIN {dml}", f"EXPLAIN FORMAT=JSON {dml}"]
+    explained = [s for s in statements if s.startswith("EXPLAIN")]
+    assert explained == [
+        "EXPLAIN SELECT * FROM orders WHERE id = 42",
+        "EXPLAIN FORMAT=JSON SELECT * FROM orders WHERE id = 42",
+    ]
     assert "ROLLBACK" in statements
+    assert "START TRANSACTION READ WRITE" not in statements
     assert not [s for s in statements if re.match(r"(?i)\s*(UPDATE|DELETE|INSERT)\b", s)]
-
-
-def test_a_read_only_account_cannot_explain_dml_and_says_why(own: OwnMariaDB) -> None:
-    with pytest.raises(ServerError, match=r"quanta_ro' lacks a privilege: UPDATE command denied"):
-        explain(options(own.server), "UPDATE orders SET amount = 1 WHERE id = 1",
-                allow_execute=False)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -169,12 +171,15 @@ def test_a_read_only_account_cannot_explain_dml_and_says_why(own: OwnMariaDB) ->
         ("SELECT * FROM orders WHERE id IN (1, 2, 3", "not explained: the example is "
          "truncated: its parentheses do not balance"),
         ("DROP TABLE orders", "not explained: only SELECT, UPDATE, DELETE, INSERT ... SELECT "
-         "and REPLACE are explained; this is a DROP statement"),
+         "and REPLACE ... SELECT are explained; this is a DROP statement"),
+        ("SELECT * FROM orders WHERE id = fgd()", "not explained: the example calls FGD(), "
+         "which is not a built-in function known to be free of side effects (a stored "
+         "function or UDF runs even under EXPLAIN): it is not sent"),
     ],
 )  # fmt: skip
 def test_refused_examples_are_never_sent(own: OwnMariaDB, sql: str, reason: str) -> None:
     with pytest.raises(StatementRefused) as refused:
-        explain(options(own.server), sql, allow_execute=True)
+        explain(options(own.server), sql, execute_on=options(own.server))
     assert str(refused.value) == reason
 
 
@@ -194,12 +199,16 @@ def test_the_guard_refuses_writes_on_an_open_session(own: OwnMariaDB) -> None:
                     conn.query(sql)
             with pytest.raises(StatementRefused):
                 conn.set_session("SET SESSION sql_log_bin = 0")
-        with conn.explain_only(), pytest.raises(StatementRefused, match="only EXPLAIN"):
-            conn.query("SELECT 1")
+            with pytest.raises(StatementRefused, match="only on an execution target"):
+                conn.query("ANALYZE FORMAT=JSON SELECT * FROM orders")
         with conn.read_only():  # the server's own guard: a read-only transaction
-            assert conn.query("SELECT @@tx_read_only AS ro, @@max_statement_time AS t") == [
-                {"ro": 1, "t": 10.0}
-            ]
+            rows = conn.query(
+                "SHOW VARIABLES WHERE Variable_name IN ('tx_read_only', 'max_statement_time')"
+            )
+            assert {r["Variable_name"]: r["Value"] for r in rows} == {
+                "tx_read_only": "ON",
+                "max_statement_time": "10.000000",
+            }
 
 
 def test_the_statement_time_limit_stops_a_long_select(own: OwnMariaDB) -> None:
@@ -346,7 +355,7 @@ def test_schema_snapshot_is_what_the_advisor_reads(own: OwnMariaDB) -> None:
 def test_wrong_credentials_give_a_clear_error(own: OwnMariaDB) -> None:
     bad = options(own.server, MONITOR_USER, "wrong")
     with pytest.raises(ConnectionFailed) as failed:
-        explain(bad, "SELECT 1", allow_execute=False)
+        explain(bad, "SELECT 1")
     message = str(failed.value)
     assert message == (
         f"cannot connect to {own.server.host}:{own.server.port} as 'quanta_ro': access denied"

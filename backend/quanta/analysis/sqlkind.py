@@ -1,82 +1,80 @@
-"""What an example statement is, and whether it may be explained or executed on a server.
+"""What an example statement is, whether it may be sent to a server, and what to EXPLAIN.
 
-EXPLAIN and profiles run a real example of a query on a monitored server, so before anything
-is sent the example is classified here: a SELECT (explained, and executed for profiles and
-ANALYZE when that is allowed), a DML statement (explained, never executed) or anything else
-(refused). Examples that were cut short (slow-log or performance_schema limits) or that
-hold several statements are refused with a reason a person can act on.
+EXPLAIN and profiles use a real example of a query, read from a slow log or
+performance_schema: hostile input, since anyone who can reach the server can put a
+statement there. Before anything is sent the example is classified here, by ALLOWLIST on
+the tokens of :mod:`quanta.analysis.sqllexer` (a lexer that reads text as the server does):
 
-Classification works on sqlglot's MySQL tokens, not on a full parse: tokens are what the
-server sees (strings, quoted names and comments are told apart correctly), and sqlglot does
-not parse every statement MySQL accepts. A parse is only used to tell a statement that stops
-in the middle (a truncated example) from a complete one.
+* the statement is one SELECT (with WITH, UNION, subqueries) or one UPDATE, DELETE,
+  INSERT ... SELECT or REPLACE ... SELECT;
+* every function call is a built-in on :data:`~quanta.analysis.sqlfunctions.ALLOWED_FUNCTIONS`
+  (EXPLAIN evaluates constant expressions, so a stored function or UDF would run even
+  there), written so the server resolves it to the built-in (not ``db.f(``, ```f`(`` or
+  ``COUNT (``);
+* no user or system variables, no INTO, no PROCEDURE, no sequences, no locking clause
+  except a trailing one on the SELECT (left out of what is explained);
+* the example is complete: not cut by the collector, not exactly performance_schema's
+  1024 bytes, parentheses balanced, not ending mid-statement, no ``?`` placeholders.
+
+DML is never sent: it is explained as its equivalent SELECT (:func:`equivalent_select`), so
+no session is ever read-write and the monitoring account needs no write privilege.
 
 Example:
-    >>> classify_statement("SELECT * FROM orders WHERE id = 7").executable
-    True
-    >>> classify_statement("DELETE FROM orders WHERE id = 7").execute_refusal
-    'a DELETE is never executed on a monitored server: it is only explained'
+    >>> c = classify_statement("UPDATE orders SET amount = 1 WHERE id = 7")
+    >>> c.kind.value, c.explain_text
+    ('dml', 'SELECT * FROM orders WHERE id = 7')
+    >>> classify_statement("SELECT * FROM t WHERE id = fgd()").explain_refusal  # doctest: +ELLIPSIS
+    'the example calls FGD(), which is not a built-in function known to be free of side ...'
 """
 
 from __future__ import annotations
 
 import enum
-import itertools
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlglot
-from sqlglot.errors import ParseError, SqlglotError, TokenError
-from sqlglot.tokenizer_core import Token, TokenType
+from sqlglot.errors import ParseError, SqlglotError
 
-__all__ = ["Classification", "StatementKind", "classify_statement"]
+from quanta.analysis.sqlfunctions import (
+    ALLOWED_FUNCTIONS,
+    CAST_TYPES,
+    DENIED_FUNCTIONS,
+    PAREN_KEYWORDS,
+    SUBQUERY_QUANTIFIERS,
+)
+from quanta.analysis.sqllexer import LexRefusal, Token, TokenKind, lex
 
-TRUNCATED_UNCLOSED = "the example is truncated: a string, name or comment is not closed"
+__all__ = [
+    "Classification",
+    "StatementKind",
+    "StatementRefusal",
+    "classify_statement",
+    "equivalent_select",
+    "plain_select_refusal",
+    "show_refusal",
+]
+
 ONLY_EXPLAINED = "it is only explained"
 PLACEHOLDER_REFUSAL = (
     "the text has ? placeholders: it is a fingerprint or a prepared statement, "
     "and only an example with its values can be explained"
 )
+SEVERAL = "the example holds several statements: only one statement can be explained"
 # Markers that tools append to text they cut short: pt-query-digest, P_S DIGEST_TEXT.
 TRUNCATION_MARKERS = ("...", "\u2026")
 # performance_schema keeps at most this many bytes of SQL_TEXT by default
 # (performance_schema_max_sql_text_length): an example of exactly that size was cut.
 PERFORMANCE_SCHEMA_TEXT_LIMIT = 1024
-# Functions with an effect beyond reading rows, or that wait on purpose: a SELECT calling one
-# is explained but never run (a read-only transaction does not stop any of them).
-SIDE_EFFECT_FUNCTIONS = frozenset(
-    (
-        "get_lock",
-        "release_lock",
-        "release_all_locks",
-        "sleep",
-        "benchmark",
-        "nextval",
-        "setval",
-        "lastval",
-        "load_file",
-        "master_pos_wait",
-        "source_pos_wait",
-        "master_gtid_wait",
-        "wait_for_executed_gtid_set",
-        "wait_until_sql_thread_after_gtids",
-    )
-)
 DML_VERBS = frozenset(("update", "delete", "insert", "replace"))
-# MySQL runs the text of /*! ... */ and MariaDB of /*M! ... */ comments: what they hold is
-# invisible to a tokenizer, so a statement with one is never executed.
-_EXECUTABLE_COMMENT_RE = re.compile(r"/\*M?!")
-# sqlglot's MySQL tokenizer turns REPLACE into [REPLACE, STRING(rest of the statement)].
-_COMMAND_TOKENS = 2
+_VERBS = frozenset(("SELECT", "UPDATE", "DELETE", "INSERT", "REPLACE"))
 _MISSING_PREFIXES = ("Required keyword", "Expecting", "Expected")
-_MYSQL = sqlglot.Dialect.get_or_raise("mysql")
-_VERB_TOKENS = {
-    TokenType.SELECT: "select",
-    TokenType.UPDATE: "update",
-    TokenType.DELETE: "delete",
-    TokenType.INSERT: "insert",
-    TokenType.REPLACE: "replace",
-}
+_SEQUENCE_WORDS = frozenset(("NEXTVAL", "LASTVAL", "SETVAL", "CURRVAL"))
+_LOCKING_TAIL_WORDS = frozenset(("OF", "NOWAIT", "SKIP", "LOCKED", "WAIT"))
+_INSERT_MODIFIERS = ("LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE")
+_UPDATE_MODIFIERS = ("LOW_PRIORITY", "IGNORE")
+_DELETE_MODIFIERS = ("LOW_PRIORITY", "QUICK", "IGNORE")
+_WHERE_ON = ("WHERE", "ORDER", "LIMIT")
 
 
 class StatementKind(enum.StrEnum):
@@ -87,30 +85,39 @@ class StatementKind(enum.StrEnum):
     OTHER = "other"
 
 
+class StatementRefusal(ValueError):
+    """An example Quanta will not send; ``str()`` is the one-line reason."""
+
+
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """What a statement is, and why it may not be explained or executed (None: it may).
+    """What a statement is, what to EXPLAIN for it, and why it may not be sent (None: it may).
 
     Attributes:
         kind: SELECT, DML or OTHER.
         verb: The statement's main verb in lower case (``select``, ``update``, ``set``...).
-        explain_refusal: Why EXPLAIN must not be run on it, or None.
+        explain_refusal: Why it must not be explained, or None.
         execute_refusal: Why it must not be executed (profile, ANALYZE), or None.
+        explain_text: The SELECT to EXPLAIN for it (DML as its equivalent SELECT, a
+            trailing locking clause left out), or None when it is refused.
+        explain_note: What differs between the example and ``explain_text``, or None.
     """
 
     kind: StatementKind
     verb: str
     explain_refusal: str | None
     execute_refusal: str | None
+    explain_text: str | None = None
+    explain_note: str | None = None
 
     @property
     def explainable(self) -> bool:
-        """Whether EXPLAIN may be run on it."""
+        """Whether EXPLAIN may be run on it (on ``explain_text``)."""
         return self.explain_refusal is None
 
     @property
     def executable(self) -> bool:
-        """Whether it may be executed (only plain SELECTs)."""
+        """Whether it may be executed on an execution target (only plain SELECTs)."""
         return self.execute_refusal is None
 
 
@@ -131,36 +138,119 @@ def classify_statement(sql: str, *, truncated: bool = False) -> Classification:
         (<StatementKind.SELECT: 'select'>, 'the example holds several statements: only one ...')
     """
     try:
-        tokens = _tokenize(sql)
-    except TokenError:
-        return _refused(
-            "other", "the example is truncated: a string, name or comment is not closed"
-        )
+        tokens = lex(sql)
+    except LexRefusal as exc:
+        return _refused("other", str(exc))
     if not tokens:
         return _refused("other", "the example is empty")
-    problem = _shape_problem(sql, tokens, truncated)
     verb = _main_verb(tokens)
+    problem = _shape_problem(sql, tokens, truncated)
     if problem:
         return _refused(verb, problem)
+    if verb != "select" and verb not in DML_VERBS:
+        return _refused(
+            verb,
+            "only SELECT, UPDATE, DELETE, INSERT ... SELECT and REPLACE ... SELECT are "
+            f"explained; this is {_article(verb)} {verb.upper()} statement",
+        )
+    body = _body(tokens)
+    try:
+        header_end = _check_tokens(body, verb)
+        if verb == "select":
+            text, note = _select_text(sql, body)
+        else:
+            text, note = _dml_select(sql, body, verb, header_end), None
+    except StatementRefusal as exc:
+        return _refused(verb, str(exc))
+    if _ends_mid_statement(sql.rstrip()):
+        return _refused(verb, "the example is truncated: it ends in the middle of the statement")
     if verb == "select":
-        return Classification(StatementKind.SELECT, verb, None, _select_refusal(sql, tokens))
-    if verb in DML_VERBS:
-        return _classify_dml(verb, tokens)
-    return _refused(
+        execute = None if note is None else f"the SELECT locks rows: {ONLY_EXPLAINED}"
+        return Classification(StatementKind.SELECT, verb, None, execute, text, note)
+    statement = f"{_article(verb)} {verb.upper()}"
+    return Classification(
+        StatementKind.DML,
         verb,
-        f"only SELECT, UPDATE, DELETE, INSERT ... SELECT and REPLACE are explained; "
-        f"this is {_article(verb)} {verb.upper()} statement",
+        None,
+        f"{statement} is never executed on a monitored server: {ONLY_EXPLAINED}",
+        text,
+        f"{statement} is explained as its equivalent SELECT",
     )
 
 
-def _tokenize(sql: str) -> list[Token]:
-    tokens = _MYSQL.tokenize(sql)
-    if len(tokens) == _COMMAND_TOKENS and tokens[0].token_type == TokenType.REPLACE:
-        # sqlglot reads REPLACE as a command with the rest as one string; REPLACE has
-        # INSERT's syntax, so the rest is tokenized as an INSERT's.
-        rest = _MYSQL.tokenize(f"INSERT {tokens[1].text}")
-        return [tokens[0], *rest[1:]]
-    return tokens
+def equivalent_select(sql: str) -> str:
+    """The SELECT whose plan is the plan of an UPDATE, DELETE or INSERT/REPLACE ... SELECT.
+
+    UPDATE and DELETE read the rows their FROM/JOIN and WHERE (ORDER BY, LIMIT) pick, as
+    ``SELECT *`` over the same tables does; INSERT/REPLACE ... SELECT reads what its SELECT
+    reads. A SELECT is returned as it is (less a trailing locking clause).
+
+    Raises:
+        StatementRefusal: the statement may not be explained (the reason says why).
+
+    Example:
+        >>> equivalent_select("DELETE FROM orders WHERE created_at < '2020-01-01' LIMIT 10")
+        "SELECT * FROM orders WHERE created_at < '2020-01-01' LIMIT 10"
+        >>> equivalent_select("INSERT INTO a (x) SELECT id FROM b WHERE id > 3")
+        'SELECT id FROM b WHERE id > 3'
+    """
+    classification = classify_statement(sql)
+    if classification.explain_text is None:
+        raise StatementRefusal(classification.explain_refusal or "not explainable")
+    return classification.explain_text
+
+
+def plain_select_refusal(sql: str, *, executes: bool) -> str | None:
+    """Why ``sql`` is not a SELECT Quanta may send as it is, or None (the final gate).
+
+    The text must classify as an explainable SELECT that needs no rewriting (DML and
+    locking clauses are rewritten before they get here); ``executes``
+    (ANALYZE, profiles, Quanta's own reads) also needs it to be executable.
+
+    Example:
+        >>> plain_select_refusal("SELECT * FROM t WHERE id = 1", executes=True) is None
+        True
+        >>> plain_select_refusal("DELETE FROM t", executes=False)
+        'only a SELECT is sent: a DML statement is explained as its equivalent SELECT'
+    """
+    classification = classify_statement(sql)
+    if not classification.explainable:
+        return classification.explain_refusal
+    if classification.kind is not StatementKind.SELECT:
+        return "only a SELECT is sent: a DML statement is explained as its equivalent SELECT"
+    if classification.explain_note is not None:
+        return f"only the SELECT Quanta explains is sent ({classification.explain_note})"
+    if executes and not classification.executable:
+        return classification.execute_refusal
+    return None
+
+
+def show_refusal(sql: str) -> str | None:
+    """Why a SHOW statement may not be sent, or None: same lexer, same call allowlist.
+
+    Example:
+        >>> show_refusal("SHOW INDEX FROM `shop`.`my;table`") is None
+        True
+        >>> show_refusal("SHOW VARIABLES WHERE SLEEP(1)")  # doctest: +ELLIPSIS
+        'the example calls SLEEP(), which waits on purpose: it is not sent'
+    """
+    try:
+        tokens = lex(sql)
+    except LexRefusal as exc:
+        return str(exc)
+    if not tokens or not tokens[0].is_word("SHOW"):
+        return "not a SHOW statement"
+    body = _body(tokens)
+    if any(token.is_punct(";") for token in body):
+        return SEVERAL
+    try:
+        _check_tokens(body, "show")
+    except StatementRefusal as exc:
+        return str(exc)
+    return None
+
+
+# --------------------------------------------------------------------------- shape
 
 
 def _refused(verb: str, reason: str) -> Classification:
@@ -173,6 +263,10 @@ def _kind(verb: str) -> StatementKind:
     return StatementKind.DML if verb in DML_VERBS else StatementKind.OTHER
 
 
+def _body(tokens: list[Token]) -> list[Token]:
+    return tokens[:-1] if tokens[-1].is_punct(";") else tokens
+
+
 def _shape_problem(sql: str, tokens: list[Token], truncated: bool) -> str | None:
     """Why the text is not one whole statement, or None."""
     text = sql.rstrip()
@@ -183,29 +277,41 @@ def _shape_problem(sql: str, tokens: list[Token], truncated: bool) -> str | None
             f"the example is exactly {PERFORMANCE_SCHEMA_TEXT_LIMIT} bytes long, "
             "performance_schema's limit: it is probably truncated"
         )
-    body = tokens[:-1] if tokens[-1].token_type == TokenType.SEMICOLON else tokens
-    if any(t.token_type == TokenType.SEMICOLON for t in body):
-        return "the example holds several statements: only one statement can be explained"
-    if any(t.token_type == TokenType.PLACEHOLDER for t in body):
+    body = _body(tokens)
+    if any(t.is_punct(";") for t in body):
+        return SEVERAL
+    if any(t.is_punct("?") for t in body):
         return PLACEHOLDER_REFUSAL
-    depth = _final_depth(body)
-    if depth != 0:
+    if not _balanced(body):
         return "the example is truncated: its parentheses do not balance"
-    if _ends_mid_statement(text):
-        return "the example is truncated: it ends in the middle of the statement"
     return None
 
 
-def _final_depth(tokens: list[Token]) -> int:
+def _balanced(tokens: Sequence[Token]) -> bool:
     depth = 0
     for token in tokens:
-        if token.token_type == TokenType.L_PAREN:
-            depth += 1
-        elif token.token_type == TokenType.R_PAREN:
+        depth += _step(token)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _step(token: Token) -> int:
+    if token.is_punct("("):
+        return 1
+    return -1 if token.is_punct(")") else 0
+
+
+def _depths(tokens: Sequence[Token]) -> list[int]:
+    """The nesting level of each token; a parenthesis belongs to the outer level."""
+    depths, depth = [], 0
+    for token in tokens:
+        if token.is_punct(")"):
             depth -= 1
-            if depth < 0:
-                return depth
-    return depth
+        depths.append(depth)
+        if token.is_punct("("):
+            depth += 1
+    return depths
 
 
 def _ends_mid_statement(text: str) -> bool:
@@ -227,68 +333,330 @@ def _ends_mid_statement(text: str) -> bool:
 
 
 def _main_verb(tokens: list[Token]) -> str:
-    """The verb of the statement: the first one at depth 0 after any WITH list."""
-    first = tokens[0]
-    if first.token_type == TokenType.L_PAREN:
-        return _VERB_TOKENS.get(_first_inside(tokens), "other")
-    if first.token_type == TokenType.WITH:
-        depth = 0
-        for token in tokens[1:]:
-            depth += _depth_step(token)
-            if depth == 0 and token.token_type in _VERB_TOKENS:
-                return _VERB_TOKENS[token.token_type]
+    """The verb of the statement: the first one at its level after leading ( and WITH."""
+    start = 0
+    while start < len(tokens) and tokens[start].is_punct("("):
+        start += 1
+    if start == len(tokens):
+        return "other"
+    first = tokens[start]
+    if first.is_word("WITH"):
+        depths = _depths(tokens)
+        for index in range(start + 1, len(tokens)):
+            if depths[index] == start and tokens[index].upper in _VERBS:
+                return tokens[index].text.lower()
         return "with"
-    if first.token_type in _VERB_TOKENS:
-        return _VERB_TOKENS[first.token_type]
-    word = first.text.split(None, 1)[0] if first.text.strip() else ""
-    return "".join(c for c in word.lower() if c.isalpha() or c == "_") or "other"
+    if first.kind is TokenKind.WORD:
+        return first.text.lower()
+    return "other"
 
 
-def _first_inside(tokens: list[Token]) -> TokenType:
-    """The first token type after the leading parentheses of ``((SELECT ...``."""
-    inner = (t.token_type for t in tokens if t.token_type != TokenType.L_PAREN)
-    return next(inner, TokenType.UNKNOWN)
+# --------------------------------------------------------------------------- allowlist
 
 
-def _depth_step(token: Token) -> int:
-    if token.token_type == TokenType.L_PAREN:
-        return 1
-    if token.token_type == TokenType.R_PAREN:
-        return -1
+def _check_tokens(body: list[Token], verb: str) -> int:
+    """Refuse what the allowlist does not accept; returns where an INSERT's SELECT starts.
+
+    Raises:
+        StatementRefusal: the first thing refused, with its reason.
+    """
+    header_end = _insert_select_start(body) if verb in ("insert", "replace") else 0
+    cte_names = _cte_names_with_columns(body)
+    for index, token in enumerate(body):
+        if token.kind is TokenKind.PUNCT:
+            _check_punct(body, index)
+        elif token.kind is TokenKind.WORD:
+            _check_word(body, index, into_allowed=index < header_end)
+        if _before_paren(body, index):
+            if index < header_end or index in cte_names or _column_list(body, index):
+                continue  # a table's or a CTE's column list, not a call
+            _check_call(body, index)
+    return header_end
+
+
+def _before_paren(body: list[Token], index: int) -> bool:
+    named = body[index].kind in (TokenKind.WORD, TokenKind.QUOTED_NAME)
+    return named and index + 1 < len(body) and body[index + 1].is_punct("(")
+
+
+def _cte_names_with_columns(body: list[Token]) -> set[int]:
+    """Indexes of CTE names followed by a column list: ``WITH [RECURSIVE] c (a, b) AS``."""
+    found: set[int] = set()
+    for index, token in enumerate(body):
+        if not token.is_word("WITH"):
+            continue
+        at = index + 1
+        if at < len(body) and body[at].is_word("RECURSIVE"):
+            at += 1
+        while at + 1 < len(body):
+            if body[at + 1].is_punct("("):
+                found.add(at)
+                at = _closing(body, at + 1) + 1
+            if not (at + 1 < len(body) and body[at].is_word("AS") and body[at + 1].is_punct("(")):
+                break
+            at = _closing(body, at + 1) + 1
+            if not (at < len(body) and body[at].is_punct(",")):
+                break
+            at += 1
+    return found
+
+
+def _closing(body: list[Token], open_at: int) -> int:
+    """The index of the ")" closing the "(" at ``open_at`` (the last token if none)."""
+    depth = 0
+    for index in range(open_at, len(body)):
+        depth += _step(body[index])
+        if depth == 0:
+            return index
+    return len(body) - 1
+
+
+def _check_punct(body: list[Token], index: int) -> None:
+    token = body[index]
+    if token.text == "@":
+        following = body[index + 1] if index + 1 < len(body) else None
+        if following is not None and following.is_punct("@"):
+            raise StatementRefusal("the example reads a system variable (@@name): it is not sent")
+        raise StatementRefusal(
+            "the example uses a user variable (@name), which it could set: it is not sent"
+        )
+    if token.text == ":=":
+        raise StatementRefusal("the example assigns a variable (:=): it is not sent")
+    if token.text == ":":
+        raise StatementRefusal("the example has the character ':', which Quanta does not accept")
+
+
+def _check_word(body: list[Token], index: int, *, into_allowed: bool) -> None:
+    word = body[index].upper
+    if word == "INTO" and not into_allowed:
+        raise StatementRefusal(
+            "the example has INTO (OUTFILE, DUMPFILE or variables), which writes: it is not sent"
+        )
+    if word == "PROCEDURE":
+        raise StatementRefusal(
+            "the example has PROCEDURE (ANALYSE), which runs code: it is not sent"
+        )
+    if word in _SEQUENCE_WORDS or (word in ("NEXT", "PREVIOUS") and _value_for(body, index)):
+        raise StatementRefusal(
+            "the example uses a sequence (NEXT VALUE FOR, NEXTVAL...), which changes its "
+            "state: it is not sent"
+        )
+
+
+def _value_for(body: list[Token], index: int) -> bool:
+    following = body[index + 1 : index + 3]
+    return len(following) == 2 and following[0].is_word("VALUE") and following[1].is_word("FOR")
+
+
+def _column_list(body: list[Token], index: int) -> bool:
+    """Whether the name at ``index`` is a derived table's alias: ``(...) [AS] name (cols)``."""
+    before = body[index - 1] if index >= 1 else None
+    if before is not None and before.is_word("AS"):
+        before = body[index - 2] if index >= 2 else None
+    return before is not None and before.is_punct(")")
+
+
+def _check_call(body: list[Token], index: int) -> None:
+    token, paren = body[index], body[index + 1]
+    shown = token.text.upper() if token.kind is TokenKind.WORD else token.text
+    if index >= 1 and body[index - 1].is_punct("."):
+        raise StatementRefusal(
+            f"the example calls {_qualified(body, index)}(), a stored function: it is not sent"
+        )
+    if token.kind is TokenKind.QUOTED_NAME:
+        raise StatementRefusal(
+            f"the example calls {shown}(), a quoted name that can only be a stored function "
+            "or a UDF: it is not sent"
+        )
+    if token.kind is not TokenKind.WORD:
+        return  # a string or ")" before "(": not a call
+    name = token.text.lower()
+    if name in PAREN_KEYWORDS or (name in CAST_TYPES and _after_as(body, index)):
+        return
+    if name in SUBQUERY_QUANTIFIERS and _subquery_follows(body, index):
+        return
+    if name in DENIED_FUNCTIONS:
+        raise StatementRefusal(
+            f"the example calls {shown}(), which {DENIED_FUNCTIONS[name]}: it is not sent"
+        )
+    if name not in ALLOWED_FUNCTIONS:
+        raise StatementRefusal(
+            f"the example calls {shown}(), which is not a built-in function known to be free "
+            "of side effects (a stored function or UDF runs even under EXPLAIN): it is not sent"
+        )
+    if paren.spaced:
+        raise StatementRefusal(
+            f"the example writes {shown} (...) with a space before '(': the server may then "
+            "call a stored function of that name: it is not sent"
+        )
+    if name == "last_insert_id" and not (index + 2 < len(body) and body[index + 2].is_punct(")")):
+        raise StatementRefusal(
+            "the example calls LAST_INSERT_ID(expr), which sets the session's value: it is not sent"
+        )
+
+
+def _subquery_follows(body: list[Token], index: int) -> bool:
+    return index + 2 < len(body) and body[index + 2].is_word("SELECT", "WITH")
+
+
+def _after_as(body: list[Token], index: int) -> bool:
+    return index >= 1 and body[index - 1].is_word("AS")
+
+
+def _qualified(body: list[Token], index: int) -> str:
+    start = index
+    while start >= 2 and body[start - 1].is_punct("."):
+        start -= 2
+    return ".".join(body[i].text for i in range(start, index + 1, 2))
+
+
+# --------------------------------------------------------------------------- what to explain
+
+
+def _select_text(sql: str, body: list[Token]) -> tuple[str, str | None]:
+    """The SELECT to explain: the example, less a trailing locking clause."""
+    depths = _depths(body)
+    for index in range(len(body)):
+        length = _locking_clause(body, index)
+        if not length:
+            continue
+        tail = body[index + length :]
+        if depths[index] != 0 or not _locking_tail(tail):
+            raise StatementRefusal(
+                "the example has a locking clause (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE) "
+                "inside a subquery or before the end: it is not sent"
+            )
+        text = sql[body[0].start : body[index - 1].end] if index else ""
+        words = " ".join(t.upper for t in body[index : index + length])
+        return text, f"the SELECT's locking clause ({words}) is left out of what is explained"
+    return sql[body[0].start : body[-1].end], None
+
+
+def _locking_clause(body: list[Token], index: int) -> int:
+    """How many tokens the locking clause starting at ``index`` has (0: none there)."""
+    token = body[index]
+    following = body[index + 1 : index + 4]
+    if token.is_word("FOR") and following and following[0].is_word("UPDATE", "SHARE"):
+        return 2
+    words = [t.upper for t in following if t.kind is TokenKind.WORD]
+    if token.is_word("LOCK") and words[:3] == ["IN", "SHARE", "MODE"]:
+        return 4
     return 0
 
 
-def _select_refusal(sql: str, tokens: list[Token]) -> str | None:
-    """Why a SELECT must not be executed, or None."""
-    if _EXECUTABLE_COMMENT_RE.search(sql):
-        return f"the SELECT holds a /*! ... */ comment the server would run: {ONLY_EXPLAINED}"
-    types = [t.token_type for t in tokens]
-    if TokenType.INTO in types:
-        return f"a SELECT ... INTO writes to a file or variables: {ONLY_EXPLAINED}"
-    if _locks_rows(tokens):
-        return (
-            f"the SELECT locks rows (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE): {ONLY_EXPLAINED}"
+def _locking_tail(tail: Sequence[Token]) -> bool:
+    """Whether what follows a locking clause is only its options (OF t, NOWAIT, WAIT n)."""
+    for token in tail:
+        if token.kind is TokenKind.PUNCT and token.text not in (",", "."):
+            return False
+        if token.kind is TokenKind.STRING:
+            return False
+    return not tail or tail[0].upper in _LOCKING_TAIL_WORDS
+
+
+def _dml_select(sql: str, body: list[Token], verb: str, header_end: int) -> str:
+    if any(_locking_clause(body, i) for i in range(len(body))):
+        raise StatementRefusal(
+            f"the {verb.upper()} has a locking clause (FOR UPDATE, LOCK IN SHARE MODE): "
+            "it is not sent"
         )
-    for index, token in enumerate(tokens[:-1]):
-        name = token.text.lower()
-        if name in SIDE_EFFECT_FUNCTIONS and tokens[index + 1].token_type == TokenType.L_PAREN:
-            return f"the SELECT calls {name.upper()}(), which does more than read: {ONLY_EXPLAINED}"
-    return None
+    depths = _depths(body)
+    verb_at = next(i for i, t in enumerate(body) if depths[i] == 0 and t.is_word(verb.upper()))
+    prefix = sql[body[0].start : body[verb_at].start] if verb_at else ""
+    if verb == "update":
+        return prefix + _update_select(sql, body, depths, verb_at)
+    if verb == "delete":
+        return prefix + _delete_select(sql, body, depths, verb_at)
+    return _insert_select(sql, body, depths, header_end)
 
 
-def _locks_rows(tokens: list[Token]) -> bool:
-    words = [t.text.upper() for t in tokens]
-    pairs = set(itertools.pairwise(words))
-    return bool(pairs & {("FOR", "UPDATE"), ("FOR", "SHARE"), ("LOCK", "IN")})
+def _find(
+    body: list[Token], depths: list[int], start: int, *words: str, default: int | None = None
+) -> int | None:
+    for index in range(start, len(body)):
+        if depths[index] == 0 and body[index].is_word(*words):
+            return index
+    return default
 
 
-def _classify_dml(verb: str, tokens: list[Token]) -> Classification:
-    statement = f"{_article(verb)} {verb.upper()}"
-    never = f"{statement} is never executed on a monitored server: {ONLY_EXPLAINED}"
-    if verb in ("insert", "replace") and not any(t.token_type == TokenType.SELECT for t in tokens):
-        reason = f"{statement} ... VALUES reads no table: there is no plan to explain"
-        return Classification(StatementKind.DML, verb, reason, never)
-    return Classification(StatementKind.DML, verb, None, never)
+def _skip(body: list[Token], index: int, modifiers: tuple[str, ...]) -> int:
+    while index < len(body) and body[index].is_word(*modifiers):
+        index += 1
+    return index
+
+
+def _span(sql: str, body: list[Token], first: int, last: int) -> str:
+    """The text from token ``first`` to token ``last`` inclusive."""
+    return sql[body[first].start : body[last].end]
+
+
+def _from_where(sql: str, body: list[Token], refs: tuple[int, int], tail: int | None) -> str:
+    first, last = refs
+    if last < first:
+        raise StatementRefusal("the statement names no table: there is no plan to explain")
+    text = f"SELECT * FROM {_span(sql, body, first, last)}"
+    end = _find(body, _depths(body), tail or 0, "RETURNING", default=len(body))
+    if tail is not None and end is not None and end > tail:
+        text += f" {_span(sql, body, tail, end - 1)}"
+    return text
+
+
+def _update_select(sql: str, body: list[Token], depths: list[int], verb_at: int) -> str:
+    first = _skip(body, verb_at + 1, _UPDATE_MODIFIERS)
+    set_at = _find(body, depths, first, "SET")
+    if set_at is None:
+        raise StatementRefusal("the UPDATE has no SET: it is not a statement Quanta reads")
+    tail = _find(body, depths, set_at + 1, *_WHERE_ON)
+    return _from_where(sql, body, (first, set_at - 1), tail)
+
+
+def _delete_select(sql: str, body: list[Token], depths: list[int], verb_at: int) -> str:
+    first = _skip(body, verb_at + 1, _DELETE_MODIFIERS)
+    if first < len(body) and body[first].is_word("FROM"):
+        using = _find(body, depths, first + 1, "USING")
+        start = (using if using is not None else first) + 1
+    else:
+        from_at = _find(body, depths, first, "FROM")
+        if from_at is None:
+            raise StatementRefusal("the DELETE has no FROM: it is not a statement Quanta reads")
+        start = from_at + 1
+    tail = _find(body, depths, start, *_WHERE_ON, "RETURNING")
+    end = (tail if tail is not None else len(body)) - 1
+    return _from_where(sql, body, (start, end), tail)
+
+
+def _insert_select_start(body: list[Token]) -> int:
+    """Where the SELECT of INSERT/REPLACE ... SELECT starts (its index in ``body``)."""
+    depths = _depths(body)
+    for index in range(1, len(body)):
+        token = body[index]
+        if depths[index] != 0:
+            continue
+        if token.is_word("SELECT", "WITH"):
+            return index
+        nxt = body[index + 1] if index + 1 < len(body) else None
+        if token.is_punct("(") and nxt is not None and nxt.is_word("SELECT", "WITH"):
+            return index
+        if token.is_word("VALUES", "VALUE", "SET", "TABLE"):
+            break
+    verb = body[0].upper
+    raise StatementRefusal(
+        f"{_article(verb.lower())} {verb} without a SELECT reads no table: there is no plan "
+        "to explain"
+    )
+
+
+def _insert_select(sql: str, body: list[Token], depths: list[int], start: int) -> str:
+    end = len(body)
+    for index in range(start, len(body)):
+        token = body[index]
+        duplicate = index + 1 < len(body) and body[index + 1].is_word("DUPLICATE")
+        if depths[index] == 0 and (
+            token.is_word("RETURNING") or (token.is_word("ON") and duplicate)
+        ):
+            end = index
+            break
+    return _span(sql, body, start, end - 1)
 
 
 def _article(word: str) -> str:

@@ -3,7 +3,8 @@
 A request stores a queued run and enqueues it after commit; the worker runs it (through
 quanta.monitored, which sends nothing but SELECT, EXPLAIN and SHOW) and stores the outcome
 on the run: the plan and its findings, or the ranked profile, or the one-line reason it
-failed (the server's message) or was refused (Quanta's reason). Beat does the same once a
+failed (Quanta's sentence for the server's error code, never the server's message, which
+can quote data) or was refused (Quanta's reason). Beat does the same once a
 day for each instance's top queries.
 """
 
@@ -367,7 +368,8 @@ def _perform_explain(session: Session, settings: Settings, run: ExplainRun) -> E
         result = monitored_explain(
             _for_example(options, example),
             example.text,
-            allow_execute=instance.profiling_enabled,
+            # ANALYZE executes the example: only on an execution target, none wired yet.
+            execute_on=None,
             settings=instances.monitored_settings(settings),
             truncated=example.truncated,
             rows_sent=rows_sent,

@@ -1,11 +1,17 @@
 """A guarded session on a monitored server: read-only transactions, time limits, one gate.
 
 Every statement goes through :func:`quanta.monitored.guard.check_statement` after its
-parameters are bound, or is one of the fixed session statements; queries run only inside a
-transaction the connection opened (read-only, or for EXPLAIN of DML a read-write one that
-lets only EXPLAIN through and is always rolled back); and every statement has a time limit
-the server enforces. Statement text is never logged above DEBUG, and never in errors:
-examples may hold personal data.
+parameters are bound, or is one of the fixed session statements; the session's sql_mode is
+Quanta's own (so the server lexes text as the guard does); queries run only inside a READ
+ONLY transaction the connection opened, always rolled back (no session is ever read-write:
+DML is explained as its equivalent SELECT); statements that execute an example (ANALYZE,
+profiles) pass only on a connection opened as an execution target; every statement has a
+time limit the server enforces.
+
+Nothing the server says is passed on: an error becomes its code, its SQLSTATE where known
+and Quanta's own sentence, never the server's message (which can carry data, e.g. the
+XPATH error of EXTRACTVALUE echoes what it read). Statement text is never logged above
+DEBUG, and never in errors: examples may hold personal data.
 """
 
 from __future__ import annotations
@@ -21,53 +27,70 @@ from typing import Any, Self
 import pymysql
 import pymysql.cursors
 
+from quanta.analysis.sqllexer import SESSION_SQL_MODE
 from quanta.monitored.errors import ConnectionFailed, ServerError, StatementRefused
 from quanta.monitored.guard import (
     check_session_statement,
     check_statement,
-    is_explain,
+    is_analyze,
     with_time_limit,
 )
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 
 log = logging.getLogger(__name__)
 
+_VERSION_QUERY = "SHOW VARIABLES WHERE Variable_name IN ('version', 'version_comment')"
 NANOSECONDS_PER_MICROSECOND = 1000
 MILLISECONDS_PER_SECOND = 1000
-# Server error codes with a message of their own.
 ER_ACCESS_DENIED = 1045
-ER_DB_ACCESS_DENIED = 1044
 ER_BAD_DB = 1049
-ER_TABLE_ACCESS_DENIED = 1142
-ER_COLUMN_ACCESS_DENIED = 1143
-ER_SPECIFIC_ACCESS_DENIED = 1227
-ER_SYNTAX = 1064
-ER_READ_ONLY_TRANSACTION = 1792
-ER_MYSQL_TIMEOUT = 3024
-ER_MARIADB_TIMEOUT = 1969
-ER_QUERY_INTERRUPTED = 1317
 CR_CONNECTION_ERROR = 2003
-CR_SERVER_GONE = 2006
-CR_SERVER_LOST = 2013
-_PRIVILEGE_ERRORS = frozenset(
-    (
-        ER_DB_ACCESS_DENIED,
-        ER_TABLE_ACCESS_DENIED,
-        ER_COLUMN_ACCESS_DENIED,
-        ER_SPECIFIC_ACCESS_DENIED,
-    )
-)
-_TIMEOUT_ERRORS = frozenset((ER_MYSQL_TIMEOUT, ER_MARIADB_TIMEOUT, ER_QUERY_INTERRUPTED))
+_CONNECT_ERRORS = {
+    1040: "the server has too many connections",
+    1129: "the server blocks this host after too many connection errors (FLUSH HOSTS)",
+    1130: "the account may not connect from this host",
+    2013: "the connection was lost during the handshake",
+}
+_PRIVILEGE = "the account '{user}' lacks a privilege the statement needs"
+# Quanta's sentence for the common server errors, with their SQLSTATE: the server's own
+# message is never shown (it can quote the data a statement read).
+_ERRORS: dict[int, tuple[str, str]] = {
+    1044: (_PRIVILEGE, "42000"),
+    1142: (_PRIVILEGE, "42000"),
+    1143: (_PRIVILEGE, "42000"),
+    1227: (_PRIVILEGE, "42000"),
+    1370: (_PRIVILEGE, "42000"),
+    1064: (
+        "the server could not parse the statement (is the example truncated, or written for "
+        "another server version?)",
+        "42000",
+    ),
+    1146: ("a table the statement names does not exist (or the account cannot see it)", "42S02"),
+    1054: ("a column the statement names does not exist", "42S22"),
+    1052: ("a column name in the statement is ambiguous", "23000"),
+    1049: ("the statement's database does not exist", "42000"),
+    1305: ("a function the statement calls does not exist", "42000"),
+    1242: ("a subquery returns more than one row", "21000"),
+    1792: ("refused in a read-only transaction", "25006"),
+    1969: ("stopped by the {limit:g} s statement time limit", "70100"),
+    1317: ("stopped by the {limit:g} s statement time limit", "70100"),
+    3024: ("stopped by the {limit:g} s statement time limit", "HY000"),
+    2006: ("the connection was lost", "HY000"),
+    2013: ("the connection was lost", "HY000"),
+}
 
 
 class _Mode(enum.Enum):
     IDLE = "idle"
     READ_ONLY = "read only"
-    EXPLAIN_ONLY = "explain only"
 
 
 class GuardedConnection:
     """One session on a monitored server; open it with ``with``.
+
+    ``execution_target``: the session is on an execution target (a replica or sandbox an
+    admin configured and the caller verified read-only), where statements that execute an
+    example (ANALYZE, EXPLAIN ANALYZE, :meth:`stream`) may run. Elsewhere they are refused.
 
     Example (not run here, it needs a server)::
 
@@ -76,11 +99,16 @@ class GuardedConnection:
     """
 
     def __init__(
-        self, options: ConnectionOptions, settings: MonitoredSettings | None = None
+        self,
+        options: ConnectionOptions,
+        settings: MonitoredSettings | None = None,
+        *,
+        execution_target: bool = False,
     ) -> None:
         """Describe the session; nothing is opened until ``__enter__``."""
         self.options = options
         self.settings = settings or MonitoredSettings()
+        self.execution_target = execution_target
         self.version = ""
         self.version_comment = ""
         self._conn: pymysql.Connection[pymysql.cursors.DictCursor] | None = None
@@ -121,19 +149,8 @@ class GuardedConnection:
 
     @contextlib.contextmanager
     def read_only(self) -> Iterator[Self]:
-        """A READ ONLY transaction, always rolled back; queries need one (or explain_only)."""
+        """A READ ONLY transaction, always rolled back; queries run only inside one."""
         with self._transaction("START TRANSACTION READ ONLY", _Mode.READ_ONLY):
-            yield self
-
-    @contextlib.contextmanager
-    def explain_only(self) -> Iterator[Self]:
-        """A transaction for EXPLAIN of DML only, always rolled back.
-
-        Servers refuse ``EXPLAIN UPDATE`` in a read-only transaction, so this one is
-        read-write; while it is open only plain EXPLAIN statements are let through, and the
-        rollback undoes anything even so.
-        """
-        with self._transaction("START TRANSACTION READ WRITE", _Mode.EXPLAIN_ONLY):
             yield self
 
     def query(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
@@ -153,9 +170,14 @@ class GuardedConnection:
         """Execute a guarded SELECT, discarding its rows: (rows sent, response time in µs).
 
         The time is measured from sending the statement to reading its last row, as the
-        application would see it.
+        application would see it. Only on an execution target: it executes the statement.
         """
         conn = self._checked_conn()
+        if not self.execution_target:
+            raise StatementRefused(
+                "refused to send to a monitored server: a statement is executed only on an "
+                "execution target"
+            )
         with conn.cursor(pymysql.cursors.SSCursor) as cursor:
             text = self._guarded(cursor.mogrify(sql))
             start = time.perf_counter_ns()
@@ -197,15 +219,15 @@ class GuardedConnection:
 
     def _checked_conn(self) -> pymysql.Connection[pymysql.cursors.DictCursor]:
         if self._mode is _Mode.IDLE:
-            raise StatementRefused("statements run only inside read_only() or explain_only()")
+            raise StatementRefused("statements run only inside read_only()")
         return self._open_conn()
 
     def _guarded(self, text: str) -> str:
         check_statement(text)
-        if self._mode is _Mode.EXPLAIN_ONLY and not is_explain(text):
+        if is_analyze(text) and not self.execution_target:
             raise StatementRefused(
-                "refused to send to a monitored server: only EXPLAIN runs in a read-write "
-                "transaction"
+                "refused to send to a monitored server: ANALYZE executes the statement, "
+                "which happens only on an execution target"
             )
         return text
 
@@ -250,11 +272,14 @@ class GuardedConnection:
             raise ConnectionFailed(f"cannot connect to {o.address}: {exc}") from exc
 
     def _prepare_session(self) -> None:
+        # First of all: the sql_mode under which the server lexes text as the guard does.
+        self.set_session(f"SET SESSION sql_mode = '{SESSION_SQL_MODE}'")
         conn = self._open_conn()
         with conn.cursor() as cursor:
-            self._execute(cursor, "SELECT VERSION() AS v, @@version_comment AS c")
-            row = cursor.fetchone() or {}
-        self.version, self.version_comment = str(row.get("v", "")), str(row.get("c", ""))
+            self._execute(cursor, self._guarded(_VERSION_QUERY))
+            found = {str(r["Variable_name"]): str(r["Value"]) for r in cursor.fetchall()}
+        self.version = found.get("version", "")
+        self.version_comment = found.get("version_comment", "")
         self.set_session("SET SESSION time_zone = '+00:00'")
         self.set_session("SET SESSION TRANSACTION READ ONLY")
         seconds = self.settings.statement_timeout
@@ -266,24 +291,15 @@ class GuardedConnection:
             )
 
     def _describe(self, exc: pymysql.err.MySQLError) -> str:
-        code, message = _code_message(exc)
-        if code in _PRIVILEGE_ERRORS:
-            return f"the account '{self.options.user}' lacks a privilege: {message}"
-        if code in _TIMEOUT_ERRORS:
-            return (
-                f"stopped by the {self.settings.statement_timeout:g} s statement time limit "
-                f"({message})"
-            )
-        if code == ER_SYNTAX:
-            return (
-                "the server could not parse the statement (is the example truncated, or "
-                f"written for another server version?): error {code}"
-            )
-        if code == ER_READ_ONLY_TRANSACTION:
-            return f"refused in a read-only transaction: {message}"
-        if code in (CR_SERVER_GONE, CR_SERVER_LOST):
-            return f"the connection was lost: {message}"
-        return message if code is None else f"{message} (error {code})"
+        code, _message = _code_message(exc)
+        if code is None:
+            return f"the server refused the statement ({type(exc).__name__})"
+        sentence, sqlstate = _ERRORS.get(
+            code, ("the server refused the statement (its message is not shown)", "")
+        )
+        text = sentence.format(user=self.options.user, limit=self.settings.statement_timeout)
+        state = f", SQLSTATE {sqlstate}" if sqlstate else f", {type(exc).__name__}"
+        return f"{text} (error {code}{state})"
 
 
 def _code_message(exc: pymysql.err.MySQLError) -> tuple[int | None, str]:
@@ -303,6 +319,9 @@ def _connect_message(options: ConnectionOptions, exc: pymysql.err.MySQLError) ->
         )
     if code == ER_BAD_DB:
         return f"{who}: database '{options.database}' does not exist (error {code})"
-    if code == CR_CONNECTION_ERROR:
+    if code == CR_CONNECTION_ERROR:  # the driver's own text: host, port, errno
         return f"{who}: no server answers there ({message})"
-    return f"{who}: {message}" + (f" (error {code})" if code else "")
+    if code in _CONNECT_ERRORS:
+        return f"{who}: {_CONNECT_ERRORS[code]} (error {code})"
+    # Anything else: the code only, as for statements (the server's text is not passed on).
+    return f"{who}: the server refused the connection" + (f" (error {code})" if code else "")

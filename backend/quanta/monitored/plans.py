@@ -1,8 +1,15 @@
-"""EXPLAIN of a real example on a monitored server, and the findings of its plan."""
+"""EXPLAIN of a real example on a monitored server, and the findings of its plan.
+
+EXPLAIN never executes the statement and is all that runs on the monitored server, in a
+READ ONLY transaction: DML is explained as its equivalent SELECT
+(:attr:`~quanta.analysis.sqlkind.Classification.explain_text`). MariaDB's ANALYZE, which
+executes the SELECT, runs only when the caller passes an execution target.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -16,6 +23,9 @@ from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 
 __all__ = ["ExplainResult", "explain"]
 
+# A \' not preceded by another backslash (an even run of backslashes is escaped backslashes).
+_QUOTE_ESCAPE_RE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
+
 
 @dataclass(frozen=True, slots=True)
 class ExplainResult:
@@ -24,6 +34,7 @@ class ExplainResult:
     Attributes:
         kind: ``select`` or ``dml``.
         verb: The statement's verb (select, update, delete, insert, replace).
+        explained: The SELECT that was explained (DML's equivalent SELECT).
         server_version: VERSION() of the server that explained it.
         tabular: The tabular EXPLAIN rows, JSON-safe.
         document: EXPLAIN FORMAT=JSON, or None where the server has no JSON EXPLAIN.
@@ -34,6 +45,7 @@ class ExplainResult:
 
     kind: StatementKind
     verb: str
+    explained: str
     server_version: str
     tabular: list[dict[str, Any]]
     document: dict[str, Any] | None
@@ -46,6 +58,7 @@ class ExplainResult:
         return {
             "kind": self.kind.value,
             "verb": self.verb,
+            "explained": self.explained,
             "server_version": self.server_version,
             "tabular": self.tabular,
             "document": self.document,
@@ -59,7 +72,7 @@ def explain(
     options: ConnectionOptions,
     sql: str,
     *,
-    allow_execute: bool,
+    execute_on: ConnectionOptions | None = None,
     settings: MonitoredSettings | None = None,
     truncated: bool = False,
     rows_sent: float | None = None,
@@ -67,54 +80,55 @@ def explain(
 ) -> ExplainResult:
     """EXPLAIN a real example (never a fingerprint) and derive the findings of its plan.
 
-    A SELECT gets EXPLAIN and EXPLAIN FORMAT=JSON in a read-only transaction and, on
-    MariaDB when ``allow_execute``, ANALYZE FORMAT=JSON (which executes it, under the
-    statement time limit). UPDATE, DELETE, INSERT ... SELECT and REPLACE are only
-    explained, never executed.
+    The example is classified first (:func:`~quanta.analysis.sqlkind.classify_statement`);
+    what is sent is its ``explain_text``: the SELECT itself, or a DML statement's equivalent
+    SELECT. EXPLAIN and EXPLAIN FORMAT=JSON run on ``options`` in a READ ONLY transaction.
+    With ``execute_on``, on MariaDB, ANALYZE FORMAT=JSON (which executes the SELECT, under
+    the statement time limit) runs there and never on ``options``.
 
     Args:
         options: The monitored server; ``database`` is the example's default database.
         sql: The example, as the server saw it.
-        allow_execute: The instance allows executing SELECTs (for ANALYZE).
+        execute_on: The instance's execution target (a replica or sandbox the caller has
+            verified read-only), with the example's default database; None: no ANALYZE.
         settings: Session limits.
         truncated: The collector marked the example as cut short.
         rows_sent: Rows the query returns per execution, from its metrics, when known.
         rows_examined: Rows it reads per execution, from its metrics, when known.
 
     Raises:
-        StatementRefused: the example is truncated, several statements, or not explainable.
-        ConnectionFailed: the server cannot be reached or refuses the account.
-        ServerError: the server refused the EXPLAIN (privileges, syntax, time limit).
+        StatementRefused: the example is refused (the message says why).
+        ConnectionFailed: a server cannot be reached or refuses the account.
+        ServerError: a server refused the statement (privileges, syntax, time limit).
     """
-    statement = _one_statement(sql)
-    classification = classify_statement(statement, truncated=truncated)
-    if not classification.explainable:
+    classification = classify_statement(_one_statement(sql), truncated=truncated)
+    if not classification.explainable or classification.explain_text is None:
         raise StatementRefused(f"not explained: {classification.explain_refusal}")
+    statement = classification.explain_text
     with GuardedConnection(options, settings) as conn:
-        if classification.kind is StatementKind.SELECT:
-            with conn.read_only():
-                tabular, document, notes = _explain_both(conn, statement)
-                analyze, why_not = _analyze(conn, statement, classification, allow_execute)
-        else:
-            with conn.explain_only():
-                tabular, document, notes = _explain_both(conn, statement)
-                analyze, why_not = None, None
-        version = conn.version
+        with conn.read_only():
+            tabular, document, notes = _explain_both(conn, statement)
+        version, mariadb = conn.version, conn.is_mariadb
+    analyze, why_not = None, None
+    if mariadb:
+        analyze, why_not = _analyze(execute_on, settings, statement, classification)
     findings = explain_findings(
         rows=tabular,
         document=analyze or document,
         rows_sent=rows_sent,
         rows_examined=rows_examined,
     )
+    noted = (classification.explain_note, *notes, why_not)
     return ExplainResult(
         kind=classification.kind,
         verb=classification.verb,
+        explained=statement,
         server_version=version,
         tabular=tabular,
         document=document,
         analyze=analyze,
         findings=findings,
-        notes=(*notes, *([why_not] if why_not else [])),
+        notes=tuple(note for note in noted if note),
     )
 
 
@@ -135,20 +149,36 @@ def _explain_both(
 
 
 def _analyze(
-    conn: GuardedConnection, statement: str, classification: Classification, allowed: bool
+    target: ConnectionOptions | None,
+    settings: MonitoredSettings | None,
+    statement: str,
+    classification: Classification,
 ) -> tuple[dict[str, Any] | None, str | None]:
-    if not conn.is_mariadb:
-        return None, None
-    if not allowed:
-        return None, "ANALYZE skipped: executing SELECTs is not allowed on this instance"
+    if target is None:
+        return None, "ANALYZE skipped: no execution target is configured for this instance"
     if not classification.executable:
         return None, f"ANALYZE skipped: {classification.execute_refusal}"
-    return _document(conn.query(conn.time_limited(f"ANALYZE FORMAT=JSON {statement}"))), None
+    with GuardedConnection(target, settings, execution_target=True) as conn:
+        if not conn.is_mariadb:
+            return None, "ANALYZE skipped: the execution target is not MariaDB"
+        with conn.read_only():
+            analyzed = conn.query(conn.time_limited(f"ANALYZE FORMAT=JSON {statement}"))
+    try:
+        return _document(analyzed), None
+    except ServerError as exc:
+        return None, f"ANALYZE failed: {exc}"
 
 
 def _document(rows: list[dict[str, Any]]) -> dict[str, Any]:
     (value,) = rows[0].values()
-    decoded = json.loads(value)
+    try:
+        decoded = json.loads(value)
+    except json.JSONDecodeError:
+        # MariaDB writes a quote in a string constant as \' (not JSON): undo that escape.
+        try:
+            decoded = json.loads(_QUOTE_ESCAPE_RE.sub(r"\1'", value))
+        except json.JSONDecodeError as exc:
+            raise ServerError("EXPLAIN FORMAT=JSON did not return valid JSON") from exc
     if not isinstance(decoded, dict):
         raise ServerError("EXPLAIN FORMAT=JSON did not return a JSON object")
     return decoded

@@ -1,4 +1,9 @@
-"""Profiles of a SELECT on a monitored server: N runs, their stages, one ranked profile."""
+"""Profiles of a SELECT on an execution target: N runs, their stages, one ranked profile.
+
+A profile executes the example, so it runs only on the instance's execution target (a
+replica or sandbox an admin configured and the caller verified read-only), never on the
+monitored server itself; the session is opened as an execution target for that reason.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ class _Target:
 
 
 def profile(
-    options: ConnectionOptions,
+    target: ConnectionOptions,
     sql: str,
     *,
     runs: int | None = None,
@@ -54,7 +59,8 @@ def profile(
     events_stages_history_long for this session's thread.
 
     Args:
-        options: The monitored server; ``database`` is the example's default database.
+        target: The instance's execution target (verified read-only by the caller);
+            ``database`` is the example's default database.
         sql: The example.
         runs: How many executions (default: ``settings.profile_runs``).
         settings: Session limits.
@@ -74,14 +80,14 @@ def profile(
     count = runs if runs is not None else settings.profile_runs
     if count < 1:
         raise ValueError("a profile needs at least one run")
-    statement = sql.strip().rstrip(";").rstrip()
-    classification = classify_statement(statement, truncated=truncated)
-    if not classification.executable:
+    classification = classify_statement(sql.strip().rstrip(";").rstrip(), truncated=truncated)
+    statement = classification.explain_text
+    if not classification.executable or statement is None:
         raise StatementRefused(f"not profiled: {classification.execute_refusal}")
-    with GuardedConnection(options, settings) as conn:
+    with GuardedConnection(target, settings, execution_target=True) as conn:
         chosen = method or profiling_method(conn)
-        target = _prepare(conn, chosen, conn.time_limited(statement))
-        measured = [_run(conn, chosen, target) for _ in range(count)]
+        prepared = _prepare(conn, chosen, conn.time_limited(statement))
+        measured = [_run(conn, chosen, prepared) for _ in range(count)]
     return rank_profile(measured)
 
 
