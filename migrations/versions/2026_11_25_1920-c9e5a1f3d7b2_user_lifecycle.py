@@ -1,7 +1,7 @@
 """user lifecycle: users can be disabled
 
 Revision ID: c9e5a1f3d7b2
-Revises: f3a9c1d7e5b2
+Revises: b8d4f0e2c6a1
 Create Date: 2026-11-25 19:20:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import quanta.core.db
 
 revision: str = "c9e5a1f3d7b2"
-down_revision: str | None = "f3a9c1d7e5b2"
+down_revision: str | None = "b8d4f0e2c6a1"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -83,11 +83,14 @@ def test_refused(sql: str) -> None:
         check_statement(sql)
 
 
-@pytest.mark.parametrize("case", HOSTILE, ids=[ascii(c["sql"][:60]) for c in HOSTILE])
+# A captured SHOW or ANALYZE is refused by the classifier (tests/analysis), but the gate lets
+# Quanta's own SHOW through, and ANALYZE on an execution target: those cases do not apply here.
+GATED = [c for c in HOSTILE if c["sql"].split()[0].upper() not in ("SHOW", "ANALYZE")]
+
+
+@pytest.mark.parametrize("case", GATED, ids=[ascii(c["sql"][:60]) for c in GATED])
 def test_the_gate_refuses_the_hostile_corpus_however_it_is_wrapped(case: dict[str, Any]) -> None:
     """The gate owns no parser of its own: it refuses what the classifier refuses."""
-    if case["sql"].split()[0].upper() in ("SHOW", "ANALYZE"):
-        pytest.skip("the gate passes SHOW, and ANALYZE only on an execution target")
     if "refused" in case or "execute_refused" in case:
         for wrapper in WRAPPERS:
             with pytest.raises(StatementRefused):
