@@ -22,7 +22,21 @@ Normalisation, one token at a time (a single ``re.findall`` pass, then one loop)
   only literals; later rows of a multi-row VALUES are dropped whatever they hold, as
   pt-query-digest does.
 * ``LIMIT n``, ``LIMIT a, b`` and ``LIMIT b OFFSET a`` become ``limit ?``.
-* Lower case; backticks removed; identifiers keep their digits (``t1.id``, ``users_2009``).
+* Lower case; identifiers keep their digits (``t1.id``, ``users_2009``); ``1e5abc`` is the
+  number ``1e5`` and the alias ``abc``, as the server reads it (``1abc`` is a name).
+* Backticks go where a name reads the same without them, and stay where it would not, so that
+  a fingerprint is its own fingerprint (the agent ships fingerprints and the server
+  fingerprints them again) and names the server keeps apart stay apart: a quoted name stays
+  quoted when it is not made of letters, digits, ``_`` and ``$`` (```shop-prod```, ```a b```,
+  ```db.t1``` unlike ``db.t1``, ```a``b``` with its inner backtick doubled, as DIGEST_TEXT
+  writes it), when bare it would be a number (```123```, ```1e5```, ```0x1f```, ```1e5abc```),
+  when it is a reserved word of MySQL 8.0 or MariaDB 10.11 (```left``` the alias is not
+  ``LEFT`` the join) or a word this function rewrites (```null```, ```asc```, ```schema```,
+  ```fields```), and, before ``(``, a ``+``/``-`` or a literal only, when it is a keyword
+  that would steer a rule there (```mid`(a)`` is a stored function, ``mid(a)`` is
+  ``substring``). Any other quoted name is written bare: ```orders``` and ``orders``, or
+  ```value``` and ``value`` (a non-reserved keyword naming the same column), are one query.
+  DIGEST_TEXT backticks every name and prints keywords bare, which gives the same result.
 * ``ASC`` is dropped (it is the default); ``!=`` becomes ``<>``; keyword synonyms the server
   prints differently in DIGEST_TEXT are unified (``DISTINCTROW`` -> ``distinct``,
   ``SQL_TSI_DAY`` -> ``day``, ``CHARACTER`` -> ``char``, ``SCHEMA`` -> ``database``,
@@ -30,9 +44,11 @@ Normalisation, one token at a time (a single ``re.findall`` pass, then one loop)
   prints the keyword then too.
 * Whole-statement forms, as pt-query-digest: ``call db.proc(...)`` -> ``call db.proc``,
   ``use db`` -> ``use ?``, ``administrator command: Quit`` is kept verbatim, a mysqldump
-  ``SELECT /*!40001 SQL_NO_CACHE */ * FROM `t``` is ``mysqldump``, a percona-toolkit
-  checksum query is ``percona-toolkit``; a UNION of one repeated SELECT is written
-  ``select ... /*repeat union all*/``.
+  ``SELECT /*!40001 SQL_NO_CACHE */ * FROM `t``` is ``mysqldump`` (and so is its DIGEST_TEXT
+  ``SELECT SQL_NO_CACHE * FROM `t```, which cannot be told from an application's
+  ``SELECT SQL_NO_CACHE * FROM t``: that one is ``mysqldump`` too, on every path), a
+  percona-toolkit checksum query is ``percona-toolkit``; a UNION of one repeated SELECT is
+  written ``select ... /*repeat union all*/`` (unless a name is in backticks).
 
 Output spacing (the only spacing there is, so ``id=1`` and ``id = 1`` are one query):
 
@@ -62,7 +78,11 @@ Known differences between the two sources that no fingerprint can bridge: the sl
 what ``EXECUTE stmt USING ...`` ran, with its values, where the digest is of the EXECUTE; a
 statement with a syntax error has no DIGEST_TEXT; a bare column named ``system_user`` reads
 as the keyword ``USER`` here (the digest prints ``USER`` as ``SYSTEM_USER``); ``0XFF`` (an
-upper-case ``X``) is read as a hex literal although the server takes it for a name.
+upper-case ``X``) is read as a hex literal although the server takes it for a name; a
+percona-toolkit checksum query is recognised by its ``/*db.tbl:1/5*/`` comment, which
+DIGEST_TEXT does not keep, so performance_schema gives it the fingerprint of its text (taking
+the text alone for a checksum query would merge ordinary statements); mysqldump with
+``--where`` is ``mysqldump`` in the slow log (its prefix) but has a WHERE in DIGEST_TEXT.
 
 A fingerprint is its own fingerprint. Where pt-query-digest (3.x) groups differently: it keeps
 whatever spacing, backticks, ``!=`` and keyword spelling the client sent, reads ``'a''b'`` as
