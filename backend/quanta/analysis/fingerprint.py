@@ -130,6 +130,7 @@ _TOKEN_RE = re.compile(
     )""",
     re.VERBOSE | re.DOTALL,
 )
+_PLAIN_NAME_RE = re.compile(r"[a-z_$][a-z0-9_$]*")
 _BARE_NAME_RE = re.compile(r"[\w$]+")
 _NAME_END_RE = re.compile(r"[\w$`]")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?|0x[0-9a-f]+|0b[01]+")
@@ -501,7 +502,12 @@ def _normalise(tokens: list[str]) -> tuple[list[str], list[int]]:
                 add_text("?")
                 add_kind(_LIT)
         elif first == _C_NAME:
-            _push_name(texts, kinds, quote_name(_unquote(token)))
+            name = token[1:-1]
+            if not (  # the common case, kept inline for speed: `orders`
+                token[-1] == "`" and _PLAIN_NAME_RE.fullmatch(name) and name not in _ALWAYS_QUOTED
+            ):
+                name = quote_name(_unquote(token))
+            _push_name(texts, kinds, name)
         elif first == _C_DOT and len(token) > 1:
             if token == "..." and i == count and not _continues_list(texts, kinds):
                 add_text(token)  # the mark of a DIGEST_TEXT cut short: kept, never a value
@@ -650,6 +656,8 @@ def quote_name(name: str) -> str:
 
 def _reads_back_as_name(name: str) -> bool:
     """Tell whether ``name`` written bare is read by the fingerprint as this one name."""
+    if _PLAIN_NAME_RE.fullmatch(name):  # the common case, answered without the tokenizer
+        return name not in _ALWAYS_QUOTED
     if not _BARE_NAME_RE.fullmatch(name):  # a blank, '-', '.', a quote, a backtick, empty
         return False
     match = _TOKEN_RE.match(name)
@@ -759,12 +767,12 @@ def _render(texts: list[str], kinds: list[int]) -> str:
         kind = kinds[index]
         space = spacing[previous][kind]
         text = texts[index]
-        if space or (space is None and _space_before_paren(texts, kinds, index)):
+        if (
+            space
+            or (space is None and _space_before_paren(texts, kinds, index))
+            or (previous in (_UNARY, _DOT) and _would_merge(parts, text, previous))
+        ):
             append(" ")
-        elif parts and text[0] in "-." and parts[-1][-1] == text[0]:
-            append(" ")  # '- -' as '--' would read back as a comment, '. . .' as '...'
-        elif previous == _DOT and text[0].isdigit() and not _after_name(parts):
-            append(" ")  # '. 1abc' as '.1abc' would read back as the number .1
         if kind == _NAME and index < last and text in _CONTEXT_QUOTED:
             text = _quote_in_context(text, kinds[index + 1], texts[index + 1])
         append(text)
@@ -772,9 +780,17 @@ def _render(texts: list[str], kinds: list[int]) -> str:
     return "".join(parts)
 
 
-def _after_name(parts: list[str]) -> bool:
-    """Tell whether the '.' that ends ``parts`` follows a name (so ``t.1abc`` is qualified)."""
-    return len(parts) >= 2 and _NAME_END_RE.match(parts[-2][-1]) is not None
+def _would_merge(parts: list[str], text: str, previous: int) -> bool:
+    """Tell whether ``text`` written right after a unary operator or a '.' would read back as
+    another token: '- -' as '--' (a comment), '. .' as '..', '. 1abc' as the number .1 (unless
+    the '.' follows a name: ``t.1abc`` is a qualified name)."""
+    if text[0] == parts[-1][-1] and text[0] in "-.":
+        return True
+    return (
+        previous == _DOT
+        and text[0].isdigit()
+        and not (len(parts) >= 2 and _NAME_END_RE.match(parts[-2][-1]) is not None)
+    )
 
 
 def _quote_in_context(name: str, next_kind: int, next_text: str) -> str:
