@@ -22,7 +22,7 @@ from quanta.analysis.aggregate import (
     digest_buckets,
     digest_events,
 )
-from quanta.analysis.fingerprint import query_id
+from quanta.analysis.fingerprint import fingerprint, query_id
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import read_slow_log
@@ -187,8 +187,9 @@ def as_events(data: bytes) -> dict[str, int]:
     return counts(digest_events(list(read_slow_log(io.BytesIO(data))), Fingerprinter()))
 
 
-# Statements a slow log holds whole (a ';' or an open comment would end or swallow one).
-LOGGABLE = STATEMENTS.filter(lambda sql: ";" not in sql and "/*" not in sql and sql.strip())
+# Statements a slow log holds whole (a ';' or an open comment would end or swallow one), and
+# with a fingerprint (the API refuses an empty one: an entry that is only a comment or 'ASC').
+LOGGABLE = STATEMENTS.filter(lambda sql: ";" not in sql and "/*" not in sql and fingerprint(sql))
 
 
 @settings(max_examples=200, deadline=None)
