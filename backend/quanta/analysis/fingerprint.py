@@ -377,6 +377,8 @@ def fingerprint(sql: str) -> str:
         'select a, b from t where id in(?+) order by a limit ?'
         >>> fingerprint("SELECT `a` , `b` FROM `t` WHERE `id` IN (...) ORDER BY `a` LIMIT ?, ...")
         'select a, b from t where id in(?+) order by a limit ?'
+        >>> fingerprint("SELECT `order` FROM `shop-prod`.`orders` WHERE `id` = 5")
+        'select `order` from `shop-prod`.orders where id=?'
     """
     special = _whole_statement_form(sql)
     if special is not None:
