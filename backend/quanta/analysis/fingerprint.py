@@ -763,13 +763,13 @@ def _render(texts: list[str], kinds: list[int]) -> str:
     parts: list[str] = []
     append = parts.append
     spacing = _SPACING
-    previous = _OPEN  # no space before the first token
+    previous = _OPEN  # any kind: the first token has no space before it
     last = len(texts) - 1
     for index in range(len(texts)):
         kind = kinds[index]
         space = spacing[previous][kind]
         text = texts[index]
-        if (
+        if index and (
             space
             or (space is None and _space_before_paren(texts, kinds, index))
             or (previous in (_UNARY, _DOT) and _would_merge(parts, text, previous))
