@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from quanta.analysis.aggregate import (
@@ -18,13 +20,16 @@ from quanta.analysis.aggregate import (
     FoldedBatch,
     MinuteFolder,
     digest_buckets,
+    digest_events,
 )
+from quanta.analysis.fingerprint import fingerprint, query_id
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import read_slow_log
 from quanta.ingest.schemas import IngestBatchIn
 from quanta_agent.aggregates import aggregates, extended_metrics
 from quanta_agent.policy import ExamplePolicy
+from tests.analysis.test_quoted_names import STATEMENTS, statement_cases
 
 DATA = Path(__file__).parents[1] / "analysis" / "data" / "slowlogs"
 LOG = "".join(
@@ -149,3 +154,59 @@ def test_flags_count_one_and_wrapped_counters_are_left_out() -> None:
         )
     )
     assert extended_metrics(event, MAX_COUNTER) == {"tmp_tables": 2, "full_scan": 1}
+
+
+# -- one query id whichever way a statement arrives (issue 24) ----------------------------------
+
+
+def slow_log(statements: list[str]) -> bytes:
+    return "".join(
+        f"# Time: 2024-03-01T12:00:{n % 60:02d}.000000Z\n"
+        "# User@Host: app[app] @ web1 [10.0.0.1]  Id: 7\n"
+        "# Query_time: 0.100000  Lock_time: 0.000010 Rows_sent: 1  Rows_examined: 1\n"
+        f"{sql};\n"
+        for n, sql in enumerate(statements)
+    ).encode()
+
+
+def counts(digest: BatchDigest) -> dict[str, int]:
+    """query_id -> events counted."""
+    by_id: dict[str, int] = {}
+    for key, metrics in digest.buckets.items():
+        by_id[key.query_id] = by_id.get(key.query_id, 0) + metrics.count
+    return by_id
+
+
+def through_the_agent(data: bytes, policy: ExamplePolicy) -> dict[str, int]:
+    """The log folded by the agent, shipped, and classified again by the server."""
+    return counts(received(body_of(folded(data), policy)))
+
+
+def as_events(data: bytes) -> dict[str, int]:
+    """The same log shipped as raw events."""
+    return counts(digest_events(list(read_slow_log(io.BytesIO(data))), Fingerprinter()))
+
+
+# Statements a slow log holds whole (a ';' or an open comment would end or swallow one), and
+# with a fingerprint (the API refuses an empty one: an entry that is only a comment or 'ASC').
+LOGGABLE = STATEMENTS.filter(lambda sql: ";" not in sql and "/*" not in sql and fingerprint(sql))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(LOGGABLE, min_size=1, max_size=8), st.sampled_from(list(ExamplePolicy)))
+@example(
+    ["SELECT * FROM `shop-prod`.`orders` WHERE id = 5", "SELECT `a b` FROM t1"],
+    ExamplePolicy.MASKED,
+)
+def test_query_ids_survive_the_agents_buckets_and_the_server(
+    statements: list[str], policy: ExamplePolicy
+) -> None:
+    data = slow_log(statements)
+    assert through_the_agent(data, policy) == as_events(data)
+
+
+@pytest.mark.parametrize("case", statement_cases(), ids=lambda case: f"line{case.line}")
+def test_each_quoted_name_case_keeps_its_query_id_through_the_agent(case: Any) -> None:
+    data = slow_log([case.sql])
+    expected = {query_id(case.expected): 1}
+    assert through_the_agent(data, ExamplePolicy.MASKED) == as_events(data) == expected

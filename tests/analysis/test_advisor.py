@@ -94,6 +94,7 @@ def test_advice(case: Case) -> None:
     [
         ("select * from t where a in(?+)", "select * from t where a IN (?, ?)"),
         ("insert into t (a, b) values(?+)", "insert into t (a, b) VALUES (?)"),
+        ("insert into t (a, b) value(?+)", "insert into t (a, b) VALUES (?)"),
         ("select ?, ... from t", "select ?, ? from t"),
         ("SELECT `a` FROM `t` WHERE `a` IN (...)", "SELECT `a` FROM `t` WHERE `a` IN (?, ?)"),
     ],

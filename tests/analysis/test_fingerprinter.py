@@ -14,6 +14,7 @@ from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.fingerprinter import Fingerprinter, literal_mask
 from quanta.analysis.grouping import parse_rules
 from tests.analysis.test_fingerprint import CASES
+from tests.analysis.test_quoted_names import CASES as QUOTED_NAME_CASES
 from tests.fixtures.servers import service_unavailable
 
 
@@ -28,7 +29,7 @@ def test_same_answer_as_fingerprint(case: object) -> None:
 
 def test_statements_sharing_a_key_share_a_fingerprint() -> None:
     by_key: dict[str, set[str]] = defaultdict(set)
-    for case in CASES:
+    for case in [*CASES, *QUOTED_NAME_CASES]:
         by_key[literal_mask(case.sql)].add(fingerprint(case.sql))
     assert {key: fps for key, fps in by_key.items() if len(fps) > 1} == {}
 
@@ -71,6 +72,9 @@ LITERALS = st.sampled_from(
         "NULL", "TRUE", "?", "@v", "a", "`q`", "1abc", "1.2.3", "1..3", "'unterminated",
         "/* c */", "/*x*/", "/*+ NO_ICP(t) */", "/*!50000 1 */", "/*M! 2 */", "/*db.t:1/2*/",
         "'/*db.t:1/2*/'", "/* 'q */", "/* unterminated", "-- c\n", "# c\n",
+        # Quoted names whose backticks a fingerprint keeps (issue 24), and 1e5abc (1e5 abc).
+        "`a b`", "`shop-prod`", "`null`", "`select`", "`1e5abc`", "1e5abc", "1.5abc", "`a``b`",
+        "`value`", "`mid`", "`offset`", "`?`", "`it's`", "`a/*b`", "`--`",
     ]
 )  # fmt: skip
 
@@ -155,8 +159,8 @@ def c_masker() -> Callable[[str], str | None]:
 def test_c_masker_gives_the_regex_key_on_every_fingerprint_case(
     c_masker: Callable[[str], str | None],
 ) -> None:
-    ascii_cases = [case.sql for case in CASES if case.sql.isascii()]
-    assert len(ascii_cases) > 300
+    ascii_cases = [case.sql for case in [*CASES, *QUOTED_NAME_CASES] if case.sql.isascii()]
+    assert len(ascii_cases) > 350
     for sql in ascii_cases:
         assert c_masker(sql) == fingerprinter_module._literal_mask_python(sql), sql
 

@@ -25,7 +25,9 @@ from pymysql.connections import Connection
 from pymysql.cursors import Cursor
 
 from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.slowlog import SlowLogEvent, parse_slow_log
+from tests.analysis.test_quoted_names import statement_cases
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, started_mariadb
 
 services = pytest.mark.services
@@ -484,6 +486,9 @@ SHAPES: tuple[str, ...] = (
     "SELECT * FROM users WHERE id = 1;",
 )
 
+# Statements with quoted names (issue 24), and the fingerprint each must get on every path.
+QUOTED_CASES = statement_cases()
+
 # Where the slow log does not hold the text that was sent.
 SLOW_LOG_TEXT = {
     # MariaDB turns a versioned comment newer than itself into a plain one in what it logs.
@@ -626,11 +631,23 @@ def observe(server: MariaDBServer, statements: Sequence[str], database: str) -> 
 
 
 @pytest.fixture(scope="module")
-def observed() -> Iterator[list[Observed]]:
-    """SHAPES as both sources of a MariaDB of this module's own recorded them."""
+def own_server() -> Iterator[MariaDBServer]:
+    """A MariaDB of this module's own, with SETUP run."""
     with started_mariadb(HISTORY_ARGS) as own:
         run_statements(own.server, SETUP, "test")
-        yield observe(own.server, SHAPES, "app")
+        yield own.server
+
+
+@pytest.fixture(scope="module")
+def observed(own_server: MariaDBServer) -> list[Observed]:
+    """SHAPES as both sources of the module's MariaDB recorded them."""
+    return observe(own_server, SHAPES, "app")
+
+
+@pytest.fixture(scope="module")
+def quoted_observed(own_server: MariaDBServer) -> list[Observed]:
+    """The statements of quoted_names.txt as both sources recorded them."""
+    return observe(own_server, [case.sql for case in QUOTED_CASES], "app")
 
 
 @pytest.fixture(scope="module")
@@ -666,6 +683,34 @@ def test_one_query_id_per_statement(observed: list[Observed]) -> None:
         if o.sent not in DIFFERENT_STATEMENTS
     }
     assert {sent: pair for sent, pair in ids.items() if pair[0] != pair[1]} == {}
+
+
+def query_ids_by_path(o: Observed) -> dict[str, str]:
+    """The query_id a statement gets on each path to the server."""
+    agent = Fingerprinter()
+    return {
+        "slow-log events": query_id(fingerprint(o.slow_text)),
+        "agent buckets": agent(fingerprint(o.slow_text))[1],  # the server fingerprints again
+        "performance_schema": query_id(fingerprint(o.digest_text or "")),
+    }
+
+
+@services
+def test_quoted_names_get_one_query_id_on_every_path(quoted_observed: list[Observed]) -> None:
+    assert len(quoted_observed) == len(QUOTED_CASES) >= 35
+    wrong = {
+        o.sent: (o.digest_text, ids)
+        for o, case in zip(quoted_observed, QUOTED_CASES, strict=True)
+        if set((ids := query_ids_by_path(o)).values()) != {query_id(case.expected)}
+    }
+    assert wrong == {}
+
+
+@services
+def test_every_statement_keeps_its_query_id_on_the_agent_path(observed: list[Observed]) -> None:
+    compared = [o for o in observed if o.sent not in DIFFERENT_STATEMENTS]
+    split = {o.sent: ids for o in compared if len(set((ids := query_ids_by_path(o)).values())) > 1}
+    assert split == {}
 
 
 @services

@@ -22,7 +22,21 @@ Normalisation, one token at a time (a single ``re.findall`` pass, then one loop)
   only literals; later rows of a multi-row VALUES are dropped whatever they hold, as
   pt-query-digest does.
 * ``LIMIT n``, ``LIMIT a, b`` and ``LIMIT b OFFSET a`` become ``limit ?``.
-* Lower case; backticks removed; identifiers keep their digits (``t1.id``, ``users_2009``).
+* Lower case; identifiers keep their digits (``t1.id``, ``users_2009``); ``1e5abc`` is the
+  number ``1e5`` and the alias ``abc``, as the server reads it (``1abc`` is a name).
+* Backticks go where a name reads the same without them, and stay where it would not, so that
+  a fingerprint is its own fingerprint (the agent ships fingerprints and the server
+  fingerprints them again) and names the server keeps apart stay apart: a quoted name stays
+  quoted when it is not made of letters, digits, ``_`` and ``$`` (```shop-prod```, ```a b```,
+  ```db.t1``` unlike ``db.t1``, ```a``b``` with its inner backtick doubled, as DIGEST_TEXT
+  writes it), when bare it would be a number (```123```, ```1e5```, ```0x1f```, ```1e5abc```),
+  when it is a reserved word of MySQL 8.0 or MariaDB 10.11 (```left``` the alias is not
+  ``LEFT`` the join) or a word this function rewrites (```null```, ```asc```, ```schema```,
+  ```fields```), and, before ``(``, a ``+``/``-`` or a literal only, when it is a keyword
+  that would steer a rule there (```mid`(a)`` is a stored function, ``mid(a)`` is
+  ``substring``). Any other quoted name is written bare: ```orders``` and ``orders``, or
+  ```value``` and ``value`` (a non-reserved keyword naming the same column), are one query.
+  DIGEST_TEXT backticks every name and prints keywords bare, which gives the same result.
 * ``ASC`` is dropped (it is the default); ``!=`` becomes ``<>``; keyword synonyms the server
   prints differently in DIGEST_TEXT are unified (``DISTINCTROW`` -> ``distinct``,
   ``SQL_TSI_DAY`` -> ``day``, ``CHARACTER`` -> ``char``, ``SCHEMA`` -> ``database``,
@@ -30,9 +44,11 @@ Normalisation, one token at a time (a single ``re.findall`` pass, then one loop)
   prints the keyword then too.
 * Whole-statement forms, as pt-query-digest: ``call db.proc(...)`` -> ``call db.proc``,
   ``use db`` -> ``use ?``, ``administrator command: Quit`` is kept verbatim, a mysqldump
-  ``SELECT /*!40001 SQL_NO_CACHE */ * FROM `t``` is ``mysqldump``, a percona-toolkit
-  checksum query is ``percona-toolkit``; a UNION of one repeated SELECT is written
-  ``select ... /*repeat union all*/``.
+  ``SELECT /*!40001 SQL_NO_CACHE */ * FROM `t``` is ``mysqldump`` (and so is its DIGEST_TEXT
+  ``SELECT SQL_NO_CACHE * FROM `t```, which cannot be told from an application's
+  ``SELECT SQL_NO_CACHE * FROM t``: that one is ``mysqldump`` too, on every path), a
+  percona-toolkit checksum query is ``percona-toolkit``; a UNION of one repeated SELECT is
+  written ``select ... /*repeat union all*/`` (unless a name is in backticks).
 
 Output spacing (the only spacing there is, so ``id=1`` and ``id = 1`` are one query):
 
@@ -62,7 +78,11 @@ Known differences between the two sources that no fingerprint can bridge: the sl
 what ``EXECUTE stmt USING ...`` ran, with its values, where the digest is of the EXECUTE; a
 statement with a syntax error has no DIGEST_TEXT; a bare column named ``system_user`` reads
 as the keyword ``USER`` here (the digest prints ``USER`` as ``SYSTEM_USER``); ``0XFF`` (an
-upper-case ``X``) is read as a hex literal although the server takes it for a name.
+upper-case ``X``) is read as a hex literal although the server takes it for a name; a
+percona-toolkit checksum query is recognised by its ``/*db.tbl:1/5*/`` comment, which
+DIGEST_TEXT does not keep, so performance_schema gives it the fingerprint of its text (taking
+the text alone for a checksum query would merge ordinary statements); mysqldump with
+``--where`` is ``mysqldump`` in the slow log (its prefix) but has a WHERE in DIGEST_TEXT.
 
 A fingerprint is its own fingerprint. Where pt-query-digest (3.x) groups differently: it keeps
 whatever spacing, backticks, ``!=`` and keyword spelling the client sent, reads ``'a''b'`` as
@@ -84,7 +104,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["fingerprint", "query_id"]
+__all__ = ["fingerprint", "query_id", "quote_name"]
 
 # One alternative per token class, the most frequent first; possessive quantifiers because a
 # token never needs to give characters back. The leading \s*+ skips whitespace inside the one
@@ -97,7 +117,8 @@ _TOKEN_RE = re.compile(
     | \(_charset\) | \(unknown\)            # DIGEST_TEXT's introducer and MariaDB's x'..'
     | [(),=]
     | '[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+'?                        # string
-    | \d++(?:\.\d*+)?+(?:e[+-]?\d++)?+(?![\w$]) | \d[\w$]*+         # number, or a name like 1abc
+    | \d++(?:e[+-]?\d++|(?![\w$])(?:\.\d*+)?+(?:e[+-]?\d++)?+)     # number (1e5abc: 1e5, abc)
+    | \d[\w$]*+                                                  # or a name like 1abc
     | `[^`]*+(?:``[^`]*+)*+`?                                     # quoted identifier
     | "[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+"?                        # string (default sql_mode)
     | (?<![\w$`])\.\d++(?:e[+-]?\d++)?+ | \.(?:\.\.)?+           # .5 (not t1.2x); . and ...
@@ -109,11 +130,15 @@ _TOKEN_RE = re.compile(
     )""",
     re.VERBOSE | re.DOTALL,
 )
+_PLAIN_NAME_RE = re.compile(r"[a-z_$][a-z0-9_$]*")
+_BARE_NAME_RE = re.compile(r"[\w$]+")
+_NAME_END_RE = re.compile(r"[\w$`]")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?|0x[0-9a-f]+|0b[01]+")
 # A percona-toolkit checksum query carries this comment; its fingerprint is "percona-toolkit".
 PT_CHECKSUM_RE = re.compile(r"/\*\w+\.\w+:[0-9]/[0-9]\*/")
 _UNION_RE = re.compile(r"\b(select\s.*?)(?:(\sunion(?:\sall)?)\s\1)+")
 _MYSQLDUMP_PREFIX = "SELECT /*!40001 SQL_NO_CACHE */ * FROM `"
+_MYSQLDUMP_TOKENS = ["select", "sql_no_cache", "*", "from"]
 _ADMIN_PREFIX = "administrator command: "
 _WHOLE_STATEMENT_FINGERPRINTS = frozenset(("mysqldump", "percona-toolkit"))
 
@@ -133,6 +158,7 @@ _AT = 11
 _SEMI = 12
 _FUSED = 13  # 'in(?+)', 'values(?+)'
 _MARK = 14  # the '...' that ends a DIGEST_TEXT cut short: always after a space
+_MYSQLDUMP_KINDS = [_WORD, _WORD, _OP, _WORD]
 
 # What a parenthesised list may hold to collapse into IN (?+) / VALUES (?+): literals, and
 # rows of literals for "(a, b) IN ((1, 2), (3, 4))".
@@ -250,6 +276,71 @@ _CLAUSE_WORDS = frozenset(
 _TABLE_CONTEXT_WORDS = frozenset(("into", "table", "references", "exists"))
 _FUSE_WORDS = frozenset(("in", "values", "value"))
 _COMMENT_STARTS = ("/*", "#", "--", "*/")
+# The reserved words of MySQL 8.0 and MariaDB 10.11 (MariaDB's information_schema.KEYWORDS, each
+# tried as a column name): bare, such a word is always the keyword, never a name.
+_RESERVED_WORDS = frozenset(
+    (
+        "accessible", "add", "all", "alter", "analyze", "and", "as", "asc", "asensitive",
+        "before", "between", "bigint", "binary", "blob", "both", "by", "call", "cascade",
+        "case", "change", "char", "character", "check", "collate", "column", "condition",
+        "constraint", "continue", "convert", "create", "cross", "cube", "cume_dist",
+        "current_date", "current_role", "current_time", "current_timestamp", "current_user",
+        "cursor", "database", "databases", "day_hour", "day_microsecond", "day_minute",
+        "day_second", "dec", "decimal", "declare", "default", "delayed", "delete",
+        "delete_domain_id", "dense_rank", "desc", "describe", "deterministic", "distinct",
+        "distinctrow", "div", "do_domain_ids", "double", "drop", "dual", "each", "else",
+        "elseif", "empty", "enclosed", "escaped", "except", "exists", "exit", "explain",
+        "false", "fetch", "first_value", "float", "float4", "float8", "for", "force",
+        "foreign", "from", "fulltext", "function", "generated", "get", "grant", "group",
+        "grouping", "groups", "having", "high_priority", "hour_microsecond", "hour_minute",
+        "hour_second", "if", "ignore", "ignore_domain_ids", "in", "index", "infile", "inner",
+        "inout", "insensitive", "insert", "int", "int1", "int2", "int3", "int4", "int8",
+        "integer", "intersect", "interval", "into", "io_after_gtids", "io_before_gtids", "is",
+        "iterate", "join", "json_table", "key", "keys", "kill", "lag", "last_value",
+        "lateral", "lead", "leading", "leave", "left", "like", "limit", "linear", "lines",
+        "load", "localtime", "localtimestamp", "lock", "long", "longblob", "longtext", "loop",
+        "low_priority", "master_bind", "master_demote_to_replica", "master_demote_to_slave",
+        "master_ssl_verify_server_cert", "match", "maxvalue", "mediumblob", "mediumint",
+        "mediumtext", "middleint", "minute_microsecond", "minute_second", "mod", "modifies",
+        "natural", "no_write_to_binlog", "not", "nth_value", "ntile", "null", "numeric", "of",
+        "offset", "on", "optimize", "optimizer_costs", "option", "optionally", "or", "order",
+        "out", "outer", "outfile", "over", "page_checksum", "parse_vcol_expr", "partition",
+        "percent_rank", "portion", "precision", "primary", "procedure", "purge", "range",
+        "rank", "read", "read_write", "reads", "real", "recursive", "ref_system_id",
+        "references", "regexp", "release", "rename", "repeat", "replace", "require",
+        "resignal", "restrict", "return", "returning", "revoke", "right", "rlike", "row",
+        "row_number", "rows", "schema", "schemas", "second_microsecond", "select",
+        "sensitive", "separator", "set", "show", "signal", "smallint", "spatial", "specific",
+        "sql", "sql_big_result", "sql_calc_found_rows", "sql_small_result", "sqlexception",
+        "sqlstate", "sqlwarning", "ssl", "starting", "stats_auto_recalc", "stats_persistent",
+        "stats_sample_pages", "stored", "straight_join", "system", "table", "terminated",
+        "then", "tinyblob", "tinyint", "tinytext", "to", "trailing", "trigger", "true",
+        "undo", "union", "unique", "unlock", "unsigned", "update", "usage", "use", "using",
+        "utc_date", "utc_time", "utc_timestamp", "values", "varbinary", "varchar",
+        "varcharacter", "varying", "virtual", "when", "where", "while", "window", "with",
+        "write", "xor", "year_month", "zerofill",
+    )
+)  # fmt: skip
+# Quoted names that stay quoted wherever they stand: reserved words (so `left` the alias and
+# LEFT the join never merge, and a fingerprint stays SQL), and the words the fingerprint rewrites
+# or that steer its rules whatever follows them. Their bare form cannot name the same thing.
+_ALWAYS_QUOTED = _RESERVED_WORDS | frozenset(
+    (*_KEYWORD_ALIASES, "null", "true", "false", "asc", "is", "not", "limit", "call", "use",
+     *_TABLE_CONTEXT_WORDS)
+)  # fmt: skip
+# Quoted names that stay quoted only before '(', a '+'/'-' or a literal, where the bare word
+# would change the fingerprint (a clause keyword's spacing, a function synonym, a sign, an
+# introducer, OFFSET); elsewhere they read back as themselves, and `value` and value (a
+# non-reserved keyword naming the same column) keep one fingerprint.
+_CONTEXT_QUOTED = (
+    frozenset(
+        (
+            *_CLAUSE_WORDS, *_EXPRESSION_START_WORDS, *_FUSE_WORDS, *_FUNCTION_ALIASES,
+            *_INTRODUCERS, "offset",
+        )
+    )
+    - _ALWAYS_QUOTED
+)  # fmt: skip
 
 # Raw token classes, told apart by the first character.
 _C_WORD, _C_STRING, _C_NAME, _C_DIGIT, _C_OPEN, _C_CLOSE, _C_COMMA, _C_EQUALS = range(8)
@@ -286,6 +377,8 @@ def fingerprint(sql: str) -> str:
         'select a, b from t where id in(?+) order by a limit ?'
         >>> fingerprint("SELECT `a` , `b` FROM `t` WHERE `id` IN (...) ORDER BY `a` LIMIT ?, ...")
         'select a, b from t where id in(?+) order by a limit ?'
+        >>> fingerprint("SELECT `order` FROM `shop-prod`.`orders` WHERE `id` = 5")
+        'select `order` from `shop-prod`.orders where id=?'
     """
     special = _whole_statement_form(sql)
     if special is not None:
@@ -299,8 +392,10 @@ def fingerprint(sql: str) -> str:
             return _call_form(texts, kinds)
         if texts[0] == "use" and len(texts) == 2 and kinds[1] in (_WORD, _NAME):
             return "use ?"
+    if _is_mysqldump_select(texts, kinds):
+        return "mysqldump"
     text = _render(texts, kinds)
-    if "union" in text:
+    if "union" in text and "`" not in text:  # (the expression could reach into a name)
         text = _UNION_RE.sub(r"\1 /*repeat\2*/", text)
     return text
 
@@ -320,6 +415,21 @@ def query_id(fingerprint: str) -> str:
     """
     digest = hashlib.md5(fingerprint.encode("utf-8"), usedforsecurity=False)
     return digest.hexdigest()[:16].upper()
+
+
+def _is_mysqldump_select(texts: list[str], kinds: list[int]) -> bool:
+    """Tell whether the statement is ``select sql_no_cache * from <table>`` exactly.
+
+    That is mysqldump's ``SELECT /*!40001 SQL_NO_CACHE */ * FROM `t``` as DIGEST_TEXT prints it
+    (the executable comment's content, no comment): so performance_schema and agent buckets
+    give the ``mysqldump`` class the slow log gives.
+    """
+    return (
+        len(texts) == 5
+        and texts[:4] == _MYSQLDUMP_TOKENS
+        and kinds[:4] == _MYSQLDUMP_KINDS
+        and kinds[4] in (_WORD, _NAME)
+    )
 
 
 def _whole_statement_form(sql: str) -> str | None:
@@ -394,7 +504,12 @@ def _normalise(tokens: list[str]) -> tuple[list[str], list[int]]:
                 add_text("?")
                 add_kind(_LIT)
         elif first == _C_NAME:
-            _push_name(texts, kinds, token.strip("`").replace("``", "`"))
+            name = token[1:-1]
+            if not (  # the common case, kept inline for speed: `orders`
+                token[-1] == "`" and _PLAIN_NAME_RE.fullmatch(name) and name not in _ALWAYS_QUOTED
+            ):
+                name = quote_name(_unquote(token))
+            _push_name(texts, kinds, name)
         elif first == _C_DOT and len(token) > 1:
             if token == "..." and i == count and not _continues_list(texts, kinds):
                 add_text(token)  # the mark of a DIGEST_TEXT cut short: kept, never a value
@@ -488,6 +603,8 @@ def _push_literal(texts: list[str], kinds: list[int], kind: int) -> None:
     if last == _AT and not (len(kinds) >= 2 and kinds[-2] == _AT):
         _push_name(texts, kinds, "?")  # MariaDB writes @var as @?
         return
+    if kind == _LIST and last == _WORD and texts[-1] == "limit":
+        kind = _LIT  # LIMIT ... is LIMIT ?, as LIMIT a, b is
     texts.append(_LIST_TEXT if kind == _LIST else "?")
     kinds.append(kind)
 
@@ -514,6 +631,48 @@ def _user_variable_before_comma(texts: list[str], kinds: list[int]) -> bool:
         and kinds[-3] == _AT
         and (len(kinds) < 4 or kinds[-4] != _AT)  # not @@?, a system variable
     )
+
+
+def _unquote(token: str) -> str:
+    """Return the name a backticked token stands for (an unclosed one runs to the end)."""
+    body = token[1:]
+    if (len(body) - len(body.rstrip("`"))) % 2:  # inner backticks are doubled: odd = closed
+        body = body[:-1]
+    return body.replace("``", "`")
+
+
+def quote_name(name: str) -> str:
+    """Return a quoted name (lower case, unquoted) as the fingerprint writes it.
+
+    Bare when bare it reads back as this one name, else in backticks with inner backticks
+    doubled; see the module docstring.
+
+    Example:
+        >>> quote_name("orders"), quote_name("shop-prod"), quote_name("null")
+        ('orders', '`shop-prod`', '`null`')
+    """
+    if _reads_back_as_name(name):
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _reads_back_as_name(name: str) -> bool:
+    """Tell whether ``name`` written bare is read by the fingerprint as this one name."""
+    if _PLAIN_NAME_RE.fullmatch(name):  # the common case, answered without the tokenizer
+        return name not in _ALWAYS_QUOTED
+    if not _BARE_NAME_RE.fullmatch(name):  # a blank, '-', '.', a quote, a backtick, empty
+        return False
+    match = _TOKEN_RE.match(name)
+    if match is None or match.end() != len(name):  # 1e5abc is 1e5 and abc
+        return False
+    first = _FIRST_CHAR.get(name[0])
+    if first is None:
+        return name[0].isalpha() and name not in _ALWAYS_QUOTED
+    if first == _C_WORD:
+        return name not in _ALWAYS_QUOTED
+    if first == _C_DIGIT:  # 1abc is a name; 123, 1e5 and 0x1f are numbers
+        return not (name.isdigit() or _NUMBER_RE.fullmatch(name))
+    return False
 
 
 def _push_name(texts: list[str], kinds: list[int], name: str) -> None:
@@ -601,20 +760,46 @@ def _call_form(texts: list[str], kinds: list[int]) -> str:
 
 def _render(texts: list[str], kinds: list[int]) -> str:
     """Join output tokens with the spacing rules of the module docstring."""
-    if not texts:
-        return ""
-    parts = [texts[0]]
+    parts: list[str] = []
     append = parts.append
     spacing = _SPACING
-    previous = kinds[0]
-    for index in range(1, len(texts)):
+    previous = _OPEN  # any kind: the first token has no space before it
+    last = len(texts) - 1
+    for index in range(len(texts)):
         kind = kinds[index]
         space = spacing[previous][kind]
-        if space or (space is None and _space_before_paren(texts, kinds, index)):
+        text = texts[index]
+        if index and (
+            space
+            or (space is None and _space_before_paren(texts, kinds, index))
+            or (previous in (_UNARY, _DOT) and _would_merge(parts, text, previous))
+        ):
             append(" ")
-        append(texts[index])
+        if kind == _NAME and index < last and text in _CONTEXT_QUOTED:
+            text = _quote_in_context(text, kinds[index + 1], texts[index + 1])
+        append(text)
         previous = kind
     return "".join(parts)
+
+
+def _would_merge(parts: list[str], text: str, previous: int) -> bool:
+    """Tell whether ``text`` written right after a unary operator or a '.' would read back as
+    another token: '- -' as '--' (a comment), '. .' as '..', '. 1abc' as the number .1 (unless
+    the '.' follows a name: ``t.1abc`` is a qualified name)."""
+    if text[0] == parts[-1][-1] and text[0] in "-.":
+        return True
+    return (
+        previous == _DOT
+        and text[0].isdigit()
+        and not (len(parts) >= 2 and _NAME_END_RE.match(parts[-2][-1]) is not None)
+    )
+
+
+def _quote_in_context(name: str, next_kind: int, next_text: str) -> str:
+    """Quote a name that is a keyword where, bare, the keyword would change the fingerprint."""
+    if next_kind in (_OPEN, _LIT, _LIST) or (next_kind == _OP and next_text in ("+", "-")):
+        return f"`{name}`"
+    return name
 
 
 def _space_before_paren(texts: list[str], kinds: list[int], index: int) -> bool:

@@ -8,9 +8,10 @@ it becomes, written ``PATTERN=REPLACEMENT`` on the command line and in settings:
     orders_[0-9]+=orders_N
     (shop|crm)_v[0-9]+=\\1_vN
 
-A rule sees one name at a time (``db.orders_17`` is two names). Keywords are names too as far
-as a rule is concerned, so a rule should be specific enough not to match one. Replacements
-may use ``\\1``-style group references.
+A rule sees one name at a time (``db.orders_17`` is two names), a quoted one without its
+backticks (``shard-[0-9]+=shard_N`` matches the fingerprint's ```shard-17```). Keywords are
+names too as far as a rule is concerned, so a rule should be specific enough not to match
+one. Replacements may use ``\\1``-style group references.
 
 Example:
     >>> rules = parse_rules(["orders_[0-9]+=orders_N"])
@@ -24,10 +25,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from quanta.analysis.fingerprint import quote_name
+
 __all__ = ["GroupingRule", "apply_rules", "parse_rule", "parse_rules"]
 
-# An unquoted name in a fingerprint: fingerprints hold no quotes, and '?' is never a name.
-_NAME_RE = re.compile(r"(?<![\w$?])[^\W\d][\w$]*")
+# A name in a fingerprint: one in backticks (a fingerprint keeps the quotes of a name that
+# needs them, see quanta.analysis.fingerprint), or a bare one ('?' is never a name).
+_NAME_RE = re.compile(r"`(?P<quoted>(?:[^`]|``)*)`|(?<![\w$?])[^\W\d][\w$]*")
 _REPLACEMENT_RE = re.compile(r"[\w$\\]+")
 
 
@@ -89,11 +93,12 @@ def apply_rules(fingerprint: str, rules: Sequence[GroupingRule]) -> str:
         return fingerprint
 
     def rewrite(match: re.Match[str]) -> str:
-        name = match.group()
+        quoted = match["quoted"]
+        name = match.group() if quoted is None else quoted.replace("``", "`")
         for rule in rules:
             new_name = rule.rewrite(name)
             if new_name is not None:
-                return new_name
-        return name
+                return new_name if quoted is None else quote_name(new_name)
+        return match.group()
 
     return _NAME_RE.sub(rewrite, fingerprint)

@@ -1,8 +1,9 @@
 """What a statement is and which tables it reads or writes, for the query catalog.
 
 Parsing is far slower than fingerprinting, so this runs once per new query class, never per
-event. A real statement (an example) parses best; a fingerprint (``in(?+)``) often does not,
-so the example is tried first and the fingerprint after.
+event. A real statement (an example) parses best, so the examples are tried first, then the
+fingerprint with its forms (``in(?+)``, ``values(?+)``, ``?, ...``) written back as SQL by the
+advisor's ``normalise_fingerprint``.
 
 Example:
     >>> describe_statement("select * from shop.orders o join customers c on c.id=o.cid")
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+
+from quanta.analysis.advisor.statement import normalise_fingerprint
 
 __all__ = ["MAX_PARSE_CHARS", "StatementInfo", "describe_statement"]
 
@@ -58,7 +61,8 @@ def describe_statement(fingerprint: str, *examples: str) -> StatementInfo:
     words = fingerprint.split(None, 1)
     word = words[0].lower() if words else ""
     statement_type = "".join(c for c in word if c.isalpha())[:_STATEMENT_TYPE_CHARS] or "other"
-    for text in (*examples, fingerprint):
+    # The fingerprint's own forms (in(?+), values(?+), ?, ...) are written back as SQL first.
+    for text in (*examples, normalise_fingerprint(fingerprint)):
         tables = _tables(text)
         if tables is not None:
             return StatementInfo(statement_type, tables)

@@ -1,7 +1,8 @@
 """From one SQL statement (a real example or a fingerprint) to the table accesses it makes.
 
 Parsing is sqlglot's (MySQL dialect). Fingerprint forms are first turned back into SQL:
-``in(?+)`` -> ``IN (?, ?)``, ``values(?+)`` -> ``VALUES (?)``, ``?, ...`` -> ``?, ?``. Then
+``in(?+)`` -> ``IN (?, ?)``, ``values(?+)`` and ``value(?+)`` -> ``VALUES (?)``,
+``?, ...`` -> ``?, ?``. Then
 every table is resolved against the snapshot (the default database for unqualified names),
 sqlglot's ``qualify`` resolves aliases and unqualified columns, and each SELECT scope
 (subqueries, derived tables, CTEs and UNION members included) is read for the conditions,
@@ -40,7 +41,7 @@ DIALECT = "mysql"
 # Fingerprint forms and the SQL that parses in their place.
 _FINGERPRINT_FORMS = (
     (re.compile(r"\bin\s*\(\?\+\)", re.IGNORECASE), "IN (?, ?)"),
-    (re.compile(r"\bvalues\s*\(\?\+\)", re.IGNORECASE), "VALUES (?)"),
+    (re.compile(r"\bvalues?\s*\(\?\+\)", re.IGNORECASE), "VALUES (?)"),  # VALUE is VALUES
     (re.compile(r"\?, \.\.\."), "?, ?"),
     (re.compile(r"\(\.\.\.\)"), "(?, ?)"),
     (re.compile(r"@\?"), "@v"),
@@ -76,7 +77,8 @@ def normalise_fingerprint(sql: str) -> str:
         sql: A real statement or a fingerprint (see :mod:`quanta.analysis.fingerprint`).
 
     Returns:
-        The statement with ``in(?+)``, ``values(?+)`` and ``?, ...`` written out.
+        The statement with ``in(?+)``, ``values(?+)`` (``value(?+)``) and ``?, ...`` written
+        out.
 
     Example:
         >>> normalise_fingerprint("select * from t where a in(?+) limit ?")
