@@ -64,6 +64,9 @@ _ROLE_RE = re.compile(
 )
 _WITH_GRANT_OPTION_RE = re.compile(r"\bWITH\b(?:\s+\w+\s+\d+)*\s+GRANT\s+OPTION\b", re.IGNORECASE)
 _ADMIN_OPTION_RE = re.compile(r"\bWITH\s+ADMIN\s+OPTION\b", re.IGNORECASE)
+# Lines that grant nothing: partial revokes (MySQL 8) and MariaDB's default role (the role's
+# own GRANT line is there too).
+_GRANTS_NOTHING_RE = re.compile(r"\s*(?:REVOKE\b|SET\s+DEFAULT\s+ROLE\b)", re.IGNORECASE)
 _COLUMNS_RE = re.compile(r"\([^)]*\)")
 _SPACES_RE = re.compile(r"\s+")
 
@@ -97,7 +100,7 @@ def parse_grant(line: str) -> Grant | None:
         Grant(privileges=('SELECT', 'INSERT'), level='`shop`.`t`', grant_option=False, roles=())
     """
     text = line.strip().rstrip(";")
-    if re.match(r"\s*REVOKE\b", text, re.IGNORECASE):
+    if _GRANTS_NOTHING_RE.match(text):
         return None
     match = _GRANT_RE.match(text)
     if match:
@@ -118,9 +121,10 @@ def parse_grant(line: str) -> Grant | None:
 
 def granted(lines: Iterable[str]) -> list[str]:
     """Every privilege the lines grant, as ``PRIVILEGE ON level`` (roles as ``role r``),
-    in the order given: what the instance page lists."""
+    in the order given: what the instance page lists. A line that cannot be parsed is
+    left out here (:func:`excess_privileges` reports it)."""
     shown: list[str] = []
-    for grant in filter(None, (parse_grant(line) for line in lines)):
+    for grant in filter(None, map(_parsed_or_none, lines)):
         shown += [f"role {role}" for role in grant.roles]
         shown += [f"{name} ON {grant.level}" for name in grant.privileges if name != "USAGE"]
         if grant.grant_option:
@@ -149,6 +153,13 @@ def excess_privileges(lines: Iterable[str]) -> list[str]:
         if grant.grant_option:
             excess.add(f"GRANT OPTION ON {grant.level or ', '.join(grant.roles)}")
     return sorted(excess)
+
+
+def _parsed_or_none(line: str) -> Grant | None:
+    try:
+        return parse_grant(line)
+    except ValueError:
+        return None
 
 
 def _privilege_names(text: str) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 
 from quanta.deps import (
     AUTH_RESPONSES,
@@ -88,11 +88,16 @@ def create_instance(
 def update_instance(
     instance_id: int,
     body: InstanceUpdate,
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
     _principal: AdminPrincipal,
 ) -> InstanceOut:
-    """Change the fields sent; `"dsn": null` removes the connection."""
+    """Change the fields sent; `"dsn": null` removes the connection.
+
+    The audit entry names the fields changed (never a DSN's value) and the override's value.
+    """
+    request.state.audit_detail = service.audit_detail(body)
     try:
         return service.update_instance(
             session=session, settings=settings, instance_id=instance_id, data=body
