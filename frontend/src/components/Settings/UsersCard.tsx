@@ -49,6 +49,7 @@ function UserForm() {
         Role
         <select value={role} onChange={(event) => setRole(event.target.value)}>
           <option value="viewer">viewer (read)</option>
+          <option value="operator">operator (read, request EXPLAIN/profiles/suggestions)</option>
           <option value="admin">admin</option>
         </select>
       </label>
