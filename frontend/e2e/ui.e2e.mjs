@@ -689,6 +689,20 @@ test('an admin adds a viewer, who sees no admin actions', async (t) => {
     assert.equal(await page.getByRole('button', { name: 'Test connection' }).count(), 0);
     assert.equal(await page.getByTestId('channels').count(), 0);
     assert.equal(await page.getByTestId('tokens').count(), 0);
+
+    // A viewer reads runs but cannot request one (the diagnose scope).
+    await page.goto(new URL('/', baseUrl).href);
+    await waitForTable();
+    await page.getByTestId('query-link').first().click();
+    await page.getByTestId('tab-profile').click();
+    await page.getByTestId('profile-not-collected').waitFor();
+    await page.getByTestId('request-needs-diagnose').waitFor();
+    assert.equal(await page.getByTestId('request-collection').count(), 0);
+    await page.getByTestId('tab-explain').click();
+    await page.getByTestId('explain').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Collect again' }).count(), 0);
+    await screenshot('viewer-cannot-request');
+    await openSettings(); // where the next test expects the session to be
   });
 });
 
