@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quanta.analysis.grants import excess_privileges
 from quanta_agent.config import InstanceSettings, load_settings
 from quanta_agent.mysql import Flavor, MonitorConnection, MonitorError
 
@@ -181,7 +182,31 @@ def _privileges(conn: MonitorConnection, target: CheckTarget) -> list[Finding]:
                 f"GRANT SELECT ON performance_schema.* TO {account};",
             )
         )
-    return findings
+    return findings + _broad_privileges(conn, target, account)
+
+
+def _broad_privileges(conn: MonitorConnection, target: CheckTarget, account: str) -> list[Finding]:
+    """Privileges beyond SELECT, PROCESS, SHOW VIEW, REPLICATION CLIENT (and RELOAD where the
+    agent rotates the slow log), from SHOW GRANTS: the same rule the server's diagnostics
+    enforce (quanta.analysis.grants)."""
+    lines = [str(next(iter(row.values()))) for row in conn.query("SHOW GRANTS FOR CURRENT_USER()")]
+    needed = {"RELOAD ON *.*"} if target.rotates_slow_log else set()
+    excess = [p for p in excess_privileges(lines) if p not in needed]
+    if not excess:
+        return []
+    monitor = (
+        "BINLOG MONITOR, SLAVE MONITOR" if conn.flavor is Flavor.MARIADB else "REPLICATION CLIENT"
+    )
+    reload = ", RELOAD" if target.rotates_slow_log else ""
+    return [
+        Finding(
+            f"{account} has privileges neither the agent nor Quanta needs ({', '.join(excess)}): "
+            "a statement from a log would run with them, and Quanta's diagnostics refuse "
+            "such an account unless an admin allows it.",
+            f"use an account with only these: REVOKE ALL PRIVILEGES, GRANT OPTION FROM "
+            f"{account}; GRANT SELECT, PROCESS, SHOW VIEW, {monitor}{reload} ON *.* TO {account};",
+        )
+    ]
 
 
 def _can_read_performance_schema(conn: MonitorConnection) -> bool:

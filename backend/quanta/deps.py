@@ -170,6 +170,8 @@ def _route_template(request: Request) -> str:
 ReadPrincipal = Annotated[Principal, Depends(require_scope("read"))]
 IngestPrincipal = Annotated[Principal, Depends(require_scope("ingest"))]
 AnnotatePrincipal = Annotated[Principal, Depends(require_scope("annotate"))]
+# Requesting EXPLAIN, profile and suggestion runs: each run is audited when it ends.
+DiagnosePrincipal = Annotated[Principal, Depends(require_scope("diagnose"))]
 # scope="function" as the session's: the audit entry is added right after the handler returns,
 # before the session commits, so the action and its entry commit together.
 AdminPrincipal = Annotated[Principal, Depends(require_scope("admin"), scope="function")]

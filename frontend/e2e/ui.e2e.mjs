@@ -596,10 +596,35 @@ test('settings: add an instance, test its connection, delete it', async (t) => {
     await report.waitFor();
     assert.match(await report.innerText(), /Connected as/);
     assert.ok((await report.getByTestId('capability').count()) > 0, 'capabilities are listed');
+    // The account's grants, and that it has nothing beyond what Quanta needs.
+    assert.match(await report.getByTestId('privileges').innerText(), /SELECT ON \*\.\*/);
+    assert.match(await report.getByTestId('privileges').innerText(), /Least privilege/);
+    assert.match(
+      await report.getByTestId('execution-target').innerText(),
+      /No execution target: EXPLAIN only/,
+    );
     await screenshot('settings-instance-tested');
     page.once('dialog', (dialog) => void dialog.accept());
     await row.getByRole('button', { name: 'Delete' }).click();
     await row.waitFor({ state: 'detached' });
+  });
+});
+
+test('settings: the execution target is shown and verified read-only', async (t) => {
+  await step(t, 'settings-target', async () => {
+    await openSettings();
+    const row = page.getByTestId('instance-row').filter({ hasText: 'mariadb-e2e' });
+    assert.match(
+      await row.getByTestId('instance-target').innerText(),
+      /mysql:\/\/quanta_exec:\*\*\*@/,
+      'the execution target is shown without its password',
+    );
+    await row.getByRole('button', { name: 'Test connection' }).click();
+    const target = page.getByTestId('execution-target');
+    await target.waitFor();
+    // Verified just now: only a verified target says whom it is read-only for.
+    assert.match(await target.innerText(), /read-only for quanta_exec@%: read_only=ON/);
+    await screenshot('settings-target');
   });
 });
 
@@ -728,6 +753,20 @@ test('an admin adds a viewer, who sees no admin actions', async (t) => {
     assert.equal(await page.getByRole('button', { name: 'Test connection' }).count(), 0);
     assert.equal(await page.getByTestId('channels').count(), 0);
     assert.equal(await page.getByTestId('tokens').count(), 0);
+
+    // A viewer reads runs but cannot request one (the diagnose scope).
+    await page.goto(new URL('/', baseUrl).href);
+    await waitForTable();
+    await page.getByTestId('query-link').first().click();
+    await page.getByTestId('tab-profile').click();
+    await page.getByTestId('profile-not-collected').waitFor();
+    await page.getByTestId('request-needs-diagnose').waitFor();
+    assert.equal(await page.getByTestId('request-collection').count(), 0);
+    await page.getByTestId('tab-explain').click();
+    await page.getByTestId('explain').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Collect again' }).count(), 0);
+    await screenshot('viewer-cannot-request');
+    await openSettings(); // where the next test expects the session to be
   });
 });
 

@@ -8,7 +8,7 @@ new ones are (quanta.analysis.redact). Downgrading cannot bring payloads back: t
 empty.
 
 Revision ID: b8d4f0e2c6a1
-Revises: f3a9c1d7e5b2
+Revises: a7c3e9d1b5f0
 Create Date: 2026-11-25 19:10:00
 """
 
@@ -20,7 +20,7 @@ from alembic import op
 from quanta.analysis.redact import TRIGGER_WORDS, redact
 
 revision: str = "b8d4f0e2c6a1"
-down_revision: str | None = "f3a9c1d7e5b2"
+down_revision: str | None = "a7c3e9d1b5f0"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -35,9 +35,21 @@ BAD_PERFORMANCE_SCHEMA = [
 _RUNTIME_FIX_RE = re.compile(r"Fix: ((?:SET GLOBAL|UPDATE|GRANT) .*;)$")
 
 
+# The README's monitoring account on MariaDB: nothing beyond what the agent and Quanta need.
+LEAST_GRANT = "GRANT SELECT, PROCESS, SHOW VIEW, BINLOG MONITOR, SLAVE MONITOR ON *.* TO {}"
+
+
 def dsn(server: MariaDBServer, user: str = "root", password: str = "") -> str:
     auth = f"{user}:{password}" if password else user
     return f"mysql://{auth}@{server.host}:{server.port}/"
+
+
+def least(server: MariaDBServer) -> str:
+    """The DSN of the README's least-privilege account on the server (created if needed)."""
+    with contextlib.closing(server.connect()) as conn, conn.cursor() as cursor:
+        cursor.execute("CREATE USER IF NOT EXISTS 'least'@'%' IDENTIFIED BY 'pw'")
+        cursor.execute(LEAST_GRANT.format("'least'@'%'"))
+    return dsn(server, "least", "pw")
 
 
 def check(*args: str) -> tuple[int, list[str]]:
@@ -56,7 +68,7 @@ def apply_fixes(server: MariaDBServer, lines: list[str]) -> int:
 
 @services
 def test_well_configured_server_is_all_well(mariadb_server: MariaDBServer) -> None:
-    code, lines = check("--dsn", dsn(mariadb_server))
+    code, lines = check("--dsn", least(mariadb_server))
     address = f"{mariadb_server.host}:{mariadb_server.port}"
     assert code == 0
     assert len(lines) == 1
@@ -65,9 +77,28 @@ def test_well_configured_server_is_all_well(mariadb_server: MariaDBServer) -> No
 
 
 @services
+def test_an_account_with_more_than_it_needs_is_flagged(mariadb_server: MariaDBServer) -> None:
+    code, lines = check("--dsn", dsn(mariadb_server))  # root
+    assert code == 1
+    assert lines[0].endswith(": 1 problem.")
+    problem, fix = lines[1].split(" Fix: ")
+    assert problem.startswith("  - 'root'@'")
+    assert "has privileges neither the agent nor Quanta needs (ALL PRIVILEGES ON *.*, " in problem
+    assert problem.endswith(
+        "a statement from a log would run with them, and Quanta's diagnostics refuse such an "
+        "account unless an admin allows it."
+    )
+    assert fix.startswith("use an account with only these: REVOKE ALL PRIVILEGES, GRANT OPTION")
+    assert fix.endswith(
+        "GRANT SELECT, PROCESS, SHOW VIEW, BINLOG MONITOR, SLAVE MONITOR ON *.* TO "
+        f"{problem.split()[1]};"
+    )
+
+
+@services
 def test_slow_log_and_performance_schema_off() -> None:
     with started_mariadb(BAD_SLOW_LOG_AND_NO_PERFORMANCE_SCHEMA) as own:
-        code, lines = check("--dsn", dsn(own.server))
+        code, lines = check("--dsn", least(own.server))
 
         assert code == 1
         assert lines[0].endswith(": 5 problems.")
@@ -83,7 +114,7 @@ def test_slow_log_and_performance_schema_off() -> None:
         assert lines[-1].startswith("Note: SET GLOBAL and UPDATE")
 
         assert apply_fixes(own.server, lines) == 4
-        code, lines = check("--dsn", dsn(own.server))
+        code, lines = check("--dsn", least(own.server))
         assert code == 1  # performance_schema needs a restart with the option
         assert lines[0].endswith(": 1 problem.")
         assert "performance_schema is off" in lines[1]
@@ -92,7 +123,7 @@ def test_slow_log_and_performance_schema_off() -> None:
 @services
 def test_performance_schema_consumers_instruments_and_digest_table() -> None:
     with started_mariadb(BAD_PERFORMANCE_SCHEMA) as own:
-        code, lines = check("--dsn", dsn(own.server))
+        code, lines = check("--dsn", least(own.server))
 
         assert code == 1
         assert lines[1:4] == [
@@ -110,7 +141,7 @@ def test_performance_schema_consumers_instruments_and_digest_table() -> None:
         ]
 
         assert apply_fixes(own.server, lines) == 2
-        code, lines = check("--dsn", dsn(own.server))
+        code, lines = check("--dsn", least(own.server))
         assert code == 1
         assert next(line.split(" Fix: ")[0] for line in lines[1:]).startswith(
             "  - The digest table is too small (5 rows, "

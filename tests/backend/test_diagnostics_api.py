@@ -89,7 +89,7 @@ def seeded(
     client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> TestClient:
     """db1 runs a SELECT (heaviest), an UPDATE and a multi-statement text; db1 has a DSN
-    that no server answers, profiling enabled."""
+    and an execution target that no server answers."""
     events = [
         *(event(SELECT_SQL.format(i), i, 2.0) for i in range(5)),
         *(event(UPDATE_SQL.format(i), i, 1.0) for i in range(3)),
@@ -98,8 +98,10 @@ def seeded(
     ingest_events(client, session_factory, settings, "db1", events, "b1")
     instance = next(i for i in client.get("/api/v1/instances").json() if i["name"] == "db1")
     dsn = f"mysql://quanta_ro:pw@127.0.0.1:{free_port()}/shop"
+    target = f"mysql://quanta_exec:pw@127.0.0.1:{free_port()}/shop"
     response = client.patch(
-        f"/api/v1/instances/{instance['id']}", json={"dsn": dsn, "profiling_enabled": True}
+        f"/api/v1/instances/{instance['id']}",
+        json={"dsn": dsn, "execution_target_dsn": target},
     )
     assert response.status_code == 200, response.text
     return client
@@ -230,17 +232,25 @@ def test_dml_is_explained_but_never_profiled(seeded: TestClient) -> None:
     assert get(seeded, "profile", UPDATE_SQL).json()["status"] == "refused"
 
 
-def test_profile_needs_profiling_enabled(seeded: TestClient) -> None:
+def test_profile_needs_an_execution_target(
+    seeded: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
     instance = seeded.get("/api/v1/instances").json()[0]
-    seeded.patch(f"/api/v1/instances/{instance['id']}", json={"profiling_enabled": False})
+    queued = post(seeded, "profile", SELECT_SQL).json()["id"]  # queued while it had one
+    seeded.patch(f"/api/v1/instances/{instance['id']}", json={"execution_target_dsn": None})
     response = post(seeded, "profile", SELECT_SQL)
     assert response.status_code == 409
     assert response.json()["detail"] == (
-        "Profiling is not enabled on instance 'db1': a profile executes the example SELECTs "
-        f"there. An admin enables it with PATCH /api/v1/instances/{instance['id']} "
-        '{"profiling_enabled": true}.'
+        "A profile executes the example, and nothing is executed on the monitored server: "
+        "instance 'db1' has no execution target. An admin sets a read-only replica or sandbox "
+        f"with PATCH /api/v1/instances/{instance['id']} "
+        '{"execution_target_dsn": "mysql://quanta_exec:PASSWORD@replica:3306/"}.'
     )
-    assert post(seeded, "profile", SELECT_SQL, instance="db1").status_code == 409
+    # The run queued before the target was removed is refused when the worker takes it.
+    with session_scope(session_factory) as session:
+        run = service.execute_profile(session=session, settings=settings, run_id=queued)
+        assert run is not None
+        assert (run.status, run.error) == ("refused", response.json()["detail"])
 
 
 def test_an_instance_without_dsn_cannot_be_reached(seeded: TestClient) -> None:
@@ -305,7 +315,7 @@ def test_beat_respects_the_top_n_and_profiling_settings(
     seeded: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     instance = seeded.get("/api/v1/instances").json()[0]
-    seeded.patch(f"/api/v1/instances/{instance['id']}", json={"profiling_enabled": False})
+    seeded.patch(f"/api/v1/instances/{instance['id']}", json={"execution_target_dsn": None})
     one = settings.model_copy(update={"diagnostics_auto_top_queries": 1})
     with session_scope(session_factory) as session:
         queued = service.auto_diagnose(session=session, settings=one, now=utcnow())
@@ -329,9 +339,114 @@ def test_a_bug_fails_the_run_without_a_traceback(
     def broken(*_args: Any, **_kwargs: Any) -> None:
         raise RuntimeError("unexpected server output")
 
-    monkeypatch.setattr(service, "monitored_explain", broken)
+    monkeypatch.setattr(service, "_rows_per_execution", broken)
     run_id = post(seeded, "explain", SELECT_SQL).json()["id"]
     with session_scope(session_factory) as session:
         service.execute_explain(session=session, settings=settings, run_id=run_id)
     body = get(seeded, "explain", SELECT_SQL).json()
     assert (body["status"], body["error"]) == ("failed", service.INTERNAL_ERROR)
+
+
+# --------------------------------------------------------------------------- who may ask
+
+
+def token(client: TestClient, name: str, *scopes: str) -> TestClient:
+    created = client.post("/api/v1/tokens", json={"name": name, "scopes": list(scopes)})
+    assert created.status_code == 201, created.text
+    return TestClient(client.app, headers={"Authorization": f"Bearer {created.json()['token']}"})
+
+
+def signed_in(client: TestClient, name: str, role: str) -> TestClient:
+    password = "a long enough password"
+    made = client.post("/api/v1/users", json={"name": name, "password": password, "role": role})
+    assert made.status_code == 201, made.text
+    browser = TestClient(client.app)
+    login = browser.post("/api/v1/auth/login", json={"name": name, "password": password})
+    assert login.status_code == 200, login.text
+    assert login.json()["role"] == role
+    browser.headers["X-CSRF-Token"] = login.json()["csrf_token"]
+    return browser
+
+
+@pytest.mark.parametrize("what", ["explain", "profile", "suggestions"])
+def test_requesting_a_run_needs_the_diagnose_scope(seeded: TestClient, what: str) -> None:
+    for reader in (token(seeded, "reader", "read"), signed_in(seeded, "vera", "viewer")):
+        refused = post(reader, what, SELECT_SQL)
+        assert refused.status_code == 403
+        assert refused.json()["detail"] == "This token lacks the 'diagnose' scope."
+        assert get(reader, what, SELECT_SQL).status_code != 403  # reading stays 'read'
+    for caller in (
+        token(seeded, "ci", "read", "diagnose"),
+        signed_in(seeded, "otto", "operator"),
+        seeded,  # admin
+    ):
+        assert post(caller, what, SELECT_SQL).status_code == 202
+
+
+def test_an_operator_is_shown_its_role_and_scopes(seeded: TestClient) -> None:
+    me = signed_in(seeded, "otto", "operator").get("/api/v1/me").json()
+    assert (me["role"], me["scopes"]) == ("operator", ["diagnose", "read"])
+    assert signed_in(seeded, "vera", "viewer").get("/api/v1/me").json()["scopes"] == ["read"]
+
+
+def run_entries(client: TestClient) -> list[dict[str, Any]]:
+    return [e for e in client.get("/api/v1/audit").json() if e["action"].startswith("run ")]
+
+
+def test_every_run_is_audited_with_who_what_where_and_the_outcome(
+    seeded: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    instance = seeded.get("/api/v1/instances").json()[0]
+    monitored = instance["dsn"].split("@")[1].split("/")[0]
+    target = instance["execution_target_dsn"].split("@")[1].split("/")[0]
+    ci = token(seeded, "ci", "read", "diagnose")
+    # Refused at the request: no server reached, the entry says which one it was for.
+    assert post(ci, "explain", SEVERAL_SQL).status_code == 400
+    explain_id = post(ci, "explain", SELECT_SQL).json()["id"]
+    profile_id = post(ci, "profile", SELECT_SQL).json()["id"]
+    with session_scope(session_factory) as session:
+        service.execute_explain(session=session, settings=settings, run_id=explain_id)
+        service.execute_profile(session=session, settings=settings, run_id=profile_id)
+    with session_scope(session_factory) as session:
+        beat = service.auto_diagnose(session=session, settings=settings, now=utcnow())
+    with session_scope(session_factory) as session:
+        service.execute_explain(session=session, settings=settings, run_id=beat.explain_run_ids[0])
+    entries = run_entries(seeded)[::-1]  # oldest first
+    summary = [
+        (e["actor"], e["action"], e["target"]["query_id"], e["detail"]["outcome"]) for e in entries
+    ]
+    assert summary == [
+        ("ci", "run explain", query_id(SEVERAL_SQL), "refused"),
+        ("ci", "run explain", query_id(SELECT_SQL), "failed"),
+        ("ci", "run profile", query_id(SELECT_SQL), "failed"),
+        ("beat", "run explain", query_id(UPDATE_SQL), "failed"),
+    ]
+    where = [e["detail"]["where"] for e in entries]
+    assert where[:3] == [
+        [{"role": "monitored server", "address": monitored}],
+        [{"role": "monitored server", "address": monitored}],
+        [{"role": "execution target", "address": target}],
+    ]
+    assert entries[0]["detail"]["reason"].startswith("not explained: the example holds several")
+    assert "no server answers there" in entries[2]["detail"]["reason"]
+    assert entries[1]["target"] == {
+        "instance_id": str(instance["id"]),
+        "instance": "db1",
+        "query_id": query_id(SELECT_SQL),
+        "run_id": str(explain_id),
+    }
+    assert entries[1]["actor_token_id"] is not None
+    assert entries[3]["actor_token_id"] is None
+
+
+def test_beat_queues_no_profile_without_an_execution_target(
+    seeded: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    instance = seeded.get("/api/v1/instances").json()[0]
+    seeded.patch(f"/api/v1/instances/{instance['id']}", json={"execution_target_dsn": None})
+    with session_scope(session_factory) as session:
+        queued = service.auto_diagnose(session=session, settings=settings, now=utcnow())
+    assert queued.explain_run_ids != []
+    assert queued.profile_run_ids == []
+    with session_scope(session_factory) as session:
+        assert session.scalars(select(ProfileRun)).all() == []

@@ -24,6 +24,8 @@ from tests.fixtures.servers import free_port
 
 DSN = "mysql://quanta_ro:s3cr%40t-pw@db1.example:3307/shop"
 SHOWN = "mysql://quanta_ro:***@db1.example:3307/shop"
+TARGET = "mysql://quanta_exec:t4rget-pw@replica1.example:3306/"
+TARGET_SHOWN = "mysql://quanta_exec:***@replica1.example:3306/"
 
 
 def create(client: TestClient, expect: int = 201, **body: Any) -> Any:
@@ -42,18 +44,23 @@ def stored(factory: sessionmaker[Session], name: str) -> Instance:
 def test_register_stores_the_dsn_encrypted_and_shows_it_redacted(
     client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
-    body = create(client, name="db1", dsn=DSN, profiling_enabled=True, example_policy="masked")
+    body = create(client, name="db1", dsn=DSN, execution_target_dsn=TARGET, example_policy="masked")
     assert body["name"] == "db1"
     assert body["dsn"] == SHOWN
     assert body["has_dsn"] is True
     assert body["sandbox_dsn"] is None
-    assert body["profiling_enabled"] is True
+    assert body["profiling_enabled"] is True  # read only: an execution target is set
+    assert (body["execution_target_dsn"], body["has_execution_target"]) == (TARGET_SHOWN, True)
+    assert body["allow_broad_privileges"] is False
     assert body["example_policy"] == "masked"
     assert (body["flavor"], body["version"], body["primary_source"]) == (None, None, None)
     row = stored(session_factory, "db1")
     assert row.dsn_encrypted is not None
     assert "s3cr" not in row.dsn_encrypted
     assert decrypt(settings, row.dsn_encrypted) == DSN
+    assert row.target_dsn_encrypted is not None
+    assert "t4rget" not in row.target_dsn_encrypted
+    assert decrypt(settings, row.target_dsn_encrypted) == TARGET
 
     listed = client.get("/api/v1/instances").json()
     assert [(i["id"], i["name"], i["dsn"]) for i in listed] == [(body["id"], "db1", SHOWN)]
@@ -118,9 +125,16 @@ def test_patch_sets_and_removes_the_connection(
     )
     changed = client.patch(
         url,
-        json={"profiling_enabled": True, "example_policy": "off", "primary_source": "perfschema"},
+        json={
+            "execution_target_dsn": TARGET,
+            "example_policy": "off",
+            "primary_source": "perfschema",
+        },
     ).json()
     assert (changed["dsn"], changed["profiling_enabled"]) == (SHOWN, True)
+    assert changed["execution_target_dsn"] == TARGET_SHOWN
+    no_target = client.patch(url, json={"execution_target_dsn": None}).json()
+    assert (no_target["profiling_enabled"], no_target["has_execution_target"]) == (False, False)
     assert (changed["example_policy"], changed["primary_source"]) == ("off", "perfschema")
     removed = client.patch(url, json={"dsn": None}).json()
     assert (removed["dsn"], removed["has_dsn"], removed["sandbox_dsn"]) == (
@@ -133,7 +147,7 @@ def test_patch_sets_and_removes_the_connection(
     assert client.patch(url, json={"dsn": "nope"}).status_code == 422
     assert client.patch(url, json={"example_policy": "some"}).status_code == 422
     assert client.patch(url, json={"colour": "red"}).status_code == 422
-    missing = client.patch("/api/v1/instances/999", json={"profiling_enabled": True})
+    missing = client.patch("/api/v1/instances/999", json={"example_policy": "off"})
     assert missing.status_code == 404
     assert missing.json()["detail"] == "No instance with id 999: GET /api/v1/instances lists them."
     create(client, name="db2")
@@ -207,3 +221,37 @@ def test_writes_need_the_admin_scope(
     response = client.post("/api/v1/instances", json={"name": "x"}, headers=headers)
     assert response.status_code == 403
     assert response.json()["detail"] == "This token lacks the 'admin' scope."
+
+
+def test_the_old_profiling_flag_is_refused_with_the_way_forward(client: TestClient) -> None:
+    body = create(client, name="db1", dsn=DSN)
+    for flag in (True, False):
+        response = client.patch(
+            f"/api/v1/instances/{body['id']}", json={"profiling_enabled": flag, "dsn": DSN}
+        )
+        assert response.status_code == 422
+        assert "execution_target_dsn" in response.text
+        assert "s3cr" not in response.text  # the error quotes the flag, never the body
+    refused = client.post("/api/v1/instances", json={"name": "db2", "profiling_enabled": True})
+    assert refused.status_code == 422
+
+
+def test_the_broad_privileges_override_is_audited(client: TestClient) -> None:
+    body = create(client, name="db1", dsn=DSN)
+    url = f"/api/v1/instances/{body['id']}"
+    allowed = client.patch(
+        url, json={"allow_broad_privileges": True, "execution_target_dsn": TARGET}
+    )
+    assert allowed.json()["allow_broad_privileges"] is True
+    client.patch(url, json={"allow_broad_privileges": False})
+    entries = [e for e in client.get("/api/v1/audit").json() if e["action"].startswith("PATCH")]
+    assert [e["detail"] for e in entries] == [
+        {"fields": ["allow_broad_privileges"], "allow_broad_privileges": False},
+        {
+            "fields": ["allow_broad_privileges", "execution_target_dsn"],
+            "allow_broad_privileges": True,
+            "execution_target": "set",
+        },
+    ]
+    assert all(e["target"] == {"instance_id": str(body["id"])} for e in entries)
+    assert "t4rget" not in str(entries)

@@ -39,6 +39,8 @@ ANNOTATION = "Deploy v42: add orders index"
 INSTANCE = "mariadb-e2e"
 # The read-only account Quanta uses for EXPLAIN on the monitored server.
 READER, READER_PASSWORD = "quanta_ro", "ro-secret"
+# The execution target's account: the same server, read-only while the browser runs.
+EXEC, EXEC_PASSWORD = "quanta_exec", "exec-secret"
 # The UI user the browser signs in as (created with the CLI, like an operator would).
 USER, PASSWORD = "e2e-admin", "correct horse battery staple"
 
@@ -76,6 +78,8 @@ def run_workload(mariadb: MariaDBServer) -> None:
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
         cur.execute(f"CREATE USER IF NOT EXISTS {READER}@'%' IDENTIFIED BY '{READER_PASSWORD}'")
         cur.execute(f"GRANT SELECT, PROCESS ON *.* TO {READER}@'%'")
+        cur.execute(f"CREATE USER IF NOT EXISTS {EXEC}@'%' IDENTIFIED BY '{EXEC_PASSWORD}'")
+        cur.execute(f"GRANT SELECT, PROCESS ON *.* TO {EXEC}@'%'")
         cur.execute("USE shop")
         cur.execute("CREATE TABLE IF NOT EXISTS orders (id INT PRIMARY KEY, amount INT)")
         cur.execute(
@@ -147,11 +151,13 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
         # Give the imported instance a DSN so that the Explain tab can request an EXPLAIN.
         auth = {"Authorization": f"Bearer {server.token}"}
         dsn = f"mysql://{READER}:{READER_PASSWORD}@{mariadb_server.host}:{mariadb_server.port}/shop"
+        target = f"mysql://{EXEC}:{EXEC_PASSWORD}@{mariadb_server.host}:{mariadb_server.port}/shop"
         (instance,) = [i for i in server.get("/api/v1/instances").json() if i["name"] == INSTANCE]
         patched = httpx.patch(
             f"{server.url}/api/v1/instances/{instance['id']}",
-            # Profiling on: the Profile tab runs the example SELECT on MariaDB.
-            json={"dsn": dsn, "profiling_enabled": True},
+            # An execution target: the Profile tab runs the example SELECT there (the same
+            # server, made read-only below while the browser runs, as a replica would be).
+            json={"dsn": dsn, "execution_target_dsn": target},
             headers=auth,
             timeout=30,
         )
@@ -178,29 +184,35 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
         next_minute = finished.replace(second=0, microsecond=0) + timedelta(minutes=1, seconds=1)
         time.sleep(max(0.0, (next_minute - datetime.now(UTC)).total_seconds()))
 
-        browser = subprocess.run(
-            ["npm", "run", "--silent", "e2e"],
-            cwd=FRONTEND,
-            env={
-                **os.environ,
-                "QUANTA_E2E_URL": server.url,
-                "QUANTA_E2E_TOKEN": server.token,
-                "QUANTA_E2E_USER": USER,
-                "QUANTA_E2E_PASSWORD": PASSWORD,
-                "QUANTA_E2E_DSN": dsn,
-                "QUANTA_E2E_RECEIVER": receiver_url,
-                "QUANTA_E2E_EXPECT_TOP": top,
-                "QUANTA_E2E_ANNOTATION": json.dumps(annotation),
-                "QUANTA_E2E_FILTER_SCHEMA": "inventory",
-                "QUANTA_E2E_SEARCH": "orders",
-                "QUANTA_E2E_MIN_CLASSES": str(BULK_CLASSES),
-                "QUANTA_E2E_ARTIFACTS": str(ARTIFACTS),
-            },
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        with mariadb_server.connect() as conn, conn.cursor() as cur:
+            cur.execute("SET GLOBAL read_only = ON")
+        try:
+            browser = subprocess.run(
+                ["npm", "run", "--silent", "e2e"],
+                cwd=FRONTEND,
+                env={
+                    **os.environ,
+                    "QUANTA_E2E_URL": server.url,
+                    "QUANTA_E2E_TOKEN": server.token,
+                    "QUANTA_E2E_USER": USER,
+                    "QUANTA_E2E_PASSWORD": PASSWORD,
+                    "QUANTA_E2E_DSN": dsn,
+                    "QUANTA_E2E_RECEIVER": receiver_url,
+                    "QUANTA_E2E_EXPECT_TOP": top,
+                    "QUANTA_E2E_ANNOTATION": json.dumps(annotation),
+                    "QUANTA_E2E_FILTER_SCHEMA": "inventory",
+                    "QUANTA_E2E_SEARCH": "orders",
+                    "QUANTA_E2E_MIN_CLASSES": str(BULK_CLASSES),
+                    "QUANTA_E2E_ARTIFACTS": str(ARTIFACTS),
+                },
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+        finally:
+            with mariadb_server.connect() as conn, conn.cursor() as cur:
+                cur.execute("SET GLOBAL read_only = OFF")
         (ARTIFACTS / "e2e.tap").write_text(browser.stdout)
         assert browser.returncode == 0, (
             f"browser test failed:\n{browser.stdout}\n{browser.stderr}\n"

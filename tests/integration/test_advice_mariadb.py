@@ -19,12 +19,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.advice import service
 from quanta.advice.models import Suggestion
 from quanta.advice.validate import SandboxSession
 from quanta.analysis.sqlkind import classify_statement
+from quanta.audit.models import AuditEntry
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope, utcnow
@@ -297,11 +299,55 @@ def test_sandbox_validation_compares_plans_on_a_scratch_copy(
         f"{after['rows']:,} rows"
     )
     assert validation["sandbox"] == f"{sandbox_server.host}:{sandbox_server.port}"
+    # The run is audited: beat's (no one asked), on the monitored server and the sandbox.
+    [entry] = run_entries(session_factory)
+    assert (entry.actor, entry.action, entry.target["query_id"]) == (
+        "beat",
+        "run suggestion",
+        query_id,
+    )
+    assert entry.detail["where"] == [
+        {"role": "monitored server", "address": f"{mariadb.host}:{mariadb.port}"},
+        {"role": "sandbox", "address": validation["sandbox"]},
+    ]
+    assert entry.detail["outcome"] == "ok"
     # The scratch copies are gone, and the monitored table never got the index.
     assert execute(sandbox_server, "SHOW DATABASES LIKE 'quanta\\_sandbox%'") == []
     assert execute(mariadb, "SHOW DATABASES LIKE 'quanta\\_sandbox%'") == []
     indexes = {row[2] for row in execute(mariadb, f"SHOW INDEX FROM {DB}.{table}")}
     assert indexes == {"PRIMARY", "idx_customer"}
+
+
+def run_entries(session_factory: sessionmaker[Session]) -> list[AuditEntry]:
+    with session_scope(session_factory) as session:
+        entries = list(session.scalars(select(AuditEntry).where(AuditEntry.action.like("run %"))))
+        session.expunge_all()
+        return entries
+
+
+def test_a_broad_monitoring_account_gets_no_sandbox_run(
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    table: str,
+) -> None:
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox_dsn=sandbox)
+    with session_scope(session_factory) as session:  # root: ALL PRIVILEGES
+        session.get_one(Instance, instance_id).dsn_encrypted = encrypt(
+            settings, dsn(mariadb, "root", "")
+        )
+    [suggestion] = advise(session_factory, settings, query_id, instance_id)
+    assert suggestion.validation is not None
+    assert suggestion.validation["improved"] is None
+    assert (
+        "has privileges Quanta does not need (ALL PRIVILEGES ON *.*"
+        in (suggestion.validation["error"])
+    )
+    [entry] = run_entries(session_factory)
+    assert (entry.action, entry.detail["outcome"]) == ("run suggestion", "refused")
+    assert execute(mariadb, "SHOW DATABASES LIKE 'quanta\\_sandbox%'") == []
 
 
 def test_a_sandbox_that_refuses_is_recorded_not_fatal(

@@ -34,6 +34,8 @@ pytestmark = [pytest.mark.services, pytest.mark.timeout(300)]
 
 DB = "shop"
 READER, READER_PASSWORD = "quanta_ro", "ro-secret"
+# The execution target's account: on the same server, made read-only while a test needs it.
+EXEC, EXEC_PASSWORD = "quanta_exec", "exec-secret"
 SETUP = (
     f"CREATE DATABASE {DB}",
     f"USE {DB}",
@@ -46,6 +48,8 @@ SETUP = (
     "ANALYZE TABLE orders",
     f"CREATE USER {READER}@'%' IDENTIFIED BY '{READER_PASSWORD}'",
     f"GRANT SELECT, PROCESS ON *.* TO {READER}@'%'",
+    f"CREATE USER {EXEC}@'%' IDENTIFIED BY '{EXEC_PASSWORD}'",
+    f"GRANT SELECT, PROCESS ON *.* TO {EXEC}@'%'",
 )
 FULL_SCAN = "SELECT * FROM orders WHERE amount = {} ORDER BY created_at"
 DML = "UPDATE orders SET amount = 999 WHERE id = {}"
@@ -83,6 +87,17 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
         redis_url=None,
         monitored_profile_runs=2,
     )
+
+
+@contextlib.contextmanager
+def read_only(own: OwnMariaDB) -> Iterator[None]:
+    """The server read-only (as a replica would be) while the block runs."""
+    with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
+        cursor.execute("SET GLOBAL read_only = ON")
+        try:
+            yield
+        finally:
+            cursor.execute("SET GLOBAL read_only = OFF")
 
 
 def dsn(server: MariaDBServer, user: str, password: str) -> str:
@@ -164,9 +179,11 @@ def test_test_connection_detects_the_server_and_what_the_account_may_do(
     assert report["error"] is None
     assert report["flavor"] == "mariadb"
     assert report["account"] == f"{READER}@%"
-    assert report["privileges"] == ["PROCESS", "SELECT"]
+    assert report["privileges"] == ["SELECT ON *.*", "PROCESS ON *.*"]
+    assert report["excess_privileges"] == []
+    assert report["execution_target"] is None
     checks = {c["name"]: c["ok"] for c in report["capabilities"]}
-    assert checks["read_only_account"] is True
+    assert checks["least_privilege"] is True
     assert checks["explain"] is True
     assert checks["explain_dml"] is False
     shown = client.get(f"/api/v1/instances/{instance['id']}").json()
@@ -207,20 +224,23 @@ def test_full_scan_example_gives_the_full_table_scan_finding(
         "rows examined far above rows sent: about 20,000 rows read to return 20 "
         "(1,000 per row sent, measured)"
     ]
-    # No execution target: no ANALYZE.
+    # No execution target: no ANALYZE (EXPLAIN never executes the statement).
     assert body["analyze"] is None
-    assert body["notes"] == ["ANALYZE skipped: no execution target is configured for this instance"]
+    assert body["notes"] == ["ANALYZE skipped: no execution target (EXPLAIN never executes)"]
     assert "MariaDB" in body["server_version"]
 
 
-def test_analyze_never_runs_on_the_monitored_server(
+def test_analyze_on_a_read_only_execution_target(
     own: OwnMariaDB, client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     instance = register(
-        client, "db1", dsn(own.server, READER, READER_PASSWORD), profiling_enabled=True
+        client,
+        "db1",
+        dsn(own.server, READER, READER_PASSWORD),
+        execution_target_dsn=dsn(own.server, EXEC, EXEC_PASSWORD),
     )
     store_examples(client, session_factory, settings, "db1", [FULL_SCAN.format(5)])
-    with session_scope(session_factory) as session:
+    with read_only(own), session_scope(session_factory) as session:
         run = service.explain_query(
             session=session,
             settings=settings,
@@ -234,7 +254,12 @@ def test_analyze_never_runs_on_the_monitored_server(
 def test_profile_states_and_lost_time_sum_to_the_response_time(
     own: OwnMariaDB, client: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
-    register(client, "db1", dsn(own.server, READER, READER_PASSWORD), profiling_enabled=True)
+    register(
+        client,
+        "db1",
+        dsn(own.server, READER, READER_PASSWORD),
+        execution_target_dsn=dsn(own.server, EXEC, EXEC_PASSWORD),
+    )
     sql = "SELECT status, COUNT(*) FROM orders WHERE amount > {} GROUP BY status"
     # Two distinct examples of one query: the profile combines both.
     store_examples(client, session_factory, settings, "db1", [sql.format(3), sql.format(7)])
@@ -242,7 +267,7 @@ def test_profile_states_and_lost_time_sum_to_the_response_time(
         f"/api/v1/queries/{query_id(sql.format(1))}/profile", params={"instance": "db1"}
     )
     assert queued.status_code == 202, queued.text
-    with session_scope(session_factory) as session:
+    with read_only(own), session_scope(session_factory) as session:
         service.execute_profile(session=session, settings=settings, run_id=queued.json()["id"])
     body = api_get(client, "profile", sql.format(1), "db1")
     assert (body["status"], body["error"]) == ("ok", None)
@@ -271,7 +296,10 @@ def test_dml_example_is_explained_and_never_executed(
 ) -> None:
     # A read-only account: DML is explained as its equivalent SELECT.
     instance = register(
-        client, "db1-dml", dsn(own.server, READER, READER_PASSWORD), profiling_enabled=True
+        client,
+        "db1-dml",
+        dsn(own.server, READER, READER_PASSWORD),
+        execution_target_dsn=dsn(own.server, EXEC, EXEC_PASSWORD),
     )
     store_examples(client, session_factory, settings, "db1-dml", [DML.format(42)])
     marker = f"quanta-marker-{uuid.uuid4().hex}"  # unique: the server outlives this test

@@ -1,6 +1,7 @@
 """Migrations build the schema on SQLite and PostgreSQL and match the models exactly; the
 engine's session settings."""
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,7 +14,6 @@ from quanta.analysis.histogram import LatencyHistogram
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine
 from quanta.core.migrate import alembic_config, upgrade_to_head
-from quanta.instances.models import Instance
 from quanta.queries.models import QueryBucketHour, QueryClass, QueryTotalsHour
 from tests.fixtures.servers import PostgresServer
 
@@ -77,7 +77,11 @@ def check_totals_backfill(settings: Settings) -> None:
     engine = create_db_engine(settings)
     try:
         with engine.begin() as connection:
-            connection.execute(insert(Instance).values(id=1, name="db1"))
+            # Not the model: it has the columns of head, which this revision lacks.
+            connection.execute(
+                text("INSERT INTO instances (id, name, created_at) VALUES (1, 'db1', :at)"),
+                {"at": hour.replace(tzinfo=None)},
+            )
             connection.execute(
                 insert(QueryClass).values(
                     query_id="A" * 16, fingerprint="select ?", first_seen=hour, last_seen=hour
@@ -107,6 +111,66 @@ def check_totals_backfill(settings: Settings) -> None:
     assert (row.rows_sent_sum, row.rows_examined_sum) == (6, None)
     merged = LatencyHistogram.from_bytes(row.histogram)
     assert (merged.count, merged.quantile(1.0)) == (2, 2.0)
+
+
+def check_profiling_flag_migration(settings: Settings) -> None:
+    """profiling_enabled gives way to execution targets: nothing is executed on the monitored
+    server any more, and each instance that allowed it gets an audit entry saying so."""
+    _upgrade(settings, "f3a9c1d7e5b2")
+    engine = create_db_engine(settings)
+    try:
+        with engine.begin() as connection:
+            for instance_id, name, on in ((1, "db1", True), (2, "db2", False)):
+                connection.execute(
+                    text(
+                        "INSERT INTO instances (id, name, created_at, profiling_enabled) "
+                        "VALUES (:id, :name, :at, :on)"
+                    ),
+                    {"id": instance_id, "name": name, "at": datetime(2026, 1, 1), "on": on},
+                )
+    finally:
+        engine.dispose()
+    upgrade_to_head(settings)
+    engine = create_db_engine(settings)
+    try:
+        columns = {c["name"] for c in inspect(engine).get_columns("instances")}
+        with engine.connect() as connection:
+            entries = connection.execute(
+                text("SELECT actor, action, target, detail FROM audit_log")
+            ).all()
+            rows = connection.execute(
+                text("SELECT name, target_dsn_encrypted, allow_broad_privileges FROM instances")
+            ).all()
+    finally:
+        engine.dispose()
+    assert "profiling_enabled" not in columns
+    assert sorted((name, target, bool(broad)) for name, target, broad in rows) == [
+        ("db1", None, False),
+        ("db2", None, False),
+    ]
+    assert [(actor, action) for actor, action, _, _ in entries] == [
+        ("migration", "profiling moved to execution targets")
+    ]
+    target, detail = (json_value(entries[0][2]), json_value(entries[0][3]))
+    assert target == {"instance_id": "1"}
+    assert detail["instance"] == "db1"
+
+
+def json_value(value: object) -> dict[str, object]:
+    loaded = json.loads(value) if isinstance(value, str) else value
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_sqlite_moves_profiling_to_execution_targets(tmp_path: Path) -> None:
+    check_profiling_flag_migration(Settings(data_dir=tmp_path, database_url=None))
+
+
+@pytest.mark.services
+def test_postgresql_moves_profiling_to_execution_targets(postgres_server: PostgresServer) -> None:
+    check_profiling_flag_migration(
+        Settings(database_url=postgres_server.create_database("profiling_flag"))
+    )
 
 
 def test_sqlite_backfills_the_totals(tmp_path: Path) -> None:
@@ -156,7 +220,10 @@ def check_transient_batches(settings: Settings) -> None:
     engine = create_db_engine(settings)
     try:
         with engine.begin() as connection:
-            connection.execute(insert(Instance.__table__).values(id=1, name="db1"))
+            connection.execute(
+                text("INSERT INTO instances (id, name, created_at) VALUES (1, 'db1', :at)"),
+                {"at": when},
+            )
             connection.execute(
                 text(
                     "INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, kind)"

@@ -373,11 +373,12 @@ def test_connection_report_of_a_read_only_account(own: OwnMariaDB) -> None:
     assert report.error is None
     assert report.account == "quanta_ro@%"
     assert report.flavor == "mariadb"
-    assert report.privileges == ("PROCESS", "SELECT")
+    assert report.privileges == ("SELECT ON *.*", "PROCESS ON *.*")
+    assert report.excess_privileges == ()
     checks = {c.name: c.ok for c in report.capabilities}
     assert checks == {
         "read_only_session": True,
-        "read_only_account": True,
+        "least_privilege": True,
         "default_database": True,
         "explain": True,
         "explain_dml": False,
@@ -388,9 +389,17 @@ def test_connection_report_of_a_read_only_account(own: OwnMariaDB) -> None:
 
 def test_connection_report_flags_write_privileges(own: OwnMariaDB) -> None:
     report = test_connection(options(own.server, WRITER_USER, WRITER_PASSWORD))
-    writes = next(c for c in report.capabilities if c.name == "read_only_account")
+    assert report.excess_privileges == (
+        "DELETE ON `shop`.*",
+        "INSERT ON `shop`.*",
+        "UPDATE ON `shop`.*",
+    )
+    writes = next(c for c in report.capabilities if c.name == "least_privilege")
     assert writes.ok is False
-    assert writes.detail.startswith("the account may DELETE, INSERT, UPDATE: Quanta never writes")
+    assert writes.detail.startswith(
+        "the account has privileges Quanta does not need (DELETE ON `shop`.*, INSERT ON "
+        "`shop`.*, UPDATE ON `shop`.*): diagnostics refuse to run with it"
+    )
 
 
 def test_unreachable_server_is_a_clear_error() -> None:

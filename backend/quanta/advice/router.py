@@ -6,7 +6,15 @@ from fastapi import APIRouter, HTTPException, Query, status
 
 from quanta.advice import service
 from quanta.advice.schemas import AdviceRequested, SuggestionList, SuggestionOut, SuggestionPatch
-from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
+from quanta.audit.service import Actor
+from quanta.deps import (
+    AUTH_RESPONSES,
+    DiagnosePrincipal,
+    ErrorDetail,
+    ReadPrincipal,
+    SessionDep,
+    SettingsDep,
+)
 
 router = APIRouter(tags=["suggestions"], responses=AUTH_RESPONSES)
 
@@ -51,13 +59,20 @@ def request_suggestions(
     query_id: str,
     session: SessionDep,
     settings: SettingsDep,
-    _principal: ReadPrincipal,
+    principal: DiagnosePrincipal,
     instance: Annotated[str, Query(description="The instance to advise the query for.")],
 ) -> AdviceRequested:
-    """Queue a fresh advice run (snapshots refreshed, sandbox check); GET for the result."""
+    """Queue a fresh advice run (snapshots refreshed, sandbox check); GET for the result.
+
+    Needs the `diagnose` scope; the sandbox run is audited with who asked.
+    """
     try:
         return service.request_advice(
-            session=session, settings=settings, query_id=query_id, instance=instance
+            session=session,
+            settings=settings,
+            query_id=query_id,
+            instance=instance,
+            actor=Actor(principal.name, principal.token_id),
         )
     except (service.QueryNotFound, service.InstanceNotFound) as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc

@@ -53,10 +53,12 @@ from quanta.analysis.advisor import (
     parse_schema,
 )
 from quanta.analysis.statement import describe_statement
+from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
 from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
+from quanta.diagnostics import safety
 from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.instances.service import (
@@ -215,7 +217,7 @@ def set_status(*, session: Session, suggestion_id: int, status: str) -> Suggesti
 
 
 def request_advice(
-    *, session: Session, settings: Settings, query_id: str, instance: str
+    *, session: Session, settings: Settings, query_id: str, instance: str, actor: Actor
 ) -> AdviceRequested:
     """Queue a fresh advice run for a query on an instance (checked to be reachable)."""
     if repository.query_class(session, query_id) is None:
@@ -230,7 +232,11 @@ def request_advice(
         ) from exc
     # Nothing is written here, so there is no commit to wait for before enqueueing.
     try:
-        celery_client(settings).send_task(ADVISE_QUERY_TASK, args=[query_id, found.id])
+        celery_client(settings).send_task(
+            ADVISE_QUERY_TASK,
+            args=[query_id, found.id],
+            kwargs={"requested_by": actor.name, "requested_by_token_id": actor.token_id},
+        )
     except Exception as exc:
         log.exception("could not enqueue advice for query %s", query_id)
         raise QueueUnavailable(
@@ -249,6 +255,7 @@ def advise_query(
     query_id: str,
     instance_id: int,
     now: datetime | None = None,
+    actor: Actor | None = None,
 ) -> AdviceRun:
     """Advise a query on an instance and store the suggestions (see the module docstring);
     when the refresh found a table's structure changed, the other queries advised on that
@@ -260,7 +267,12 @@ def advise_query(
     """
     now = now or utcnow()
     run = _advise(
-        session=session, settings=settings, query_id=query_id, instance_id=instance_id, now=now
+        session=session,
+        settings=settings,
+        query_id=query_id,
+        instance_id=instance_id,
+        now=now,
+        actor=actor,
     )
     if run.snapshot.changed:
         reevaluate_tables(
@@ -358,7 +370,13 @@ def daily_work(
 
 
 def _advise(
-    *, session: Session, settings: Settings, query_id: str, instance_id: int, now: datetime
+    *,
+    session: Session,
+    settings: Settings,
+    query_id: str,
+    instance_id: int,
+    now: datetime,
+    actor: Actor | None = None,
 ) -> AdviceRun:
     query = repository.query_class(session, query_id)
     if query is None:
@@ -396,6 +414,8 @@ def _advise(
     validations = _validate(
         session=session,
         settings=settings,
+        actor=actor,
+        query_id=query_id,
         instance=instance,
         sql=sql if usable else None,
         default_db=default_db,
@@ -502,13 +522,19 @@ def _validate(
     *,
     session: Session,
     settings: Settings,
+    actor: Actor | None,
+    query_id: str,
     instance: Instance,
     sql: str | None,
     default_db: str | None,
     tables: list[str],
     items: list[_Item],
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """Sandbox results by (table, ddl); empty when there is no sandbox or nothing to check."""
+    """Sandbox results by (table, ddl); empty when there is no sandbox or nothing to check.
+
+    The monitoring account must have the least privileges (or an admin's override); the
+    stored plans have their literals masked by the example policy; the run is audited.
+    """
     sandbox = sandbox_options(settings, instance)
     if sandbox is None or not items:
         return {}
@@ -528,9 +554,13 @@ def _validate(
         )
         for number, item in enumerate(items)
     ]
+    trail = safety.Trail()
     try:
+        monitored = connection_options(settings, instance)
+        safety.check_monitored_account(settings, instance, monitored, trail)
+        trail.reached(safety.SANDBOX, sandbox.address)
         results = validate_indexes(
-            monitored=connection_options(settings, instance),
+            monitored=monitored,
             sandbox=sandbox,
             instances=_monitored_servers(session, settings),
             limits=monitored_settings(settings),
@@ -541,12 +571,47 @@ def _validate(
             sample_rows=settings.advice_sandbox_sample_rows,
         )
     except (MonitoredError, SandboxError) as exc:
-        log.warning("sandbox validation on instance %s failed: %s", instance.name, exc)
+        refused = isinstance(exc, safety.BroadPrivileges | SandboxRefused)
+        outcome = "refused" if refused else "failed"
+        log.warning("sandbox validation on instance %s %s: %s", instance.name, outcome, exc)
+        _audit_suggestion(session, actor, trail, instance, query_id, outcome, str(exc))
         failed: dict[str, Any] = {"error": str(exc), "improved": None}
         if isinstance(exc, SandboxRefused):
             failed["refused"] = True  # Quanta's own refusal, not a sandbox failure
         return {(i.table, i.ddl): dict(failed) for i in items}
-    return {(items[key].table, items[key].ddl): result for key, result in results.items()}
+    _audit_suggestion(session, actor, trail, instance, query_id, "ok", None)
+    return {
+        (items[key].table, items[key].ddl): _masked_result(instance, result, sql)
+        for key, result in results.items()
+    }
+
+
+def _masked_result(instance: Instance, result: dict[str, Any], sql: str) -> dict[str, Any]:
+    """A sandbox result with its plans' literals masked (const rows read on the sandbox are
+    the copied production rows)."""
+    plans = {k: safety.masked(instance, result[k], sql) for k in ("before", "after") if k in result}
+    return result | plans
+
+
+def _audit_suggestion(
+    session: Session,
+    actor: Actor | None,
+    trail: safety.Trail,
+    instance: Instance,
+    query_id: str,
+    outcome: str,
+    reason: str | None,
+) -> None:
+    trail.record(
+        session,
+        actor=actor,
+        what="suggestion",
+        instance=instance,
+        query_id=query_id,
+        run_id=None,
+        outcome=outcome,
+        reason=reason,
+    )
 
 
 def _monitored_servers(session: Session, settings: Settings) -> list[MonitoredServer]:

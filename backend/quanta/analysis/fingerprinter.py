@@ -26,12 +26,18 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.grouping import GroupingRule, apply_rules
 
-__all__ = ["DEFAULT_CACHE_SIZE", "Fingerprinter", "cache_key", "literal_mask"]
+__all__ = [
+    "DEFAULT_CACHE_SIZE",
+    "Fingerprinter",
+    "cache_key",
+    "literal_mask",
+    "literal_spans",
+]
 
 # Distinct masked shapes remembered; past this the cache starts over (bounded memory).
 DEFAULT_CACHE_SIZE = 20_000
@@ -101,6 +107,21 @@ def literal_mask(sql: str) -> str:
 def _literal_mask_python(sql: str) -> str:
     """:func:`literal_mask` by the regular expression: the reference, and any text."""
     return _MASK_RE.sub(_mask, sql)
+
+
+def literal_spans(text: str) -> Iterator[tuple[int, int]]:
+    """The (start, end) of each literal :func:`literal_mask` replaces: quoted strings and
+    numbers (a comma-separated run of numbers is one span), for masking other text the same
+    way (plans, see :mod:`quanta.analysis.plan_mask`). Comments and quoted names are no
+    literals; a multi-row VALUES list is one span.
+
+    Example:
+        >>> [(s, e) for s, e in literal_spans("a = 'x' AND b = 42")]
+        [(4, 7), (16, 18)]
+    """
+    for match in _MASK_RE.finditer(text):
+        if match.lastgroup not in (None, "keep", "comment"):
+            yield match.span()
 
 
 def cache_key(sql: str) -> str | None:

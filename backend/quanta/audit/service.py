@@ -1,6 +1,7 @@
-"""Use cases of the audit log: record an admin action, page through the log."""
+"""Use cases of the audit log: record an admin action or a diagnostics run, page through it."""
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -29,6 +30,49 @@ def record(
     session.add(entry)
     session.flush()
     return entry
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who made something happen: a user or token by name (and the token's id), or beat."""
+
+    name: str
+    token_id: int | None = None
+
+
+BEAT = Actor("beat")
+RUN_ACTIONS = ("explain", "profile", "suggestion")
+
+
+def record_run(
+    *,
+    session: Session,
+    actor: Actor | None,
+    what: str,
+    target: dict[str, Any],
+    where: list[dict[str, str]],
+    outcome: str,
+    detail: dict[str, Any] | None = None,
+) -> AuditEntry:
+    """Record one diagnostics run (EXPLAIN, profile, suggestion) when it ends.
+
+    Args:
+        actor: Who requested it; None is beat's automatic run.
+        what: One of RUN_ACTIONS; the action is ``run <what>``.
+        target: The instance and query (ids and names) and the run's id.
+        where: The servers it reached: ``{"role": "monitored server" or "execution
+            target" or "sandbox", "address": "host:port"}``.
+        outcome: ``ok``, ``failed`` or ``refused``; ``detail`` adds the reason.
+    """
+    who = actor or BEAT
+    return record(
+        session=session,
+        actor=who.name,
+        actor_token_id=who.token_id,
+        action=f"run {what}",
+        target=target,
+        detail={"where": where, "outcome": outcome, **(detail or {})},
+    )
 
 
 def list_entries(*, session: Session, limit: int, before_id: int | None = None) -> list[AuditEntry]:

@@ -42,7 +42,9 @@ def _fail(message: str) -> typer.Exit:
 @user_app.command("create")
 def create_user(
     name: Annotated[str, typer.Argument(help="The name to sign in with.")],
-    role: Annotated[str, typer.Option(help="viewer (read only) or admin.")] = "viewer",
+    role: Annotated[
+        str, typer.Option(help="viewer (reads), operator (also requests diagnostics) or admin.")
+    ] = "viewer",
     password_stdin: Annotated[
         bool, typer.Option("--password-stdin", help="Read the password from stdin's first line.")
     ] = False,

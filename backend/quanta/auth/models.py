@@ -10,9 +10,11 @@ from quanta.core.db import Base, UTCDateTime, utcnow
 
 
 class Role(StrEnum):
-    """What a UI user may do: viewers read, admins do everything."""
+    """What a UI user may do, least first: viewers read; operators also request EXPLAIN,
+    profile and suggestion runs (the ``diagnose`` scope); admins do everything."""
 
     VIEWER = "viewer"
+    OPERATOR = "operator"
     ADMIN = "admin"
 
 

@@ -15,7 +15,7 @@ class WhoAmI(BaseModel):
     name: str
     scopes: list[str]
     user: str | None = Field(default=None, description="The signed-in user, for a session.")
-    role: str | None = Field(default=None, description="viewer or admin, for a session.")
+    role: str | None = Field(default=None, description="viewer, operator or admin, for a session.")
     csrf_token: str | None = Field(
         default=None,
         description="For a cookie session: send it as X-CSRF-Token with every write.",
@@ -43,7 +43,10 @@ class TokenCreate(BaseModel):
 
     name: str = Field(min_length=1, max_length=NAME_MAX)
     scopes: list[str] = Field(
-        min_length=1, max_length=4, description="ingest, annotate, read, admin"
+        min_length=1,
+        max_length=5,
+        description="ingest, annotate, read, diagnose (request EXPLAIN/profile/suggestion "
+        "runs), admin",
     )
     instances: list[str] | None = Field(
         default=None,
@@ -78,7 +81,9 @@ class UserCreate(BaseModel):
 
     name: str = Field(min_length=1, max_length=NAME_MAX)
     password: str = Field(min_length=1, max_length=PASSWORD_MAX)
-    role: Role = Field(description="What the user may do.")
+    role: Role = Field(
+        description="viewer (reads), operator (reads and requests diagnostics) or admin"
+    )
 
 
 class UserUpdate(BaseModel):

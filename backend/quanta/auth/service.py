@@ -17,9 +17,14 @@ from quanta.auth.models import ApiToken, Role, TokenKind, User
 from quanta.core.db import utcnow
 from quanta.core.security import generate_token, hash_token
 
-SCOPES = ("ingest", "annotate", "read", "admin")
+# diagnose: request EXPLAIN, profile and suggestion runs (they reach the monitored server).
+SCOPES = ("ingest", "annotate", "read", "diagnose", "admin")
 # What a signed-in user's role grants, as token scopes.
-ROLE_SCOPES: dict[str, tuple[str, ...]] = {Role.VIEWER: ("read",), Role.ADMIN: ("admin",)}
+ROLE_SCOPES: dict[str, tuple[str, ...]] = {
+    Role.VIEWER: ("read",),
+    Role.OPERATOR: ("read", "diagnose"),
+    Role.ADMIN: ("admin",),
+}
 
 _hasher = PasswordHasher()
 # Verified against when the user name is unknown, so a wrong name takes as long as a wrong
@@ -435,8 +440,9 @@ def purge_ended_sessions(*, session: Session, now: datetime) -> int:
 
 
 def role_of(principal: Principal) -> str:
-    """The role a signed-in user's scopes come from."""
-    return Role.ADMIN if "admin" in principal.scopes else Role.VIEWER
+    """The role a signed-in user's scopes come from: the highest whose scopes they hold."""
+    held = [role for role in Role if set(ROLE_SCOPES[role]) <= principal.scopes]
+    return held[-1] if held else Role.VIEWER
 
 
 def csrf_token_for(session_secret: str) -> str:

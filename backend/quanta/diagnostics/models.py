@@ -36,6 +36,10 @@ class _RunColumns:
     error: Mapped[str | None] = mapped_column(Text, default=None)
     examples: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     server_version: Mapped[str | None] = mapped_column(String(100), default=None)
+    # Who asked (user or token name, and the token's id; NULL: beat's daily run), copied to
+    # the audit entry written when the run ends.
+    requested_by: Mapped[str | None] = mapped_column(String(100), default=None)
+    requested_by_token_id: Mapped[int | None] = mapped_column(Integer, default=None)
 
 
 class ExplainRun(_RunColumns, Base):

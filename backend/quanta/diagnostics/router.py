@@ -6,7 +6,15 @@ from typing import Annotated, TypeVar
 from fastapi import APIRouter, HTTPException, Query, status
 from fastapi.responses import JSONResponse
 
-from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
+from quanta.audit.service import Actor
+from quanta.deps import (
+    AUTH_RESPONSES,
+    DiagnosePrincipal,
+    ErrorDetail,
+    ReadPrincipal,
+    SessionDep,
+    SettingsDep,
+)
 from quanta.diagnostics import service
 from quanta.diagnostics.schemas import ExplainRunOut, ProfileRunOut
 
@@ -72,12 +80,19 @@ def request_explain(
     instance: InstanceName,
     session: SessionDep,
     settings: SettingsDep,
-    _principal: ReadPrincipal,
+    principal: DiagnosePrincipal,
 ) -> ExplainRunOut | JSONResponse:
-    """Queue an EXPLAIN of the query's latest real example on the instance."""
+    """Queue an EXPLAIN of the query's latest real example on the instance (never executed).
+
+    Needs the `diagnose` scope; the run is audited with who asked.
+    """
     return _queued(
         lambda: service.request_explain(
-            session=session, settings=settings, query_id=query_id, instance_name=instance
+            session=session,
+            settings=settings,
+            query_id=query_id,
+            instance_name=instance,
+            actor=Actor(principal.name, principal.token_id),
         )
     )
 
@@ -104,12 +119,19 @@ def request_profile(
     instance: InstanceName,
     session: SessionDep,
     settings: SettingsDep,
-    _principal: ReadPrincipal,
+    principal: DiagnosePrincipal,
 ) -> ProfileRunOut | JSONResponse:
-    """Queue a profile (SELECTs only, where the instance allows executing them)."""
+    """Queue a profile (SELECTs only) on the instance's execution target; 409 without one.
+
+    Needs the `diagnose` scope; the run is audited with who asked.
+    """
     return _queued(
         lambda: service.request_profile(
-            session=session, settings=settings, query_id=query_id, instance_name=instance
+            session=session,
+            settings=settings,
+            query_id=query_id,
+            instance_name=instance,
+            actor=Actor(principal.name, principal.token_id),
         )
     )
 

@@ -2,10 +2,15 @@
 
 A request stores a queued run and enqueues it after commit; the worker runs it (through
 quanta.monitored, which sends nothing but SELECT, EXPLAIN and SHOW) and stores the outcome
-on the run: the plan and its findings, or the ranked profile, or the one-line reason it
-failed (Quanta's sentence for the server's error code, never the server's message, which
-can quote data) or was refused (Quanta's reason). Beat does the same once a
-day for each instance's top queries.
+on the run: the plan (literals masked by the example policy) and its findings, or the ranked
+profile, or the one-line reason it failed (Quanta's sentence for the server's error code,
+never the server's message, which can quote data) or was refused (Quanta's reason). Beat
+does the same once a day for each instance's top queries.
+
+EXPLAIN runs on the monitored server and never executes the example; ANALYZE and profiles
+run only on the instance's execution target, verified read-only first; an account with more
+than the least privileges is refused unless an admin allowed it (see safety.py). Every run
+that ends is in the audit log: who asked (or beat), what, where, and the outcome.
 """
 
 import logging
@@ -19,11 +24,12 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.profile import combine_profiles
 from quanta.analysis.sqlkind import StatementKind, classify_statement
+from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.tasks import RUN_EXPLAIN_TASK, RUN_PROFILE_TASK, celery_client
-from quanta.diagnostics import repository
+from quanta.diagnostics import repository, safety
 from quanta.diagnostics.models import ExplainRun, ProfileRun, RunStatus
 from quanta.diagnostics.repository import Run
 from quanta.diagnostics.schemas import (
@@ -36,10 +42,11 @@ from quanta.diagnostics.schemas import (
 from quanta.instances import service as instances
 from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
-from quanta.monitored import MonitoredError, StatementRefused
+from quanta.monitored import ExplainResult, MonitoredError, StatementRefused
 from quanta.monitored import explain as monitored_explain
 from quanta.monitored import profile as monitored_profile
 from quanta.monitored.options import ConnectionOptions
+from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
 from quanta.queries.repository import BucketFilter
 
@@ -55,6 +62,13 @@ AUTO_LOAD_WINDOW = timedelta(days=1)
 INTERNAL_ERROR = "Internal error while running it; the worker log has the details."
 # What can go wrong reaching a monitored server: each carries a one-line message.
 _UNREACHABLE = (MonitoredError, instances.NoConnection, SecretUnreadable, InvalidDsn)
+# Quanta's own refusals to reach a server: stored as refused, with the reason.
+_REFUSALS = (
+    safety.BroadPrivileges,
+    safety.NoExecutionTarget,
+    TargetNotReadOnly,
+    StatementRefused,
+)
 
 
 class DiagnosticsError(Exception):
@@ -109,32 +123,32 @@ class AutoDiagnosis:
 
 
 def request_explain(
-    *, session: Session, settings: Settings, query_id: str, instance_name: str
+    *, session: Session, settings: Settings, query_id: str, instance_name: str, actor: Actor
 ) -> ExplainRunOut:
     """Queue an EXPLAIN of the query's latest fit example on the instance.
 
     Raises NotFound (query or instance), NotAllowed (no DSN) and Refused (no fit example;
-    the refused run is stored so that GET shows why).
+    the refused run is stored, and audited, so that GET shows why).
     """
     instance = _instance(session, instance_name)
     _require_dsn(instance)
-    run = _request(session, settings, ExplainRun, query_id, instance, executable=False)
+    run = _request(session, settings, ExplainRun, query_id, instance, actor, executable=False)
     return explain_out(run, instance.name)
 
 
 def request_profile(
-    *, session: Session, settings: Settings, query_id: str, instance_name: str
+    *, session: Session, settings: Settings, query_id: str, instance_name: str, actor: Actor
 ) -> ProfileRunOut:
-    """Queue a profile of the query's SELECT examples on the instance.
+    """Queue a profile of the query's SELECT examples on the instance's execution target.
 
-    Raises NotFound, NotAllowed (no DSN, profiling not enabled) and Refused (no example is
+    Raises NotFound, NotAllowed (no DSN, no execution target) and Refused (no example is
     an executable SELECT; stored on a refused run).
     """
     instance = _instance(session, instance_name)
     _require_dsn(instance)
-    if not instance.profiling_enabled:
-        raise NotAllowed(_profiling_disabled(instance))
-    run = _request(session, settings, ProfileRun, query_id, instance, executable=True)
+    if instance.target_dsn_encrypted is None:
+        raise NotAllowed(safety.no_target_reason(instance, "A profile"))
+    run = _request(session, settings, ProfileRun, query_id, instance, actor, executable=True)
     return profile_out(run, instance.name)
 
 
@@ -142,7 +156,16 @@ def latest_explain(*, session: Session, query_id: str, instance_name: str) -> Ex
     """The newest finished EXPLAIN of the query on the instance (else the queued one)."""
     instance = _instance(session, instance_name)
     run, pending = _latest(session, ExplainRun, query_id, instance, "EXPLAIN")
-    return explain_out(run, instance.name, pending=pending)
+    out = explain_out(run, instance.name, pending=pending)
+    # Masked again as it is read: runs stored before masking, or a policy tightened since.
+    example = run.examples[0]["text"] if run.examples else None
+    return out.model_copy(
+        update={
+            "tabular": safety.masked(instance, out.tabular, example),
+            "document": safety.masked(instance, out.document, example),
+            "analyze": safety.masked(instance, out.analyze, example),
+        }
+    )
 
 
 def latest_profile(*, session: Session, query_id: str, instance_name: str) -> ProfileRunOut:
@@ -162,7 +185,7 @@ def explain_query(
     run = ExplainRun(query_id=query_id, instance_id=instance_id, requested_at=utcnow())
     session.add(run)
     session.flush()
-    return _guarded(run, lambda: _perform_explain(session, settings, run))
+    return _guarded(session, settings, run, _perform_explain)
 
 
 def profile_query(
@@ -172,7 +195,7 @@ def profile_query(
     run = ProfileRun(query_id=query_id, instance_id=instance_id, requested_at=utcnow())
     session.add(run)
     session.flush()
-    return _guarded(run, lambda: _perform_profile(session, settings, run))
+    return _guarded(session, settings, run, _perform_profile)
 
 
 def execute_explain(*, session: Session, settings: Settings, run_id: int) -> ExplainRun | None:
@@ -180,7 +203,7 @@ def execute_explain(*, session: Session, settings: Settings, run_id: int) -> Exp
     run = repository.get_run(session, ExplainRun, run_id)
     if run is None or run.status != RunStatus.QUEUED:
         return None  # a redelivered task, or the instance was purged meanwhile
-    return _guarded(run, lambda: _perform_explain(session, settings, run))
+    return _guarded(session, settings, run, _perform_explain)
 
 
 def execute_profile(*, session: Session, settings: Settings, run_id: int) -> ProfileRun | None:
@@ -188,12 +211,13 @@ def execute_profile(*, session: Session, settings: Settings, run_id: int) -> Pro
     run = repository.get_run(session, ProfileRun, run_id)
     if run is None or run.status != RunStatus.QUEUED:
         return None
-    return _guarded(run, lambda: _perform_profile(session, settings, run))
+    return _guarded(session, settings, run, _perform_profile)
 
 
 def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> AutoDiagnosis:
-    """Queue EXPLAIN (and, where profiling is enabled, a profile of SELECTs) for each
-    instance's top queries by load of the last day that have no run that recent."""
+    """Queue EXPLAIN (and, where an execution target is configured, a profile of SELECTs)
+    for each instance's top queries by load of the last day that have no run that recent.
+    Nothing is queued to execute on an instance without an execution target."""
     window = queries.TimeWindow(start=now - AUTO_LOAD_WINDOW, end=now)
     since = now - timedelta(hours=settings.diagnostics_auto_fresh_hours)
     explained: list[int] = []
@@ -215,7 +239,7 @@ def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> Aut
         for query_id in ids:
             if query_id not in done:
                 explained.append(_queue(session, settings, ExplainRun, query_id, instance).id)
-        if not instance.profiling_enabled:
+        if instance.target_dsn_encrypted is None:
             continue
         selects = [row.query_id for row in top if row.statement_type == SELECT_TYPE]
         done = repository.queries_with_runs_since(session, ProfileRun, instance.id, selects, since)
@@ -287,20 +311,13 @@ def _require_dsn(instance: Instance) -> None:
         )
 
 
-def _profiling_disabled(instance: Instance) -> str:
-    return (
-        f"Profiling is not enabled on instance '{instance.name}': a profile executes the "
-        f"example SELECTs there. An admin enables it with PATCH /api/v1/instances/"
-        f'{instance.id} {{"profiling_enabled": true}}.'
-    )
-
-
 def _request(
     session: Session,
     settings: Settings,
     model: type[_R],
     query_id: str,
     instance: Instance,
+    actor: Actor,
     *,
     executable: bool,
 ) -> _R:
@@ -313,18 +330,34 @@ def _request(
     except queries.QueryNotFound as exc:
         raise NotFound(str(exc)) from exc
     except _ExampleRefused as exc:
-        refused = model(query_id=query_id, instance_id=instance.id, requested_at=utcnow())
+        refused = _new_run(model, query_id, instance, actor)
         session.add(refused)
         _finish(refused, RunStatus.REFUSED, str(exc))
         session.flush()
+        _audit(session, refused, instance, _intended(settings, instance, refused))
         raise Refused(str(exc)) from exc
-    return _queue(session, settings, model, query_id, instance)
+    return _queue(session, settings, model, query_id, instance, actor)
+
+
+def _new_run(model: type[_R], query_id: str, instance: Instance, actor: Actor | None) -> _R:
+    return model(
+        query_id=query_id,
+        instance_id=instance.id,
+        requested_at=utcnow(),
+        requested_by=actor.name if actor else None,
+        requested_by_token_id=actor.token_id if actor else None,
+    )
 
 
 def _queue(
-    session: Session, settings: Settings, model: type[_R], query_id: str, instance: Instance
+    session: Session,
+    settings: Settings,
+    model: type[_R],
+    query_id: str,
+    instance: Instance,
+    actor: Actor | None = None,
 ) -> _R:
-    run = model(query_id=query_id, instance_id=instance.id, requested_at=utcnow())
+    run = _new_run(model, query_id, instance, actor)
     session.add(run)
     session.flush()
     task = RUN_EXPLAIN_TASK if model is ExplainRun else RUN_PROFILE_TASK
@@ -356,7 +389,9 @@ def _latest(
     return finished, queued is not None and queued.id > finished.id
 
 
-def _perform_explain(session: Session, settings: Settings, run: ExplainRun) -> ExplainRun:
+def _perform_explain(
+    session: Session, settings: Settings, run: ExplainRun, trail: safety.Trail
+) -> ExplainRun:
     instance = instances.get_instance(session=session, instance_id=run.instance_id)
     try:
         options = instances.connection_options(settings, instance)
@@ -365,17 +400,20 @@ def _perform_explain(session: Session, settings: Settings, run: ExplainRun) -> E
         )
         run.examples = [example.to_dict()]
         rows_sent, rows_examined = _rows_per_execution(session, settings, run.query_id, example)
+        safety.check_monitored_account(settings, instance, options, trail)
+        # Never executed on the monitored server: EXPLAIN only.
         result = monitored_explain(
             _for_example(options, example),
             example.text,
-            # ANALYZE executes the example: only on an execution target, none wired yet.
-            execute_on=None,
             settings=instances.monitored_settings(settings),
             truncated=example.truncated,
             rows_sent=rows_sent,
             rows_examined=rows_examined,
         )
-    except (_ExampleRefused, StatementRefused) as exc:
+        measured, analyze_note = _analyze_on_target(
+            settings, instance, example, trail, rows_sent, rows_examined
+        )
+    except (_ExampleRefused, *_REFUSALS) as exc:
         return _finish(run, RunStatus.REFUSED, str(exc))
     except _UNREACHABLE as exc:
         return _finish(run, RunStatus.FAILED, str(exc))
@@ -383,21 +421,56 @@ def _perform_explain(session: Session, settings: Settings, run: ExplainRun) -> E
         return _finish(run, RunStatus.FAILED, str(exc))
     run.verb = result.verb
     run.server_version = result.server_version
-    run.tabular = result.tabular
-    run.document = result.document
-    run.analyze = result.analyze
-    run.findings = [finding.to_dict() for finding in result.findings]
-    run.notes = list(result.notes)
+    run.tabular = safety.masked(instance, result.tabular, example.text)
+    run.document = safety.masked(instance, result.document, example.text)
+    analyze = measured.analyze if measured is not None else None
+    run.analyze = safety.masked(instance, analyze, example.text)
+    findings = measured.findings if measured is not None and analyze else result.findings
+    run.findings = [finding.to_dict() for finding in findings]
+    notes = [note for note in result.notes if not note.startswith(_ANALYZE_NOTE)]
+    run.notes = [*notes, *([analyze_note] if analyze_note else [])]
     return _finish(run, RunStatus.OK, None)
 
 
-def _perform_profile(session: Session, settings: Settings, run: ProfileRun) -> ProfileRun:
+_ANALYZE_NOTE = "ANALYZE skipped"
+
+
+def _analyze_on_target(
+    settings: Settings,
+    instance: Instance,
+    example: "_Example",
+    trail: safety.Trail,
+    rows_sent: float | None,
+    rows_examined: float | None,
+) -> tuple[ExplainResult | None, str | None]:
+    """ANALYZE of the example on the execution target (verified read-only just before),
+    or why not: no target, or one that is not usable now (the EXPLAIN stands either way)."""
+    if instance.target_dsn_encrypted is None:
+        return None, f"{_ANALYZE_NOTE}: no execution target (EXPLAIN never executes)"
+    try:
+        target, _state = safety.verified_target(settings, instance, trail, "ANALYZE")
+        on_target = _for_example(target, example)
+        measured = monitored_explain(
+            on_target,
+            example.text,
+            execute_on=on_target,
+            settings=instances.monitored_settings(settings),
+            truncated=example.truncated,
+            rows_sent=rows_sent,
+            rows_examined=rows_examined,
+        )
+    except (*_REFUSALS, *_UNREACHABLE) as exc:
+        return None, f"{_ANALYZE_NOTE}: {exc}"
+    skipped = next((n for n in measured.notes if n.startswith(_ANALYZE_NOTE)), None)
+    return measured, skipped
+
+
+def _perform_profile(
+    session: Session, settings: Settings, run: ProfileRun, trail: safety.Trail
+) -> ProfileRun:
     instance = instances.get_instance(session=session, instance_id=run.instance_id)
-    if not instance.profiling_enabled:
-        return _finish(run, RunStatus.REFUSED, _profiling_disabled(instance))
     monitored = instances.monitored_settings(settings)
     try:
-        options = instances.connection_options(settings, instance)
         examples = _select_examples(
             session,
             settings,
@@ -407,9 +480,10 @@ def _perform_profile(session: Session, settings: Settings, run: ProfileRun) -> P
             limit=settings.diagnostics_profile_examples,
         )
         run.examples = [example.to_dict() for example in examples]
+        target, state = safety.verified_target(settings, instance, trail, "A profile")
         profiles = [
             monitored_profile(
-                _for_example(options, example),
+                _for_example(target, example),
                 example.text,
                 runs=settings.monitored_profile_runs,
                 settings=monitored,
@@ -417,7 +491,7 @@ def _perform_profile(session: Session, settings: Settings, run: ProfileRun) -> P
             )
             for example in examples
         ]
-    except (_ExampleRefused, StatementRefused) as exc:
+    except (_ExampleRefused, *_REFUSALS) as exc:
         return _finish(run, RunStatus.REFUSED, str(exc))
     except _UNREACHABLE as exc:
         return _finish(run, RunStatus.FAILED, str(exc))
@@ -429,20 +503,56 @@ def _perform_profile(session: Session, settings: Settings, run: ProfileRun) -> P
     run.lost_us = combined.lost_us
     run.rows = [row.to_dict() for row in combined.rows]
     run.run_response_us = [r.response_us for r in combined.runs]
-    run.server_version = instance.version
+    run.server_version = state.server_version or None
     return _finish(run, RunStatus.OK, None)
 
 
-def _guarded(run: _R, perform: Callable[[], _R]) -> _R:
-    """Run ``perform``; a bug (not a server's answer) fails the run instead of leaving it
-    queued forever. Store errors propagate: the task's transaction is rolled back."""
+def _guarded(
+    session: Session,
+    settings: Settings,
+    run: _R,
+    perform: Callable[[Session, Settings, _R, safety.Trail], _R],
+) -> _R:
+    """Run ``perform`` and audit the run; a bug (not a server's answer) fails the run instead
+    of leaving it queued forever. Store errors propagate: the task's transaction is rolled
+    back (and its audit entry with it: the run is still queued, and runs again)."""
+    trail = safety.Trail()
     try:
-        return perform()
+        done = perform(session, settings, run, trail)
     except SQLAlchemyError:
         raise
     except Exception:
         log.exception("%s %s failed unexpectedly", type(run).__name__, run.id)
-        return _finish(run, RunStatus.FAILED, INTERNAL_ERROR)
+        done = _finish(run, RunStatus.FAILED, INTERNAL_ERROR)
+    instance = instances.get_instance(session=session, instance_id=run.instance_id)
+    if not trail.where:  # refused before reaching any server: say which one it was for
+        trail = _intended(settings, instance, run)
+    _audit(session, done, instance, trail)
+    return done
+
+
+def _intended(settings: Settings, instance: Instance, run: Run) -> safety.Trail:
+    """The server a run was meant for, for the audit entry of one that reached none."""
+    trail = safety.Trail()
+    if isinstance(run, ExplainRun):
+        trail.reached(safety.MONITORED, safety.address_of(settings, instance))
+    else:
+        trail.reached(safety.TARGET, safety.target_address_of(settings, instance))
+    return trail
+
+
+def _audit(session: Session, run: Run, instance: Instance, trail: safety.Trail) -> None:
+    actor = Actor(run.requested_by, run.requested_by_token_id) if run.requested_by else None
+    trail.record(
+        session,
+        actor=actor,
+        what="explain" if isinstance(run, ExplainRun) else "profile",
+        instance=instance,
+        query_id=run.query_id,
+        run_id=run.id,
+        outcome=run.status,
+        reason=run.error,
+    )
 
 
 def _finish(run: _R, status: RunStatus, error: str | None) -> _R:

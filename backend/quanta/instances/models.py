@@ -40,5 +40,10 @@ class Instance(Base):
     sandbox_dsn_encrypted: Mapped[str | None] = mapped_column(Text, default=None)
     flavor: Mapped[str | None] = mapped_column(String(20), default=None)  # detected
     version: Mapped[str | None] = mapped_column(String(100), default=None)  # detected
-    # Profiles and ANALYZE execute the example SELECT on the server: only where allowed.
-    profiling_enabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # Where examples may be executed (ANALYZE, profiles): a read-only replica or sandbox,
+    # verified read-only at every connect (quanta.monitored.target); Fernet-encrypted like
+    # dsn_encrypted. NULL: nothing is executed anywhere, EXPLAIN only.
+    target_dsn_encrypted: Mapped[str | None] = mapped_column(Text, default=None)
+    # Run diagnostics even though the account has privileges beyond SELECT, PROCESS, SHOW
+    # VIEW and REPLICATION CLIENT: an admin's explicit, audited choice.
+    allow_broad_privileges: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")

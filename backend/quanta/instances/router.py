@@ -86,9 +86,10 @@ def create_instance(
         "instance_id": out.id,
         "name": out.name,
         "example_policy": body.example_policy,
-        "profiling_enabled": body.profiling_enabled,
+        "allow_broad_privileges": body.allow_broad_privileges,
         "dsn": "set" if body.dsn is not None else None,  # never the value
         "sandbox_dsn": "set" if body.sandbox_dsn is not None else None,
+        "execution_target_dsn": "set" if body.execution_target_dsn is not None else None,
     }
     return out
 
@@ -106,7 +107,10 @@ def update_instance(
     settings: SettingsDep,
     _principal: AdminPrincipal,
 ) -> InstanceOut:
-    """Change the fields sent; `"dsn": null` removes the connection."""
+    """Change the fields sent; `"dsn": null` removes the connection.
+
+    The audit entry names the fields changed (never a DSN's value) and the override's value.
+    """
     try:
         updated = service.update_instance(
             session=session, settings=settings, instance_id=instance_id, data=body

@@ -7,7 +7,14 @@ validation error's echo of the input, and go out only redacted (no password).
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+)
 
 ExamplePolicyName = Literal["full", "masked", "off"]
 SourceName = Literal["slowlog", "perfschema"]
@@ -21,6 +28,40 @@ DSN_DESCRIPTION = (
     "(or mysql://user:pass@localhost/?unix_socket=/run/mysqld/mysqld.sock); "
     "stored encrypted, shown without its password."
 )
+TARGET_DESCRIPTION = (
+    "DSN of the execution target: a read-only replica or sandbox where ANALYZE and profiles "
+    "may execute examples (nothing is executed on the monitored server). Quanta verifies it "
+    "read-only (read_only / super_read_only / MariaDB's read_only levels) at every connect "
+    "and refuses otherwise. Null: EXPLAIN only. Stored encrypted, shown without its password."
+)
+BROAD_DESCRIPTION = (
+    "Run diagnostics even though an account has privileges beyond SELECT, PROCESS, SHOW VIEW "
+    "and REPLICATION CLIENT (see test-connection). Audited."
+)
+PROFILING_MOVED = (
+    "profiling_enabled is gone: profiles and ANALYZE run only on an execution target. Set "
+    '"execution_target_dsn" to a read-only replica or sandbox to enable them, null to stop.'
+)
+
+
+def _refuse_profiling_flag(value: bool | None) -> None:
+    # Validated as its own field: the error then quotes only this value, never the body
+    # (which may hold a DSN with its password).
+    if value is not None:
+        raise ValueError(PROFILING_MOVED)
+
+
+ProfilingFlag = Annotated[
+    bool | None,
+    AfterValidator(_refuse_profiling_flag),
+    Field(
+        default=None,
+        description="Gone (always refused): set execution_target_dsn instead.",
+        json_schema_extra={"deprecated": True},
+    ),
+]
+
+
 SANDBOX_DESCRIPTION = (
     "Optional DSN of a scratch server where suggested indexes may be created to compare plans."
 )
@@ -39,9 +80,18 @@ class InstanceOut(BaseModel):
         "current QUANTA_SECRET_KEY and must be entered again)."
     )
     sandbox_dsn: str | None
-    profiling_enabled: bool = Field(
-        description="Profiles and MariaDB's ANALYZE may execute example SELECTs on the server."
+    execution_target_dsn: str | None = Field(
+        description="The execution target's DSN without its password; null: none (EXPLAIN only)."
     )
+    has_execution_target: bool = Field(
+        description="An execution target is stored (with execution_target_dsn null: it cannot "
+        "be decrypted with the current QUANTA_SECRET_KEY and must be entered again)."
+    )
+    profiling_enabled: bool = Field(
+        description="Read only: profiles and ANALYZE are possible, i.e. an execution target is "
+        "configured (they never run on the monitored server)."
+    )
+    allow_broad_privileges: bool = Field(description=BROAD_DESCRIPTION)
     example_policy: ExamplePolicyName
     primary_source: str | None = Field(
         description="slowlog or perfschema: the source whose buckets count in totals."
@@ -57,8 +107,11 @@ class InstanceCreate(BaseModel):
     name: InstanceName
     dsn: SecretStr | None = Field(default=None, description=DSN_DESCRIPTION)
     sandbox_dsn: SecretStr | None = Field(default=None, description=SANDBOX_DESCRIPTION)
-    profiling_enabled: bool = False
+    execution_target_dsn: SecretStr | None = Field(default=None, description=TARGET_DESCRIPTION)
+    allow_broad_privileges: bool = Field(default=False, description=BROAD_DESCRIPTION)
     example_policy: ExamplePolicyName = "full"
+
+    profiling_enabled: ProfilingFlag = None
 
 
 class InstanceUpdate(BaseModel):
@@ -72,9 +125,12 @@ class InstanceUpdate(BaseModel):
     )
     dsn: SecretStr | None = Field(default=None, description=DSN_DESCRIPTION)
     sandbox_dsn: SecretStr | None = Field(default=None, description=SANDBOX_DESCRIPTION)
-    profiling_enabled: bool | None = None
+    execution_target_dsn: SecretStr | None = Field(default=None, description=TARGET_DESCRIPTION)
+    allow_broad_privileges: bool | None = Field(default=None, description=BROAD_DESCRIPTION)
     example_policy: ExamplePolicyName | None = None
     primary_source: SourceName | None = None
+
+    profiling_enabled: ProfilingFlag = None
 
 
 class CapabilityOut(BaseModel):
@@ -85,6 +141,17 @@ class CapabilityOut(BaseModel):
     detail: str
 
 
+class ExecutionTargetOut(BaseModel):
+    """The execution target as verified now: read-only for Quanta's account, or why not."""
+
+    address: str
+    read_only: bool
+    detail: str = Field(description="The read-only variables found, or why it is refused.")
+    account: str | None = None
+    privileges: list[str] = Field(default_factory=list)
+    excess_privileges: list[str] = Field(default_factory=list)
+
+
 class ConnectionTestOut(BaseModel):
     """What the account can do on the server; ``error`` says why when it cannot connect."""
 
@@ -93,5 +160,15 @@ class ConnectionTestOut(BaseModel):
     flavor: str | None = None
     version: str | None = None
     account: str | None = None
-    privileges: list[str] = Field(default_factory=list)
+    privileges: list[str] = Field(
+        default_factory=list, description="Each grant as 'PRIVILEGE ON level' (SHOW GRANTS)."
+    )
+    excess_privileges: list[str] = Field(
+        default_factory=list,
+        description="Privileges beyond SELECT, PROCESS, SHOW VIEW, REPLICATION CLIENT: "
+        "diagnostics refuse the account unless allow_broad_privileges is set.",
+    )
     capabilities: list[CapabilityOut] = Field(default_factory=list)
+    execution_target: ExecutionTargetOut | None = Field(
+        default=None, description="The execution target's check; null when none is configured."
+    )

@@ -16,12 +16,15 @@ from quanta.instances.models import ExamplePolicy, Instance
 from quanta.instances.schemas import (
     CapabilityOut,
     ConnectionTestOut,
+    ExecutionTargetOut,
     InstanceCreate,
     InstanceOut,
     InstanceUpdate,
 )
 from quanta.monitored.check import test_connection
+from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+from quanta.monitored.target import TargetNotReadOnly, verify_target
 
 
 class NoConnection(Exception):
@@ -75,6 +78,13 @@ def sandbox_options(settings: Settings, instance: Instance) -> ConnectionOptions
     if instance.sandbox_dsn_encrypted is None:
         return None
     return parse_dsn(decrypt(settings, instance.sandbox_dsn_encrypted))
+
+
+def target_options(settings: Settings, instance: Instance) -> ConnectionOptions | None:
+    """The instance's execution target (where examples may be executed), when configured."""
+    if instance.target_dsn_encrypted is None:
+        return None
+    return parse_dsn(decrypt(settings, instance.target_dsn_encrypted))
 
 
 def monitored_settings(settings: Settings) -> MonitoredSettings:
@@ -146,7 +156,10 @@ def register_instance(*, session: Session, settings: Settings, data: InstanceCre
         name=data.name,
         dsn_encrypted=_encrypted_dsn(settings, data.dsn, "dsn"),
         sandbox_dsn_encrypted=_encrypted_dsn(settings, data.sandbox_dsn, "sandbox_dsn"),
-        profiling_enabled=data.profiling_enabled,
+        target_dsn_encrypted=_encrypted_dsn(
+            settings, data.execution_target_dsn, "execution_target_dsn"
+        ),
+        allow_broad_privileges=data.allow_broad_privileges,
         example_policy=data.example_policy,
     )
     try:
@@ -166,7 +179,7 @@ class InstanceChanged:
 
 
 # The fields an update can change, as the audit log names them; the DSNs are secrets.
-_SECRET_FIELDS = frozenset({"dsn", "sandbox_dsn"})
+_SECRET_FIELDS = frozenset({"dsn", "sandbox_dsn", "execution_target_dsn"})
 
 
 def _audited_fields(instance: Instance) -> dict[str, Any]:
@@ -174,7 +187,8 @@ def _audited_fields(instance: Instance) -> dict[str, Any]:
         "name": instance.name,
         "dsn": instance.dsn_encrypted,
         "sandbox_dsn": instance.sandbox_dsn_encrypted,
-        "profiling_enabled": instance.profiling_enabled,
+        "execution_target_dsn": instance.target_dsn_encrypted,
+        "allow_broad_privileges": instance.allow_broad_privileges,
         "example_policy": instance.example_policy,
         "primary_source": instance.primary_source,
     }
@@ -197,8 +211,12 @@ def update_instance(
         instance.flavor = instance.version = None
     if "sandbox_dsn" in sent:
         instance.sandbox_dsn_encrypted = _encrypted_dsn(settings, data.sandbox_dsn, "sandbox_dsn")
-    if data.profiling_enabled is not None:
-        instance.profiling_enabled = data.profiling_enabled
+    if "execution_target_dsn" in sent:
+        instance.target_dsn_encrypted = _encrypted_dsn(
+            settings, data.execution_target_dsn, "execution_target_dsn"
+        )
+    if data.allow_broad_privileges is not None:
+        instance.allow_broad_privileges = data.allow_broad_privileges
     if data.example_policy is not None:
         instance.example_policy = data.example_policy
     if data.primary_source is not None:
@@ -252,7 +270,31 @@ def check_connection(
         version=report.server_version or None,
         account=report.account or None,
         privileges=list(report.privileges),
+        excess_privileges=list(report.excess_privileges),
         capabilities=[CapabilityOut(**c.to_dict()) for c in report.capabilities],
+        execution_target=_check_target(settings, instance),
+    )
+
+
+def _check_target(settings: Settings, instance: Instance) -> ExecutionTargetOut | None:
+    """Verify the execution target as a run would: connect, read-only, the account."""
+    try:
+        options = target_options(settings, instance)
+    except (SecretUnreadable, InvalidDsn) as exc:
+        return ExecutionTargetOut(address="?", read_only=False, detail=str(exc))
+    if options is None:
+        return None
+    try:
+        state = verify_target(options, monitored_settings(settings))
+    except (TargetNotReadOnly, MonitoredError) as exc:
+        return ExecutionTargetOut(address=options.address, read_only=False, detail=str(exc))
+    return ExecutionTargetOut(
+        address=state.address,
+        read_only=True,
+        detail=f"read-only for {state.account.account}: {state.describe()}",
+        account=state.account.account,
+        privileges=list(state.account.privileges),
+        excess_privileges=list(state.account.excess),
     )
 
 
@@ -266,7 +308,10 @@ def instance_out(settings: Settings, instance: Instance) -> InstanceOut:
         dsn=_shown_dsn(settings, instance.dsn_encrypted),
         has_dsn=instance.dsn_encrypted is not None,
         sandbox_dsn=_shown_dsn(settings, instance.sandbox_dsn_encrypted),
-        profiling_enabled=instance.profiling_enabled,
+        execution_target_dsn=_shown_dsn(settings, instance.target_dsn_encrypted),
+        has_execution_target=instance.target_dsn_encrypted is not None,
+        profiling_enabled=instance.target_dsn_encrypted is not None,
+        allow_broad_privileges=instance.allow_broad_privileges,
         example_policy=ExamplePolicy(instance.example_policy).value,
         primary_source=instance.primary_source,
         created_at=instance.created_at,

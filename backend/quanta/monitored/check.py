@@ -8,31 +8,10 @@ from typing import Any
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+from quanta.monitored.privileges import AccountPrivileges, read_privileges
 
 __all__ = ["Capability", "ConnectionReport", "test_connection"]
 
-# Privileges that let an account change data or the schema: Quanta never uses them, and a
-# monitoring account should not have them.
-WRITE_PRIVILEGES = frozenset(
-    (
-        "ALL PRIVILEGES",
-        "INSERT",
-        "UPDATE",
-        "DELETE",
-        "CREATE",
-        "DROP",
-        "ALTER",
-        "INDEX",
-        "SUPER",
-        "FILE",
-        "CREATE ROUTINE",
-        "ALTER ROUTINE",
-        "EXECUTE",
-        "TRIGGER",
-        "EVENT",
-        "CREATE TABLESPACE",
-    )
-)
 _ENABLED = "YES"
 
 
@@ -59,6 +38,7 @@ class ConnectionReport:
     flavor: str = ""
     account: str = ""
     privileges: tuple[str, ...] = ()
+    excess_privileges: tuple[str, ...] = ()
     capabilities: tuple[Capability, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,6 +50,7 @@ class ConnectionReport:
             "flavor": self.flavor,
             "account": self.account,
             "privileges": list(self.privileges),
+            "excess_privileges": list(self.excess_privileges),
             "capabilities": [c.to_dict() for c in self.capabilities],
         }
 
@@ -81,10 +62,11 @@ def test_connection(
 ) -> ConnectionReport:
     """Connect, and report what the account may and may not do; never raises for the server.
 
-    Checks: the read-only session with its time limit, the account's privileges (write
-    privileges are reported as a risk), reading the default database, EXPLAIN, EXPLAIN of
-    DML (needs the statement's own privileges), profiling (SHOW PROFILE or stage events)
-    and performance_schema digests.
+    Checks: the read-only session with its time limit, the account's privileges (from
+    SHOW GRANTS; anything beyond SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT is
+    flagged, and diagnostics refuse such an account unless an admin overrides it), reading
+    the default database, EXPLAIN, EXPLAIN of DML (needs the statement's own privileges),
+    profiling (SHOW PROFILE or stage events) and performance_schema digests.
     """
     try:
         with GuardedConnection(options, settings) as conn:
@@ -98,9 +80,9 @@ test_connection.__test__ = False  # type: ignore[attr-defined]
 
 
 def _report(conn: GuardedConnection) -> ConnectionReport:
+    account = read_privileges(conn)
+    names = {privilege.split(" ON ")[0] for privilege in account.privileges}
     with conn.read_only():
-        account = str(conn.query("SELECT CURRENT_USER() AS u")[0]["u"])
-        privileges = _privileges(conn, account)
         capabilities = [
             Capability(
                 "read_only_session",
@@ -108,10 +90,10 @@ def _report(conn: GuardedConnection) -> ConnectionReport:
                 "sessions run in read-only transactions with a "
                 f"{conn.settings.statement_timeout:g} s statement time limit",
             ),
-            _write_access(privileges),
+            _least_privilege(account),
             _probe(conn, "default_database", _database_probe(conn), "reads the default database"),
             _probe(conn, "explain", "EXPLAIN SELECT 1", "EXPLAIN works"),
-            _dml_explain(privileges),
+            _dml_explain(names),
             _profiling(conn),
             _probe(
                 conn,
@@ -124,33 +106,26 @@ def _report(conn: GuardedConnection) -> ConnectionReport:
         connected=True,
         server_version=conn.version,
         flavor=conn.flavor,
-        account=account,
-        privileges=tuple(sorted(privileges)),
+        account=account.account,
+        privileges=account.privileges,
+        excess_privileges=account.excess,
         capabilities=tuple(capabilities),
     )
 
 
-def _privileges(conn: GuardedConnection, account: str) -> set[str]:
-    user, _, host = account.rpartition("@")
-    grantee = f"'{user}'@'{host}'"
-    rows: list[dict[str, Any]] = []
-    for view in ("USER_PRIVILEGES", "SCHEMA_PRIVILEGES", "TABLE_PRIVILEGES"):
-        rows += conn.query(
-            f"SELECT PRIVILEGE_TYPE FROM information_schema.{view} WHERE GRANTEE = %s",
-            (grantee,),
+def _least_privilege(account: AccountPrivileges) -> Capability:
+    if account.least:
+        return Capability(
+            "least_privilege",
+            True,
+            "the account has only SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT",
         )
-    return {str(row["PRIVILEGE_TYPE"]).upper() for row in rows}
-
-
-def _write_access(privileges: set[str]) -> Capability:
-    writes = sorted(privileges & WRITE_PRIVILEGES)
-    if not writes:
-        return Capability("read_only_account", True, "the account cannot change data")
     return Capability(
-        "read_only_account",
+        "least_privilege",
         False,
-        f"the account may {', '.join(writes)}: Quanta never writes, but a read-only "
-        "account (SELECT, PROCESS, SHOW VIEW) is safer",
+        f"the account has privileges Quanta does not need ({', '.join(account.excess)}): "
+        "diagnostics refuse to run with it unless an admin allows broad privileges on the "
+        "instance; grant only SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT",
     )
 
 

@@ -89,8 +89,10 @@ class GuardedConnection:
     """One session on a monitored server; open it with ``with``.
 
     ``execution_target``: the session is on an execution target (a replica or sandbox an
-    admin configured and the caller verified read-only), where statements that execute an
-    example (ANALYZE, EXPLAIN ANALYZE, :meth:`stream`) may run. Elsewhere they are refused.
+    admin configured), where statements that execute an example (ANALYZE, EXPLAIN ANALYZE,
+    :meth:`stream`) may run; elsewhere they are refused. Only
+    :class:`quanta.monitored.target.TargetConnection` sets it, after verifying the server
+    read-only on this very session.
 
     Example (not run here, it needs a server)::
 

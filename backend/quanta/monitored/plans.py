@@ -20,6 +20,7 @@ from quanta.analysis.sqlkind import Classification, StatementKind, classify_stat
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import ServerError, StatementRefused
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+from quanta.monitored.target import TargetConnection
 
 __all__ = ["ExplainResult", "explain"]
 
@@ -158,7 +159,7 @@ def _analyze(
         return None, "ANALYZE skipped: no execution target is configured for this instance"
     if not classification.executable:
         return None, f"ANALYZE skipped: {classification.execute_refusal}"
-    with GuardedConnection(target, settings, execution_target=True) as conn:
+    with TargetConnection(target, settings) as conn:
         if not conn.is_mariadb:
             return None, "ANALYZE skipped: the execution target is not MariaDB"
         with conn.read_only():

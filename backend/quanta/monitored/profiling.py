@@ -22,6 +22,7 @@ from quanta.analysis.sqlkind import classify_statement
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import FeatureUnavailable, StatementRefused
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+from quanta.monitored.target import TargetConnection
 
 __all__ = ["ProfilingMethod", "profile", "profiling_method"]
 
@@ -84,7 +85,7 @@ def profile(
     statement = classification.explain_text
     if not classification.executable or statement is None:
         raise StatementRefused(f"not profiled: {classification.execute_refusal}")
-    with GuardedConnection(target, settings, execution_target=True) as conn:
+    with TargetConnection(target, settings) as conn:
         chosen = method or profiling_method(conn)
         prepared = _prepare(conn, chosen, conn.time_limited(statement))
         measured = [_run(conn, chosen, prepared) for _ in range(count)]

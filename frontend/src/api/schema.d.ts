@@ -337,6 +337,8 @@ export interface paths {
         /**
          * Update Instance
          * @description Change the fields sent; `"dsn": null` removes the connection.
+         *
+         *     The audit entry names the fields changed (never a DSN's value) and the override's value.
          */
         patch: operations["update_instance"];
         trace?: never;
@@ -507,7 +509,9 @@ export interface paths {
         put?: never;
         /**
          * Request Explain
-         * @description Queue an EXPLAIN of the query's latest real example on the instance.
+         * @description Queue an EXPLAIN of the query's latest real example on the instance (never executed).
+         *
+         *     Needs the `diagnose` scope; the run is audited with who asked.
          */
         post: operations["request_explain"];
         delete?: never;
@@ -531,7 +535,9 @@ export interface paths {
         put?: never;
         /**
          * Request Profile
-         * @description Queue a profile (SELECTs only, where the instance allows executing them).
+         * @description Queue a profile (SELECTs only) on the instance's execution target; 409 without one.
+         *
+         *     Needs the `diagnose` scope; the run is audited with who asked.
          */
         post: operations["request_profile"];
         delete?: never;
@@ -556,6 +562,8 @@ export interface paths {
         /**
          * Request Suggestions
          * @description Queue a fresh advice run (snapshots refreshed, sandbox check); GET for the result.
+         *
+         *     Needs the `diagnose` scope; the sandbox run is audited with who asked.
          */
         post: operations["request_suggestions"];
         delete?: never;
@@ -1126,9 +1134,19 @@ export interface components {
             connected: boolean;
             /** Error */
             error?: string | null;
+            /**
+             * Excess Privileges
+             * @description Privileges beyond SELECT, PROCESS, SHOW VIEW, REPLICATION CLIENT: diagnostics refuse the account unless allow_broad_privileges is set.
+             */
+            excess_privileges?: string[];
+            /** @description The execution target's check; null when none is configured. */
+            execution_target?: components["schemas"]["ExecutionTargetOut"] | null;
             /** Flavor */
             flavor?: string | null;
-            /** Privileges */
+            /**
+             * Privileges
+             * @description Each grant as 'PRIVILEGE ON level' (SHOW GRANTS).
+             */
             privileges?: string[];
             /** Version */
             version?: string | null;
@@ -1215,6 +1233,27 @@ export interface components {
              * @description When the server ran it.
              */
             ts: string;
+        };
+        /**
+         * ExecutionTargetOut
+         * @description The execution target as verified now: read-only for Quanta's account, or why not.
+         */
+        ExecutionTargetOut: {
+            /** Account */
+            account?: string | null;
+            /** Address */
+            address: string;
+            /**
+             * Detail
+             * @description The read-only variables found, or why it is refused.
+             */
+            detail: string;
+            /** Excess Privileges */
+            excess_privileges?: string[];
+            /** Privileges */
+            privileges?: string[];
+            /** Read Only */
+            read_only: boolean;
         };
         /**
          * ExplainRunOut
@@ -1483,6 +1522,12 @@ export interface components {
          */
         InstanceCreate: {
             /**
+             * Allow Broad Privileges
+             * @description Run diagnostics even though an account has privileges beyond SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT (see test-connection). Audited.
+             * @default false
+             */
+            allow_broad_privileges: boolean;
+            /**
              * Dsn
              * @description DSN of a read-only account, e.g. mysql://quanta_ro:PASSWORD@db1:3306/shop (or mysql://user:pass@localhost/?unix_socket=/run/mysqld/mysqld.sock); stored encrypted, shown without its password.
              */
@@ -1493,13 +1538,19 @@ export interface components {
              * @enum {string}
              */
             example_policy: "full" | "masked" | "off";
+            /**
+             * Execution Target Dsn
+             * @description DSN of the execution target: a read-only replica or sandbox where ANALYZE and profiles may execute examples (nothing is executed on the monitored server). Quanta verifies it read-only (read_only / super_read_only / MariaDB's read_only levels) at every connect and refuses otherwise. Null: EXPLAIN only. Stored encrypted, shown without its password.
+             */
+            execution_target_dsn?: string | null;
             /** Name */
             name: string;
             /**
              * Profiling Enabled
-             * @default false
+             * @deprecated
+             * @description Gone (always refused): set execution_target_dsn instead.
              */
-            profiling_enabled: boolean;
+            profiling_enabled?: boolean | null;
             /**
              * Sandbox Dsn
              * @description Optional DSN of a scratch server where suggested indexes may be created to compare plans.
@@ -1511,6 +1562,11 @@ export interface components {
          * @description A monitored server as the API shows it (DSNs without their password).
          */
         InstanceOut: {
+            /**
+             * Allow Broad Privileges
+             * @description Run diagnostics even though an account has privileges beyond SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT (see test-connection). Audited.
+             */
+            allow_broad_privileges: boolean;
             /**
              * Created At
              * Format: date-time
@@ -1527,6 +1583,11 @@ export interface components {
              */
             example_policy: "full" | "masked" | "off";
             /**
+             * Execution Target Dsn
+             * @description The execution target's DSN without its password; null: none (EXPLAIN only).
+             */
+            execution_target_dsn: string | null;
+            /**
              * Flavor
              * @description mariadb or mysql, detected by test-connection.
              */
@@ -1536,6 +1597,11 @@ export interface components {
              * @description A DSN is stored (true with dsn null: it cannot be decrypted with the current QUANTA_SECRET_KEY and must be entered again).
              */
             has_dsn: boolean;
+            /**
+             * Has Execution Target
+             * @description An execution target is stored (with execution_target_dsn null: it cannot be decrypted with the current QUANTA_SECRET_KEY and must be entered again).
+             */
+            has_execution_target: boolean;
             /** Id */
             id: number;
             /** Name */
@@ -1547,7 +1613,7 @@ export interface components {
             primary_source: string | null;
             /**
              * Profiling Enabled
-             * @description Profiles and MariaDB's ANALYZE may execute example SELECTs on the server.
+             * @description Read only: profiles and ANALYZE are possible, i.e. an execution target is configured (they never run on the monitored server).
              */
             profiling_enabled: boolean;
             /** Sandbox Dsn */
@@ -1564,6 +1630,11 @@ export interface components {
          */
         InstanceUpdate: {
             /**
+             * Allow Broad Privileges
+             * @description Run diagnostics even though an account has privileges beyond SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT (see test-connection). Audited.
+             */
+            allow_broad_privileges?: boolean | null;
+            /**
              * Dsn
              * @description DSN of a read-only account, e.g. mysql://quanta_ro:PASSWORD@db1:3306/shop (or mysql://user:pass@localhost/?unix_socket=/run/mysqld/mysqld.sock); stored encrypted, shown without its password.
              */
@@ -1571,13 +1642,22 @@ export interface components {
             /** Example Policy */
             example_policy?: ("full" | "masked" | "off") | null;
             /**
+             * Execution Target Dsn
+             * @description DSN of the execution target: a read-only replica or sandbox where ANALYZE and profiles may execute examples (nothing is executed on the monitored server). Quanta verifies it read-only (read_only / super_read_only / MariaDB's read_only levels) at every connect and refuses otherwise. Null: EXPLAIN only. Stored encrypted, shown without its password.
+             */
+            execution_target_dsn?: string | null;
+            /**
              * Name
              * @description Agents address the instance by name: rename it in their configuration too.
              */
             name?: string | null;
             /** Primary Source */
             primary_source?: ("slowlog" | "perfschema") | null;
-            /** Profiling Enabled */
+            /**
+             * Profiling Enabled
+             * @deprecated
+             * @description Gone (always refused): set execution_target_dsn instead.
+             */
             profiling_enabled?: boolean | null;
             /**
              * Sandbox Dsn
@@ -2039,10 +2119,11 @@ export interface components {
         };
         /**
          * Role
-         * @description What a UI user may do: viewers read, admins do everything.
+         * @description What a UI user may do, least first: viewers read; operators also request EXPLAIN,
+         *     profile and suggestion runs (the ``diagnose`` scope); admins do everything.
          * @enum {string}
          */
-        Role: "viewer" | "admin";
+        Role: "viewer" | "operator" | "admin";
         /**
          * SeriesPoint
          * @description One bucket of a query's time series; gaps have zero load, count and rows.
@@ -2272,7 +2353,7 @@ export interface components {
             name: string;
             /**
              * Scopes
-             * @description ingest, annotate, read, admin
+             * @description ingest, annotate, read, diagnose (request EXPLAIN/profile/suggestion runs), admin
              */
             scopes: string[];
         };
@@ -2372,7 +2453,7 @@ export interface components {
             name: string;
             /** Password */
             password: string;
-            /** @description What the user may do. */
+            /** @description viewer (reads), operator (reads and requests diagnostics) or admin */
             role: components["schemas"]["Role"];
         };
         /**
@@ -2439,7 +2520,7 @@ export interface components {
             name: string;
             /**
              * Role
-             * @description viewer or admin, for a session.
+             * @description viewer, operator or admin, for a session.
              */
             role?: string | null;
             /** Scopes */

@@ -18,6 +18,7 @@ describe('roleOptions', () => {
   it('lists every role of the schema with its label', () => {
     expect(roleOptions()).toEqual([
       { value: 'viewer', label: 'viewer (read only)' },
+      { value: 'operator', label: 'operator (read, request EXPLAIN/profiles/suggestions)' },
       { value: 'admin', label: 'admin' },
     ]);
   });

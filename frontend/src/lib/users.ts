@@ -8,6 +8,7 @@ import { formatInstant } from './format';
  */
 export const ROLE_LABELS: Record<Role, string> = {
   viewer: 'viewer (read only)',
+  operator: 'operator (read, request EXPLAIN/profiles/suggestions)',
   admin: 'admin',
 };
 

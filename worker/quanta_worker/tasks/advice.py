@@ -5,6 +5,7 @@ import logging
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from quanta.advice import service
+from quanta.audit.service import Actor
 from quanta.core.config import get_settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import session_scope
@@ -41,12 +42,25 @@ EXPECTED_FAILURES = (
     retry_backoff_max=60,
     max_retries=5,
 )
-def advise_query(query_id: str, instance_id: int) -> int:
-    """Advise a query on an instance; returns the number of suggestions stored (-1: failed)."""
+def advise_query(
+    query_id: str,
+    instance_id: int,
+    requested_by: str | None = None,
+    requested_by_token_id: int | None = None,
+) -> int:
+    """Advise a query on an instance; returns the number of suggestions stored (-1: failed).
+
+    ``requested_by`` names who asked (the audit entry's actor); None is beat's daily run.
+    """
+    actor = Actor(requested_by, requested_by_token_id) if requested_by else None
     try:
         with session_scope(session_factory()) as session:
             run = service.advise_query(
-                session=session, settings=get_settings(), query_id=query_id, instance_id=instance_id
+                session=session,
+                settings=get_settings(),
+                query_id=query_id,
+                instance_id=instance_id,
+                actor=actor,
             )
             stored = len(run.suggestions)
     except EXPECTED_FAILURES as exc:

@@ -2,6 +2,10 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type Collected, requestCollection } from '../../api/client';
 import { errorMessage } from '../../api/errors';
 import { queryKeys } from '../../api/queries';
+import { useHasScope } from '../../hooks/useMe';
+
+/** Requesting a run reaches the monitored server: the `diagnose` scope (operator, admin). */
+const NEEDS_DIAGNOSE = 'Requesting one needs the diagnose permission (an operator or an admin).';
 
 /** Asks the server to collect again and refreshes the tab once it accepted. */
 export function useRequestCollection(
@@ -43,13 +47,18 @@ export function RequestCollection({
   onRequested?: () => void;
 }) {
   const mutation = useRequestCollection(kind, queryId, instance, onRequested);
+  const canRequest = useHasScope('diagnose');
   return (
     <div className="state state-empty" data-testid={testId}>
       <p className="state-title">Not collected yet</p>
       <p className="state-message">
         No {what} of this query on {instance} has been collected.
       </p>
-      {mutation.isSuccess ? (
+      {!canRequest ? (
+        <p className="muted" data-testid="request-needs-diagnose">
+          {NEEDS_DIAGNOSE}
+        </p>
+      ) : mutation.isSuccess ? (
         <p role="status">Requested. It appears here when the worker has run it.</p>
       ) : (
         <button
@@ -84,6 +93,9 @@ export function RequestAgain({
   onRequested?: () => void;
 }) {
   const mutation = useRequestCollection(kind, queryId, instance, onRequested);
+  if (!useHasScope('diagnose')) {
+    return null;
+  }
   return (
     <p className="actions">
       <button

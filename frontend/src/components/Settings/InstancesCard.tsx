@@ -20,16 +20,20 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
   const [name, setName] = useState(instance?.name ?? '');
   const [dsn, setDsn] = useState('');
   const [sandboxDsn, setSandboxDsn] = useState('');
-  const [profiling, setProfiling] = useState(instance?.profiling_enabled ?? false);
+  const [targetDsn, setTargetDsn] = useState('');
+  const [removeTarget, setRemoveTarget] = useState(false);
+  const [broad, setBroad] = useState(instance?.allow_broad_privileges ?? false);
   const [policy, setPolicy] = useState<Policy>(instance?.example_policy ?? 'masked');
   const save = useMutation({
     mutationFn: () => {
       const common = {
         name: name.trim(),
-        profiling_enabled: profiling,
+        allow_broad_privileges: broad,
         example_policy: policy,
         ...(dsn.trim() ? { dsn: dsn.trim() } : {}),
         ...(sandboxDsn.trim() ? { sandbox_dsn: sandboxDsn.trim() } : {}),
+        ...(targetDsn.trim() ? { execution_target_dsn: targetDsn.trim() } : {}),
+        ...(removeTarget ? { execution_target_dsn: null } : {}),
       };
       return instance ? updateInstance(instance.id, common) : createInstance(common);
     },
@@ -74,6 +78,27 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
         />
       </label>
       <label>
+        Execution target DSN{instance?.execution_target_dsn ? ' (blank keeps it)' : ''}
+        <input
+          type="password"
+          autoComplete="off"
+          placeholder="mysql://quanta_exec:PASSWORD@replica:3306/ (read-only)"
+          value={targetDsn}
+          onChange={(event) => setTargetDsn(event.target.value)}
+          data-testid="target-dsn"
+        />
+      </label>
+      {instance?.has_execution_target && (
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={removeTarget}
+            onChange={(event) => setRemoveTarget(event.target.checked)}
+          />
+          Remove the execution target (no ANALYZE, no profiles)
+        </label>
+      )}
+      <label>
         Examples
         <select value={policy} onChange={(event) => setPolicy(event.target.value as Policy)}>
           {POLICIES.map((item) => (
@@ -83,13 +108,19 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
           ))}
         </select>
       </label>
+      <p className="muted">
+        ANALYZE and profiles execute examples: only on the execution target, a replica or sandbox
+        Quanta verifies read-only at every connect. EXPLAIN never executes.
+      </p>
       <label className="check">
         <input
           type="checkbox"
-          checked={profiling}
-          onChange={(event) => setProfiling(event.target.checked)}
+          checked={broad}
+          onChange={(event) => setBroad(event.target.checked)}
+          data-testid="allow-broad"
         />
-        Profiling (may run example SELECTs)
+        Allow diagnostics with an account that has more than SELECT, PROCESS, SHOW VIEW and
+        REPLICATION CLIENT (audited)
       </label>
       <MutationError error={save.error} testId="instance-form-error" />
       <div className="form-actions">
@@ -117,6 +148,10 @@ function ConnectionReport({ report }: { report: ConnectionTest }) {
         {report.flavor && ` to ${report.flavor} ${report.version ?? ''}`}
       </p>
       {report.error && <p className="not-ok">{report.error}</p>}
+      {report.connected && (
+        <Privileges privileges={report.privileges ?? []} excess={report.excess_privileges ?? []} />
+      )}
+      <TargetReport target={report.execution_target ?? null} />
       {report.capabilities && report.capabilities.length > 0 && (
         <ul>
           {report.capabilities.map((capability) => (
@@ -128,6 +163,48 @@ function ConnectionReport({ report }: { report: ConnectionTest }) {
             </li>
           ))}
         </ul>
+      )}
+    </div>
+  );
+}
+
+function Privileges({ privileges, excess }: { privileges: string[]; excess: string[] }) {
+  return (
+    <div data-testid="privileges">
+      <p>Privileges: {privileges.length > 0 ? privileges.join(', ') : 'none'}</p>
+      {excess.length > 0 ? (
+        <p className="not-ok" data-testid="excess-privileges">
+          More than Quanta needs: {excess.join(', ')}. Diagnostics refuse this account unless broad
+          privileges are allowed on the instance.
+        </p>
+      ) : (
+        <p className="ok">Least privilege: nothing beyond what Quanta needs.</p>
+      )}
+    </div>
+  );
+}
+
+function TargetReport({ target }: { target: ConnectionTest['execution_target'] | null }) {
+  if (!target) {
+    return (
+      <p className="muted" data-testid="execution-target">
+        No execution target: EXPLAIN only (no ANALYZE, no profiles).
+      </p>
+    );
+  }
+  return (
+    <div data-testid="execution-target">
+      <p>
+        Execution target {target.address}:{' '}
+        <strong className={target.read_only ? 'ok' : 'not-ok'}>
+          {target.read_only ? 'read-only' : 'refused'}
+        </strong>{' '}
+        — {target.detail}
+      </p>
+      {target.excess_privileges && target.excess_privileges.length > 0 && (
+        <p className="not-ok">
+          More than Quanta needs there: {target.excess_privileges.join(', ')}
+        </p>
       )}
     </div>
   );
@@ -164,7 +241,16 @@ function InstanceRow({ instance, admin }: { instance: Instance; admin: boolean }
         </td>
         <td>{instance.primary_source ?? 'auto'}</td>
         <td>{instance.example_policy}</td>
-        <td>{instance.profiling_enabled ? 'on' : 'off'}</td>
+        <td data-testid="instance-target">
+          {instance.execution_target_dsn ? (
+            <code>{instance.execution_target_dsn}</code>
+          ) : (
+            <span className="muted">none (EXPLAIN only)</span>
+          )}
+          {instance.allow_broad_privileges && (
+            <span className="not-ok"> · broad privileges allowed</span>
+          )}
+        </td>
         <td className="nowrap">{formatInstant(instance.created_at)}</td>
         {admin && (
           <td>
@@ -224,7 +310,7 @@ export function InstancesCard({ admin }: { admin: boolean }) {
               <th scope="col">Sandbox DSN</th>
               <th scope="col">Source</th>
               <th scope="col">Examples</th>
-              <th scope="col">Profiling</th>
+              <th scope="col">Execution target</th>
               <th scope="col">Added (UTC)</th>
               {admin && <th scope="col">Actions</th>}
             </tr>

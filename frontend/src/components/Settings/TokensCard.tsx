@@ -6,7 +6,7 @@ import type { TokenCreated, TokenInfo } from '../../api/types';
 import { formatInstant } from '../../lib/format';
 import { ListCard, MutationError, splitList } from './ListCard';
 
-const SCOPES = ['read', 'annotate', 'ingest', 'admin'] as const;
+const SCOPES = ['read', 'annotate', 'ingest', 'diagnose', 'admin'] as const;
 
 /** The new token's secret: the API shows it once, so it is shown once here too. */
 function Secret({ created, onClose }: { created: TokenCreated; onClose: () => void }) {
