@@ -500,7 +500,8 @@ def test_annotation_impact_is_delivered(
     assert publish(session_factory, notify_settings, impact) == []  # same impact: once
     assert attempt(session_factory, notify_settings, delivery_id, T0) is None
     [attachment] = receiver.requests[0].body["attachments"]
-    assert attachment["title"] == "Regressions after “ALTER TABLE orders DROP INDEX idx_status”"
+    # Markdown in Mattermost's title: the annotation's text is escaped.
+    assert attachment["title"] == r"Regressions after “ALTER TABLE orders DROP INDEX idx\_status”"
     assert attachment["title_link"] == "https://quanta.example.com/annotations/9"
     assert attachment["text"] == "- select * from orders where status = ?: load (+250%)"
 
