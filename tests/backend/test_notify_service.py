@@ -503,7 +503,7 @@ def test_annotation_impact_is_delivered(
     # Markdown in Mattermost's title: the annotation's text is escaped.
     assert attachment["title"] == r"Regressions after “ALTER TABLE orders DROP INDEX idx\_status”"
     assert attachment["title_link"] == "https://quanta.example.com/annotations/9"
-    assert attachment["text"] == "- select * from orders where status = ?: load (+250%)"
+    assert attachment["text"] == r"- select \* from orders where status = ?: load (+250%)"
 
 
 def test_disabled_channel_cancels_its_pending_messages(
