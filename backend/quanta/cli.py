@@ -67,6 +67,7 @@ def serve() -> None:
 
     settings = get_settings()
     configure_logging(settings)
+    ensure_data_dir(settings)  # before the metrics directory, which may be inside it
     enter_metrics_mode(settings, fresh=False)  # worker processes may share the directory
     if settings.admin_token:
         _register_admin_token(settings, settings.admin_token.get_secret_value())
@@ -108,8 +109,7 @@ def worker(
 @app.command()
 def beat() -> None:
     """Run the periodic scheduler; exactly one per deployment."""
-    settings = _celery_process_settings()
-    ensure_data_dir(settings)
+    settings = _celery_process_settings()  # makes the data dir for the schedule file
     from quanta_worker.celery_app import app as celery_app
 
     celery_app.start(
@@ -131,6 +131,7 @@ def _celery_process_settings() -> Settings:
     configure_logging(settings)
     if log_format(settings) == "json":
         take_over_celery_logging(settings)
+    ensure_data_dir(settings)
     enter_metrics_mode(settings, fresh=False)
     return settings
 
