@@ -137,12 +137,13 @@ def test_trusted_proxies_must_be_addresses() -> None:
 
 @pytest.fixture
 def proxied_app(tmp_path: Path) -> Settings:
-    """An app whose only trusted proxy is 10.0.0.2; sign-in limited to 3 per minute."""
+    """An app whose only trusted proxy is 10.0.0.2; sign-in limited to 3 per minute and
+    client address."""
     settings = Settings(
         env="test",
         data_dir=tmp_path / "data",
         trusted_proxies=["10.0.0.2"],
-        login_rate_limit="3/minute",
+        login_address_rate_limit="3/minute",
     )
     upgrade_to_head(settings)
     return settings

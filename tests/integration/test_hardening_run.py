@@ -35,7 +35,7 @@ def open_umask() -> Iterator[None]:
 @pytest.mark.usefixtures("open_umask")
 def test_private_files_and_untrusted_forwarded_for(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    with quanta_run(data, settings={"QUANTA_LOGIN_RATE_LIMIT": "3/minute"}) as server:
+    with quanta_run(data, settings={"QUANTA_LOGIN_ADDRESS_RATE_LIMIT": "3/minute"}) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
         # A DSN is stored encrypted: the API generates the secret key file.
         created = httpx.post(
@@ -83,7 +83,7 @@ def test_quanta_serve_trusts_only_listed_proxies(
 ) -> None:
     port = free_port()
     env = {**os.environ, "QUANTA_DATA_DIR": str(tmp_path / "data"), "QUANTA_ENV": "test",
-           "QUANTA_PORT": str(port), "QUANTA_LOGIN_RATE_LIMIT": "3/minute"}  # fmt: skip
+           "QUANTA_PORT": str(port), "QUANTA_LOGIN_ADDRESS_RATE_LIMIT": "3/minute"}  # fmt: skip
     env.pop("QUANTA_TRUSTED_PROXIES", None)
     if trusted:
         env["QUANTA_TRUSTED_PROXIES"] = trusted
