@@ -16,6 +16,7 @@ import typer
 
 from quanta.auth.cli import token_app, user_app
 from quanta.core.config import Settings, get_settings
+from quanta.core.files import ensure_data_dir, private_file
 from quanta.core.security import generate_token
 
 app = typer.Typer(help="Quanta query analytics server.", no_args_is_help=True)
@@ -66,6 +67,7 @@ def serve() -> None:
 
     settings = get_settings()
     configure_logging(settings)
+    ensure_data_dir(settings)  # before the metrics directory, which may be inside it
     enter_metrics_mode(settings, fresh=False)  # worker processes may share the directory
     if settings.admin_token:
         _register_admin_token(settings, settings.admin_token.get_secret_value())
@@ -76,6 +78,9 @@ def serve() -> None:
         host=settings.host,
         port=settings.port,
         log_config=uvicorn_log_config(settings),
+        # The app reads X-Forwarded-* itself, only from QUANTA_TRUSTED_PROXIES (ProxyHeaders);
+        # uvicorn's own reading would trust 127.0.0.1 whatever that setting says.
+        proxy_headers=False,
     )
 
 
@@ -104,8 +109,7 @@ def worker(
 @app.command()
 def beat() -> None:
     """Run the periodic scheduler; exactly one per deployment."""
-    settings = _celery_process_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings = _celery_process_settings()  # makes the data dir for the schedule file
     from quanta_worker.celery_app import app as celery_app
 
     celery_app.start(
@@ -127,6 +131,7 @@ def _celery_process_settings() -> Settings:
     configure_logging(settings)
     if log_format(settings) == "json":
         take_over_celery_logging(settings)
+    ensure_data_dir(settings)
     enter_metrics_mode(settings, fresh=False)
     return settings
 
@@ -139,7 +144,7 @@ def run() -> None:
 
     settings = get_settings()
     configure_logging(settings)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    ensure_data_dir(settings)
     # The children (API, worker, beat) share their metrics through this fresh directory.
     enter_metrics_mode(settings, fresh=True)
     upgrade_to_head(settings)
@@ -381,7 +386,7 @@ def _bootstrap_admin_token(settings: Settings) -> str:
     else:
         token_file = settings.data_dir / ADMIN_TOKEN_FILE
         if not token_file.exists():
-            token_file.touch(mode=0o600)
+            private_file(token_file)
             token_file.write_text(generate_token())
         token = token_file.read_text().strip()
     _register_admin_token(settings, token)
@@ -405,7 +410,7 @@ def _child_commands(settings: Settings) -> dict[str, list[str]]:
     celery = [python, "-m", "celery", "-A", "quanta_worker.celery_app"]
     return {
         "api": [python, "-m", "uvicorn", "quanta.main:create_app", "--factory",
-                "--host", settings.host, "--port", str(settings.port)],
+                "--host", settings.host, "--port", str(settings.port), "--no-proxy-headers"],
         "worker": [*celery, "worker", "--queues", ",".join(QUEUES),
                    "--concurrency", str(settings.worker_concurrency), "--loglevel", "INFO"],
         "beat": [*celery, "beat", "--loglevel", "INFO",

@@ -38,7 +38,14 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     if getattr(request, "param", "sqlite") == "postgresql":
         server: PostgresServer = request.getfixturevalue("postgres_server")
         url = server.create_database(f"accounts_{uuid.uuid4().hex[:12]}")
-    return Settings(env="test", data_dir=tmp_path / "data", database_url=url, redis_url=None)
+    # Private webhook targets allowed: the channel tests' hooks.slack.com is then not resolved.
+    return Settings(
+        env="test",
+        data_dir=tmp_path / "data",
+        database_url=url,
+        redis_url=None,
+        allow_private_webhooks=True,
+    )
 
 
 def make_user(client: TestClient, name: str, role: str) -> int:

@@ -114,7 +114,10 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     if request.param == "postgresql":
         server = request.getfixturevalue("postgres_server")
         url = server.create_database(f"annotations_impact_{next(_databases)}")
-    return Settings(env="test", data_dir=tmp_path / "data", database_url=url)
+    # The announce test's channel points at 127.0.0.1: private webhook addresses allowed.
+    return Settings(
+        env="test", data_dir=tmp_path / "data", database_url=url, allow_private_webhooks=True
+    )
 
 
 @pytest.fixture

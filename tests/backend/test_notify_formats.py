@@ -19,6 +19,15 @@ DDL = (
 REASON = "customer_id and status are equalities, then created_at serves the ORDER BY."
 BEFORE = "orders: ALL, 1,200,000 rows, filesort"
 AFTER = "orders: ref idx_customer_id_status_created_at, 40 rows"
+# The same as Markdown formats carry them: underscores and asterisks escaped (see
+# test_notify_escaping.py for every rule).
+FINGERPRINT_MD = r"select \* from orders where customer\_id = ? and status = ? order by created\_at"
+DDL_MD = (
+    r"ALTER TABLE shop.orders ADD INDEX idx\_customer\_id\_status\_created\_at "
+    r"(customer\_id, status, created\_at)"
+)
+REASON_MD = r"customer\_id and status are equalities, then created\_at serves the ORDER BY."
+AFTER_MD = r"orders: ref idx\_customer\_id\_status\_created\_at, 40 rows"
 
 NOTICE = SuggestionNotice(
     suggestion_id=7,
@@ -133,7 +142,7 @@ def test_teams_adaptive_card() -> None:
                         },
                         {
                             "type": "TextBlock",
-                            "text": FINGERPRINT,
+                            "text": FINGERPRINT_MD,
                             "wrap": True,
                             "fontType": "Monospace",
                         },
@@ -152,8 +161,13 @@ def test_teams_adaptive_card() -> None:
                             "wrap": True,
                             "weight": "Bolder",
                         },
-                        {"type": "TextBlock", "text": DDL, "wrap": True, "fontType": "Monospace"},
-                        {"type": "TextBlock", "text": REASON, "wrap": True},
+                        {
+                            "type": "TextBlock",
+                            "text": DDL_MD,
+                            "wrap": True,
+                            "fontType": "Monospace",
+                        },
+                        {"type": "TextBlock", "text": REASON_MD, "wrap": True},
                         {
                             "type": "TextBlock",
                             "text": f"Plan before: {BEFORE}",
@@ -162,7 +176,7 @@ def test_teams_adaptive_card() -> None:
                         },
                         {
                             "type": "TextBlock",
-                            "text": f"Plan after: {AFTER}",
+                            "text": f"Plan after: {AFTER_MD}",
                             "wrap": True,
                             "isSubtle": True,
                         },
@@ -185,14 +199,14 @@ def test_mattermost_attachment() -> None:
                 "color": "#E8A317",
                 "title": "Index suggestion for shop.orders on db-1",
                 "title_link": LINK,
-                "text": f"`{FINGERPRINT}`\n```sql\n{DDL}\n```\n**Why:** {REASON}",
+                "text": f"`{FINGERPRINT}`\n```sql\n{DDL}\n```\n**Why:** {REASON_MD}",
                 "fields": [
                     {"title": "Instance", "value": "db-1", "short": True},
                     {"title": "Table", "value": "shop.orders", "short": True},
                     {"title": "Load share", "value": "42.3%", "short": True},
                     {"title": "Calls", "value": "12,345", "short": True},
                     {"title": "Plan before", "value": BEFORE, "short": False},
-                    {"title": "Plan after", "value": AFTER, "short": False},
+                    {"title": "Plan after", "value": AFTER_MD, "short": False},
                 ],
             }
         ]
@@ -205,7 +219,7 @@ def test_discord_embed() -> None:
             {
                 "title": "Index suggestion for shop.orders on db-1",
                 "url": LINK,
-                "description": f"```sql\n{DDL}\n```\n{REASON}",
+                "description": f"```sql\n{DDL}\n```\n{REASON_MD}",
                 "color": 0xE8A317,
                 "fields": [
                     {"name": "Query", "value": f"`{FINGERPRINT}`", "inline": False},
@@ -213,7 +227,7 @@ def test_discord_embed() -> None:
                     {"name": "Load share", "value": "42.3%", "inline": True},
                     {"name": "Calls", "value": "12,345", "inline": True},
                     {"name": "Plan before", "value": BEFORE, "inline": False},
-                    {"name": "Plan after", "value": AFTER, "inline": False},
+                    {"name": "Plan after", "value": AFTER_MD, "inline": False},
                 ],
             }
         ],
@@ -292,7 +306,7 @@ def test_digest_lists_every_held_message() -> None:
     embed = body["embeds"][0]
     assert embed["title"] == "Quanta digest: 2 messages held back (limit 5 per hour)"
     assert embed["description"] == (
-        f"- [db-1 · shop.orders · 42.3% of load · {DDL}]({LINK})\n"
+        f"- [db-1 · shop.orders · 42.3% of load · {DDL_MD}]({LINK})\n"
         "- [Regressions after “Deploy 2026.11.22 (orders service)” · 2 regressed queries]"
         "(https://quanta.example.com/annotations/3)"
     )
@@ -331,5 +345,5 @@ def test_teams_keeps_line_breaks_of_multi_table_plans() -> None:
     )
     body = message("teams", notice)["attachments"][0]["content"]["body"]
     assert body[-1]["text"] == (
-        "Plan after: orders: ref idx_c, 4 rows\n\ncustomers: eq_ref PRIMARY, 1 rows"
+        r"Plan after: orders: ref idx\_c, 4 rows" "\n\n" r"customers: eq\_ref PRIMARY, 1 rows"
     )

@@ -115,7 +115,12 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
     finished = datetime.now(UTC)
 
     data_dir = tmp_path / "data"
-    with quanta_run(data_dir) as server, webhook_receiver() as (receiver_url, received):
+    # The chat receiver listens on 127.0.0.1: a private address, refused unless allowed.
+    private_ok = {"QUANTA_ALLOW_PRIVATE_WEBHOOKS": "true"}
+    with (
+        quanta_run(data_dir, settings=private_ok) as server,
+        webhook_receiver() as (receiver_url, received),
+    ):
         # The first admin user, made with the CLI against the running server's store.
         subprocess.run(
             [

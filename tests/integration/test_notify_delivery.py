@@ -41,7 +41,11 @@ def check_delivery(
 ) -> None:
     """Create a channel over HTTP, publish a suggestion in-process, see the worker deliver it."""
     hook.script = [(429, {"Retry-After": "1"}, "slow down")]
-    with quanta_run(data_dir, database_url=database_url, redis_url=redis_url) as server:
+    # The receiver listens on 127.0.0.1: a private address, refused unless allowed.
+    private_ok = {"QUANTA_ALLOW_PRIVATE_WEBHOOKS": "true"}
+    with quanta_run(
+        data_dir, database_url=database_url, redis_url=redis_url, settings=private_ok
+    ) as server:
         headers = {"Authorization": f"Bearer {server.token}"}
         created = httpx.post(
             f"{server.url}/api/v1/channels",

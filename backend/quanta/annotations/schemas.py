@@ -6,16 +6,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from quanta.annotations.models import TAG_MAX_CHARS, TEXT_MAX_CHARS
+from quanta.core.names import InstanceName
 
 MAX_TAGS = 20
 MAX_INSTANCES = 100
-INSTANCE_NAME_MAX_CHARS = 100
 
 Tag = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=TAG_MAX_CHARS)
-]
-InstanceName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=INSTANCE_NAME_MAX_CHARS)
 ]
 
 

@@ -22,7 +22,7 @@ from quanta.auth.schemas import (
     UserUpdate,
     WhoAmI,
 )
-from quanta.core.http import client_address, rate_limit
+from quanta.core.http import client_address, cookies_secure, rate_limit
 from quanta.deps import (
     AUTH_RESPONSES,
     CSRF_COOKIE,
@@ -96,9 +96,7 @@ def login(
         service.record_failed_sign_in(session=session, name=body.name, client=address)
         code = 403 if isinstance(exc, service.DisabledUser) else 401
         return JSONResponse({"detail": str(exc)}, status_code=code)
-    secure = settings.cookie_secure
-    if secure is None:
-        secure = request.url.scheme == "https"
+    secure = cookies_secure(request, settings)
     for name, value, httponly in (
         (SESSION_COOKIE, signed.secret, True),
         (CSRF_COOKIE, signed.csrf_token, False),  # the page reads it to send X-CSRF-Token

@@ -1,5 +1,6 @@
 """The one place configuration is read: environment (QUANTA_*), then `.env`."""
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -13,6 +14,7 @@ from quanta.analysis.impact import parse_window
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MIN_PRODUCTION_TOKEN_LENGTH = 24
 PLACEHOLDER_MARKERS = ("change-me", "changeme", "example")
+BROKER_FILE = "broker.db"
 
 
 class Settings(BaseSettings):
@@ -91,6 +93,11 @@ class Settings(BaseSettings):
         default=3600.0, gt=0, description="Cap on a service's Retry-After before a retry."
     )
     notify_timeout_seconds: float = Field(default=10.0, gt=0)
+    allow_private_webhooks: bool = Field(
+        default=False,
+        description="Allow channel URLs on loopback, link-local, private, multicast or "
+        "unspecified addresses (a chat server on the internal network); off: refused.",
+    )
     notify_tick_seconds: float = Field(
         default=60.0, ge=1, description="How often beat flushes digests and requeues lost sends."
     )
@@ -169,9 +176,16 @@ class Settings(BaseSettings):
     session_max_age_seconds: int = Field(
         default=12 * 3600, ge=60, description="A UI sign-in lasts this long, then asks again."
     )
-    cookie_secure: bool | None = Field(
-        default=None,
-        description="Mark session cookies Secure; default: when the request came over https.",
+    cookie_secure: Literal["auto"] | bool = Field(
+        default="auto",
+        description="Mark session cookies Secure: true, false, or auto (when the request came "
+        "over https, as seen directly or through X-Forwarded-Proto of a trusted proxy).",
+    )
+    trusted_proxies: list[str] = Field(
+        default=[],
+        description="Addresses or CIDRs of reverse proxies whose X-Forwarded-For and "
+        'X-Forwarded-Proto are believed, e.g. \'["127.0.0.1", "10.0.0.0/8"]\'; default '
+        "none: the peer's own address is the client's (rate limits, audit).",
     )
     token_touch_seconds: int = Field(
         default=60, ge=1, description="A token's last_used_at is written at most this often."
@@ -233,6 +247,19 @@ class Settings(BaseSettings):
         parse_window(window)  # a ValueError says which lengths are accepted
         return window
 
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _valid_trusted_proxies(cls, proxies: list[str]) -> list[str]:
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy.strip(), strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"QUANTA_TRUSTED_PROXIES: {proxy!r} is not an IP address or CIDR "
+                    "(e.g. 10.0.0.5 or 10.0.0.0/8)"
+                ) from None
+        return [proxy.strip() for proxy in proxies]
+
     @field_validator("login_rate_limit", "login_address_rate_limit", "ingest_rate_limit")
     @classmethod
     def _valid_rate_limit(cls, value: str) -> str:
@@ -276,7 +303,7 @@ class Settings(BaseSettings):
         """Redis when configured; otherwise kombu's SQLAlchemy transport on a SQLite file."""
         if self.redis_url:
             return self.redis_url
-        return f"sqla+sqlite:///{(self.data_dir / 'broker.db').resolve()}"
+        return f"sqla+sqlite:///{(self.data_dir / BROKER_FILE).resolve()}"
 
 
 # A random 32-byte key has ~30 distinct bytes (fewer than 18: odds below 1e-8); a key typed

@@ -6,6 +6,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet, InvalidToken
 
 from quanta.core.config import Settings
+from quanta.core.files import ensure_data_dir, private_file
 
 SECRET_KEY_FILE = "secret.key"
 
@@ -19,8 +20,8 @@ def _key(settings: Settings) -> bytes:
     if settings.secret_key is not None:
         return settings.secret_key.get_secret_value().encode()
     path: Path = settings.data_dir / SECRET_KEY_FILE
+    ensure_data_dir(settings)
     if not path.exists():
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
         try:
             # O_EXCL: when the API and the worker start together, only one key is ever written.
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -29,6 +30,7 @@ def _key(settings: Settings) -> bytes:
         else:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(Fernet.generate_key())
+    private_file(path)  # a key written by an older version may be readable by others
     return path.read_bytes().strip()
 
 

@@ -3,14 +3,16 @@
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy import DateTime, Engine, MetaData, create_engine, event, make_url
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
 from quanta.core.config import Settings
+from quanta.core.files import ensure_data_dir, private_sqlite_store
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -60,7 +62,7 @@ def create_db_engine(settings: Settings) -> Engine:
         return create_engine(url, pool_pre_ping=True, connect_args=options)
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _private_sqlite_file(settings, url)
     engine = create_engine(url, connect_args={"timeout": settings.sqlite_busy_timeout_ms / 1000})
     busy_timeout_ms = settings.sqlite_busy_timeout_ms
 
@@ -74,6 +76,17 @@ def create_db_engine(settings: Settings) -> Engine:
         cursor.close()
 
     return engine
+
+
+def _private_sqlite_file(settings: Settings, url: str) -> None:
+    """The data directory 0700 and the SQLite file 0600 (its WAL files follow), before any
+    connection creates them with the umask's mode."""
+    ensure_data_dir(settings)
+    database = make_url(url).database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        path = Path(database)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        private_sqlite_store(path)
 
 
 def create_session_factory(engine: Engine) -> sessionmaker[Session]:

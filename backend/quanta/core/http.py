@@ -4,6 +4,7 @@
 `rate_limit(request, ...)` for the limits that need to know who is calling.
 """
 
+import ipaddress
 import json
 import logging
 import math
@@ -39,6 +40,7 @@ DOCS_CSP = (
     f"worker-src 'self' blob:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'"
 )
 DOCS_PATHS = ("/docs", "/redoc")
+API_PATH = "/api/"
 HSTS_MAX_AGE_SECONDS = 180 * 24 * 3600
 MAX_REASON_CHARS = 200
 
@@ -64,6 +66,9 @@ class SecurityHeaders:
         path: str = scope["path"]
         csp = DOCS_CSP if path.startswith(DOCS_PATHS) else SPA_CSP
         extra = [*_BASE_HEADERS, (b"content-security-policy", csp.encode())]
+        if path.startswith(API_PATH):
+            # Answers carry token secrets, examples and user data: no cache may keep them.
+            extra.append((b"cache-control", b"no-store"))
         if scope.get("scheme") == "https":
             extra.append((b"strict-transport-security", f"max-age={HSTS_MAX_AGE_SECONDS}".encode()))
 
@@ -76,6 +81,92 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+TrustedProxies = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+FORWARDED_SCHEMES = ("http", "https")
+
+
+def trusted_networks(settings: Settings) -> TrustedProxies:
+    """QUANTA_TRUSTED_PROXIES as networks (the settings validated them)."""
+    return tuple(ipaddress.ip_network(proxy, strict=False) for proxy in settings.trusted_proxies)
+
+
+def _is_trusted(address: str, trusted: TrustedProxies) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:  # "testclient", a unix socket's path: not a proxy we know
+        return False
+    return any(ip in network for network in trusted)
+
+
+def forwarded_client(
+    peer: str, forwarded_for: str | None, forwarded_proto: str | None, trusted: TrustedProxies
+) -> tuple[str, str | None]:
+    """The client's address and scheme: the one place X-Forwarded-* is interpreted.
+
+    Only a trusted proxy's headers count; anyone else could write any address in them and
+    get a fresh rate-limit bucket per request. X-Forwarded-For is read from the right (each
+    proxy appends the address it saw) and the first address no trusted proxy owns is the
+    client. Returns (address, scheme), the scheme None when the connection's own applies.
+
+    >>> nets = (ipaddress.ip_network("10.0.0.0/8"),)
+    >>> forwarded_client("10.0.0.2", "6.6.6.6, 203.0.113.7", "https", nets)
+    ('203.0.113.7', 'https')
+    >>> forwarded_client("192.0.2.1", "203.0.113.7", "https", nets)
+    ('192.0.2.1', None)
+    """
+    if not _is_trusted(peer, trusted):
+        return peer, None
+    client = peer
+    for hop in reversed([h.strip() for h in (forwarded_for or "").split(",") if h.strip()]):
+        client = hop
+        if not _is_trusted(hop, trusted):
+            break
+    proto = (forwarded_proto or "").split(",")[-1].strip().lower()
+    return client, proto if proto in FORWARDED_SCHEMES else None
+
+
+class ProxyHeaders:
+    """Puts the client's address and scheme from a trusted proxy's X-Forwarded-For and
+    X-Forwarded-Proto in the request (uvicorn's own proxy_headers is switched off: it trusts
+    127.0.0.1 by default, which lets any local client pick its address)."""
+
+    def __init__(self, app: ASGIApp, *, trusted: TrustedProxies) -> None:
+        self.app = app
+        self.trusted = trusted
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        if scope["type"] in ("http", "websocket") and client and self.trusted:
+            headers = _joined_headers(scope, (b"x-forwarded-for", b"x-forwarded-proto"))
+            address, proto = forwarded_client(
+                client[0],
+                headers.get(b"x-forwarded-for"),
+                headers.get(b"x-forwarded-proto"),
+                self.trusted,
+            )
+            scope = {**scope, "client": (address, client[1])}
+            if proto is not None:
+                scope["scheme"] = proto if scope["type"] == "http" else proto.replace("http", "ws")
+        await self.app(scope, receive, send)
+
+
+def _joined_headers(scope: Scope, names: tuple[bytes, ...]) -> dict[bytes, str]:
+    """The named headers, repeated ones joined with commas (as HTTP says they combine)."""
+    found: dict[bytes, list[str]] = {}
+    for name, value in scope.get("headers", []):
+        if name in names:
+            found.setdefault(name, []).append(value.decode("latin-1"))
+    return {name: ", ".join(values) for name, values in found.items()}
+
+
+def cookies_secure(request: Request, settings: Settings) -> bool:
+    """Whether to mark cookies Secure: QUANTA_COOKIE_SECURE, or on auto the request's scheme
+    (https directly, or X-Forwarded-Proto: https from a trusted proxy)."""
+    if isinstance(settings.cookie_secure, bool):
+        return settings.cookie_secure
+    return request.url.scheme == "https"
 
 
 class BodyTooLarge(HTTPException):
@@ -218,7 +309,7 @@ def rate_limit(request: Request, name: str, key: str) -> None:
 
 
 def client_address(request: Request) -> str:
-    """The peer's address (behind a proxy, run uvicorn with --proxy-headers)."""
+    """The client's address: the peer's, or what a trusted proxy forwarded (ProxyHeaders)."""
     return request.client.host if request.client else "unknown"
 
 
@@ -253,3 +344,5 @@ def install(app: FastAPI, settings: Settings, *, body_limits: Mapping[str, int])
             allow_headers=["Authorization", "Content-Type", "Content-Encoding", "X-CSRF-Token"],
         )
     app.add_middleware(SecurityHeaders)
+    # Outermost: every layer below (HSTS, cookies, rate limits) sees the real client.
+    app.add_middleware(ProxyHeaders, trusted=trusted_networks(settings))

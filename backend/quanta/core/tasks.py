@@ -3,7 +3,8 @@
 from celery import Celery
 from kombu.entity import Exchange, Queue
 
-from quanta.core.config import Settings
+from quanta.core.config import BROKER_FILE, Settings
+from quanta.core.files import ensure_data_dir, private_sqlite_store
 
 INGEST_QUEUE = "ingest"
 ANALYSIS_QUEUE = "analysis"
@@ -43,7 +44,8 @@ _clients: dict[str, Celery] = {}
 def create_celery(settings: Settings) -> Celery:
     """A Celery app with explicit queues and routes; the worker adds its tasks and schedule."""
     if not settings.redis_url:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        ensure_data_dir(settings)
+        private_sqlite_store(settings.data_dir / BROKER_FILE)
     app = Celery("quanta", broker=settings.broker_url, set_as_current=False)
     app.conf.update(
         # Each queue gets its own exchange and key: with Celery's defaults every queue is bound

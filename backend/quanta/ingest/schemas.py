@@ -19,6 +19,7 @@ from pydantic import (
 
 from quanta.analysis.aggregate import MAX_COUNTER
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.core.names import InstanceName
 from quanta.ingest.models import BatchStatus
 
 MAX_QUERY_CHARS = 1_000_000
@@ -33,7 +34,6 @@ MAX_BATCH_STATEMENTS = 2**31 - 1
 MAX_ROWS_PER_KIND = 100_000
 
 ExamplePolicyName = Literal["full", "masked", "off"]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 Dimension = Annotated[str, StringConstraints(max_length=255)]
 Counter = Annotated[int, Field(ge=0, le=MAX_COUNTER)]
 Seconds = Annotated[float, Field(ge=0)]
@@ -402,7 +402,7 @@ class IngestBatchIn(BaseModel):
     batch_id: Annotated[
         str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
     ]
-    instance: Name
+    instance: InstanceName
     source: Literal["slowlog", "perfschema", "stats"] = "slowlog"
     examples: ExamplePolicyName = Field(
         default="full",

@@ -7,21 +7,12 @@ validation error's echo of the input, and go out only redacted (no password).
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    StringConstraints,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
+
+from quanta.core.names import InstanceName
 
 ExamplePolicyName = Literal["full", "masked", "off"]
 SourceName = Literal["slowlog", "perfschema"]
-# The same bounds as the agent's instance name in an ingest batch.
-InstanceName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)
-]
 
 DSN_DESCRIPTION = (
     "DSN of a read-only account, e.g. mysql://quanta_ro:PASSWORD@db1:3306/shop "

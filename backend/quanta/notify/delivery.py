@@ -1,11 +1,14 @@
 """The wire: POST a message to a channel's webhook and classify what came back.
 
-Slack goes through slack_sdk's WebhookClient (the library made for Slack incoming webhooks),
-with its own retry handlers switched off: every attempt must be recorded and scheduled by
-quanta.notify.service, which also honours Retry-After across worker restarts.
-The other services are plain JSON POSTs through httpx. apprise was considered and not used:
-it builds its own payloads per service (we need exact Block Kit, Adaptive Card, attachment and
-embed bodies), hides the HTTP status and Retry-After, and is not installed.
+Every service is a plain JSON POST through httpx, with redirects never followed (a redirect
+could lead anywhere, past the address check) and to the address quanta.notify.targets
+checked. Slack used to go through slack_sdk's WebhookClient, which follows redirects
+(urllib's default) and connects to whatever the name resolves to at that moment; an
+incoming webhook is one JSON POST, so the library added nothing we need. Every attempt is
+recorded and scheduled by quanta.notify.service, which also honours Retry-After.
+
+What a service answers is never shown: an error is the status code and Quanta's own
+sentence about it, as a webhook URL may point at something that is no chat service.
 """
 
 import json
@@ -16,9 +19,9 @@ from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 import httpx
-from slack_sdk.webhook import WebhookClient
 
-# An error body is shown to admins in the delivery list; this is plenty for a reason.
+from quanta.notify.targets import RefusedTarget, Target, UnresolvableHost, check_target
+
 ERROR_CHARS = 500
 USER_AGENT = "Quanta-Notify"
 
@@ -32,6 +35,7 @@ class HttpResult:
     retry_after: str | None  # the raw Retry-After header (seconds or an HTTP date)
     body: str
     duration_ms: int
+    refused: bool = False  # the address check refused the URL: nothing was sent
 
     @property
     def ok(self) -> bool:
@@ -42,6 +46,8 @@ class HttpResult:
     def retryable(self) -> bool:
         """Worth trying again: no response, a timeout, throttling or a server-side error."""
         code = self.status_code
+        if self.refused:
+            return False
         return code is None or code in (408, 429) or code >= 500
 
 
@@ -49,75 +55,97 @@ class Transport(Protocol):
     """Sends one message; tests and the service share this signature."""
 
     def __call__(
-        self, *, channel_type: str, url: str, body: dict[str, object], timeout: float
+        self,
+        *,
+        channel_type: str,
+        url: str,
+        body: dict[str, object],
+        timeout: float,
+        allow_private: bool,
     ) -> HttpResult: ...
 
 
 def post_message(
-    *, channel_type: str, url: str, body: dict[str, object], timeout: float
+    *, channel_type: str, url: str, body: dict[str, object], timeout: float, allow_private: bool
 ) -> HttpResult:
-    """POST `body` as JSON to `url`; never raises for network or HTTP errors."""
+    """POST `body` as JSON to `url` if its host is allowed; never raises for network, HTTP
+    or address errors (a refused address is a failed, not retryable, result)."""
     started = time.monotonic()
-    if channel_type == "slack":
-        status, text, retry_after, error = _post_slack(url, body, timeout)
-    else:
-        status, text, retry_after, error = _post_httpx(url, body, timeout)
+    try:
+        target = check_target(url, allow_private=allow_private)
+    except UnresolvableHost as exc:  # DNS may be back for the next attempt
+        return HttpResult(None, str(exc), None, "", 0)
+    except RefusedTarget as exc:
+        return HttpResult(None, str(exc), None, "", 0, refused=True)
+    status, text, retry_after, error = post_to(target, body, timeout)
     duration_ms = int((time.monotonic() - started) * 1000)
     if error is None and status is not None and not 200 <= status < 300:
-        error = f"HTTP {status}: {error_message(text) or 'no details in the response'}"
+        error = f"HTTP {status}: {status_sentence(status)}"
     return HttpResult(status, error, retry_after, text, duration_ms)
 
 
-def _post_slack(
-    url: str, body: dict[str, object], timeout: float
-) -> tuple[int | None, str, str | None, str | None]:
-    # retry_handlers=[]: the default handler would silently re-send on a connection error.
-    client = WebhookClient(url, timeout=max(1, round(timeout)), retry_handlers=[])
-    client.default_headers["User-Agent"] = USER_AGENT
-    try:
-        response = client.send_dict(body)
-    except Exception as exc:  # urllib raises URLError, socket timeouts, SSL errors...
-        return None, "", None, f"Could not reach the webhook: {_describe(exc)}"
-    headers = {k.lower(): v for k, v in dict(response.headers or {}).items()}
-    retry_after = headers.get("retry-after")
-    if isinstance(retry_after, list):
-        retry_after = retry_after[0] if retry_after else None
-    return response.status_code, response.body or "", retry_after, None
+def pinned_request(target: Target) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The URL, headers and httpx extensions that reach `target` at its checked address.
+
+    The name stays in Host and in TLS (server name and certificate check), so a service
+    behind a shared address and its certificate work as with the name itself.
+
+    >>> from ipaddress import ip_address
+    >>> pinned_request(Target("https://hooks.example:8443/T/x", "hooks.example",
+    ...                       ip_address("203.0.113.9")))[0]
+    'https://203.0.113.9:8443/T/x'
+    """
+    headers = {"User-Agent": USER_AGENT}
+    if target.address is None:
+        return target.url, headers, {}
+    url = httpx.URL(target.url)
+    headers["Host"] = url.netloc.decode("ascii").rsplit("@", 1)[-1]
+    pinned = str(url.copy_with(host=str(target.address)))
+    return pinned, headers, {"sni_hostname": target.host}
 
 
-def _post_httpx(
-    url: str, body: dict[str, object], timeout: float
+def post_to(
+    target: Target, body: dict[str, object], timeout: float
 ) -> tuple[int | None, str, str | None, str | None]:
+    """POST to a checked target, at its checked address, never following a redirect:
+    (status, body, Retry-After, error when nothing answered)."""
+    url, headers, extensions = pinned_request(target)
     try:
-        response = httpx.post(url, json=body, timeout=timeout, headers={"User-Agent": USER_AGENT})
+        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+            response = client.post(url, json=body, headers=headers, extensions=extensions)
     except httpx.HTTPError as exc:
         return None, "", None, f"Could not reach the webhook: {_describe(exc)}"
     return response.status_code, response.text, response.headers.get("retry-after"), None
 
 
 def _describe(exc: Exception) -> str:
-    reason = getattr(exc, "reason", None)  # urllib's URLError keeps the cause here
-    text = str(reason if reason is not None else exc) or type(exc).__name__
+    text = str(exc) or type(exc).__name__
     return text[:ERROR_CHARS]
 
 
-def error_message(body: str) -> str:
-    """The human part of an error body: a JSON `message`/`error`/`text` field, else the text.
+_SENTENCES = {
+    400: "the service refused the message as malformed.",
+    401: "the service refused the webhook's credentials; check the URL.",
+    403: "the service refused the webhook's credentials; check the URL.",
+    404: "no webhook at this URL (deleted, or mistyped).",
+    408: "the service timed out reading the message.",
+    410: "the webhook was deleted.",
+    413: "the message is too large for the service.",
+    429: "the service is throttling messages.",
+}
 
-    Discord answers {"message": ..., "code": ...}; Slack answers plain text (`invalid_payload`,
-    `no_service`); Teams and Mattermost answer text or JSON with `message`.
+
+def status_sentence(status: int) -> str:
+    """Quanta's sentence for a status code; what the service wrote is never shown.
+
+    >>> status_sentence(302)
+    'the webhook answered with a redirect, which is not followed: use the final URL.'
     """
-    text = body.strip()
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        for key in ("message", "error", "text", "detail"):
-            value = parsed.get(key)
-            if isinstance(value, str) and value:
-                return value[:ERROR_CHARS]
-    return " ".join(text.split())[:ERROR_CHARS]
+    if 300 <= status < 400:
+        return "the webhook answered with a redirect, which is not followed: use the final URL."
+    if status >= 500:
+        return "the service failed to take the message (server error)."
+    return _SENTENCES.get(status, "the service refused the message.")
 
 
 def retry_after_seconds(result: HttpResult, now: datetime) -> float | None:

@@ -52,6 +52,8 @@ def create_channel(
         out = service.create_channel(session=session, settings=settings, data=body)
     except service.ChannelConflict as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    except service.InvalidChannel as exc:  # the URL's address is refused
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     # The settings without the webhook URL (a secret: neither it nor its redacted form).
     request.state.audit_detail = {
         "channel_id": out.id,

@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from quanta.core.names import InstanceName
 from quanta.notify.events import NEW_SUGGESTION, EventType
 from quanta.notify.models import ChannelType
 
@@ -23,7 +24,6 @@ def _webhook_url(url: str) -> str:
 
 
 WebhookUrl = Annotated[str, Field(max_length=MAX_URL_CHARS), AfterValidator(_webhook_url)]
-InstanceName = Annotated[str, Field(min_length=1, max_length=100)]
 Hour = Annotated[int, Field(ge=0, le=23, description="Hour of the day, UTC.")]
 Name = Annotated[str, Field(min_length=1, max_length=100, pattern=r"\S")]
 Share = Annotated[

@@ -45,6 +45,7 @@ from quanta.notify.schemas import (
     ChannelUpdate,
     DeliveryOut,
 )
+from quanta.notify.targets import RefusedTarget, check_target
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,7 @@ def create_channel(*, session: Session, settings: Settings, data: ChannelCreate)
     """Register a channel; its webhook URL is stored encrypted."""
     if repository.find_channel_by_name(session, data.name) is not None:
         raise ChannelConflict(f"A channel named '{data.name}' exists; pick another name.")
+    _check_url(settings, data.url)
     now = utcnow()
     channel = Channel(
         name=data.name,
@@ -158,6 +160,7 @@ def update_channel(
     if data.type is not None:
         channel.type = data.type.value
     if data.url is not None:
+        _check_url(settings, data.url)
         channel.url_encrypted = encrypt(settings, data.url)
         channel.url_redacted = redact_url(data.url)
     if data.instances is not None:
@@ -184,6 +187,15 @@ def update_channel(
         raise ChannelConflict(f"A channel named '{data.name}' exists; pick another name.") from exc
     changes = field_changes(before, _audited_fields(channel), secret={"url"})
     return ChannelChanged(_channel_out(channel), changes)
+
+
+def _check_url(settings: Settings, url: str) -> None:
+    """Refuse a URL whose host is (or resolves to) a non-public address; checked again
+    before each POST (see quanta.notify.targets)."""
+    try:
+        check_target(url, allow_private=settings.allow_private_webhooks)
+    except RefusedTarget as exc:
+        raise InvalidChannel(str(exc)) from None
 
 
 def delete_channel(*, session: Session, channel_id: int) -> str:
@@ -557,7 +569,11 @@ def _post(
     except SecretUnreadable as exc:
         return HttpResult(None, str(exc), None, "", 0)
     return transport(
-        channel_type=channel.type, url=url, body=body, timeout=settings.notify_timeout_seconds
+        channel_type=channel.type,
+        url=url,
+        body=body,
+        timeout=settings.notify_timeout_seconds,
+        allow_private=settings.allow_private_webhooks,
     )
 
 

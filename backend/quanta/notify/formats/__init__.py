@@ -60,5 +60,7 @@ def digest_message(
 
 def check_message(channel_type: str, channel_name: str, public_url: str) -> Message:
     """The body of the "send test message" action."""
-    build: Callable[..., Message] = _module(channel_type).check
-    return build(common.check_text(channel_name, public_url))
+    module = _module(channel_type)
+    build: Callable[..., Message] = module.check
+    escape: Callable[[str], str] = module.escape  # the name is an admin's free text
+    return build(common.check_text(escape(channel_name), public_url))

@@ -3,6 +3,7 @@
 Pure functions over the notices: no I/O, no settings object (the public URL is passed in).
 """
 
+import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
@@ -23,6 +24,88 @@ ELLIPSIS = "…"
 SUGGESTION_COLOR = 0xE8A317
 IMPACT_COLOR = 0xD93F0B
 NEUTRAL_COLOR = 0x6A737D
+
+
+# --- escaping ------------------------------------------------------------------------------
+# Query text, table, index and instance names come from the monitored server (and annotation
+# text from any token with the annotate scope): they are hostile. What they may not do in a
+# chat message is link (`[click](http://evil)`, `<http://evil|click>`), mention (`@channel`,
+# `<!here>`, `<@U1>`) or format the message around them.
+
+ZERO_WIDTH_SPACE = "\u200b"
+_MENTION = re.compile(r"@(?=\w)")
+# Inline Markdown syntax: emphasis, code, links and images, strikethrough, tables, autolinks.
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]~|<>])")
+_MARKDOWN_INLINE_NO_ANGLES = re.compile(r"([\\`*_\[\]~|])")
+# Block syntax at a line start: headings, quotes, lists, thematic breaks, setext underlines.
+_MARKDOWN_LINE_START = re.compile(r"^([ \t]*)([#>+=-]|\d+(?=[.)]))", re.MULTILINE)
+_BACKTICKS = re.compile(r"`+")
+
+
+def break_mentions(text: str) -> str:
+    """A zero-width space after every `@` that starts a word: `@channel`, `@here`, `@all`,
+    `@everyone` and `@user` read the same but no longer notify anyone.
+
+    >>> break_mentions("ping @channel, mail a@b") == "ping @\u200bchannel, mail a@\u200bb"
+    True
+    """
+    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text)
+
+
+def markdown_text(text: str, *, html_entities: bool = False) -> str:
+    r"""`text` shown literally by a Markdown renderer (Mattermost, Teams, Discord).
+
+    Inline syntax is backslash-escaped, block syntax at a line start too; `](` is also split
+    by a zero-width space and `://` escaped, so no renderer, even one that ignored a
+    backslash, can make a link of it; mentions are broken. With `html_entities` (Mattermost)
+    `&`, `<` and `>` become entities instead, since Mattermost translates Slack's
+    `<!channel>` and `<url|text>` before rendering.
+
+    >>> markdown_text("[a](b) *x*") == r"\[a\]" + ZERO_WIDTH_SPACE + r"(b) \*x\*"
+    True
+    """
+    if html_entities:
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        text = _MARKDOWN_INLINE_NO_ANGLES.sub(r"\\\1", text)
+    else:
+        text = _MARKDOWN_INLINE.sub(r"\\\1", text)
+    text = _MARKDOWN_LINE_START.sub(_escape_line_start, text)
+    text = text.replace("\\](", "\\]" + ZERO_WIDTH_SPACE + "(")
+    text = text.replace("://", "\\://").replace("www.", "www\\.")
+    return break_mentions(text)
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    indent, marker = match.group(1), match.group(2)
+    return f"{indent}{marker}\\" if marker.isdigit() else f"{indent}\\{marker}"
+
+
+def plain_text(text: str) -> str:
+    """`text` for a field a service shows as is but still scans for mentions and Slack-style
+    `<...>` markup (Mattermost's fallback): mentions broken, every `<` followed by a
+    zero-width space."""
+    return break_mentions(text.replace("<", "<" + ZERO_WIDTH_SPACE))
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code that its own backticks cannot close (CommonMark: a longer fence).
+
+    >>> code_span("select `a` from t")
+    '``select `a` from t``'
+    """
+    fence = "`" * (_longest_backtick_run(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(text: str, language: str = "") -> str:
+    """`text` as a fenced code block that a ``` inside it cannot close."""
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
 
 
 def shorten(text: str, limit: int) -> str:

@@ -2,7 +2,9 @@
 
 Limits from Discord's embed reference: title 256 characters, description 4096, 25 fields,
 field name 256 and value 1024, 6000 characters over the whole embed. `allowed_mentions`
-is emptied so query text such as `@everyone` can never ping anyone.
+is emptied so query text such as `@everyone` can never ping anyone; on top of that, every
+value from the monitored server goes through `escape` (Markdown shown literally, masked links
+`[text](url)` and mentions broken) or into a code span/block.
 """
 
 from quanta.notify.events import ImpactNotice, SuggestionNotice
@@ -16,9 +18,12 @@ from quanta.notify.formats.common import (
     SUGGESTION_COLOR,
     DigestItem,
     calls,
+    code_block,
+    code_span,
     cut,
     impact_scope,
     impact_title,
+    markdown_text,
     percent,
     regression_lines,
     shorten,
@@ -33,6 +38,11 @@ NO_MENTIONS: dict[str, list[str]] = {"parse": []}
 Message = dict[str, object]
 
 
+def escape(text: str) -> str:
+    """Markdown shown literally, masked links and mentions broken."""
+    return markdown_text(text)
+
+
 def _field(name: str, value: str, *, inline: bool) -> dict[str, object]:
     return {"name": name, "value": cut(value, FIELD_VALUE_CHARS), "inline": inline}
 
@@ -43,20 +53,23 @@ def _message(embed: dict[str, object]) -> Message:
 
 def suggestion(notice: SuggestionNotice, link: str) -> Message:
     """A suggestion: the DDL as an sql block in the description, facts as fields."""
-    description = f"```sql\n{cut(notice.ddl, DDL_CHARS)}\n```\n{cut(notice.reason, REASON_CHARS)}"
+    ddl = code_block(cut(notice.ddl, DDL_CHARS), "sql")
+    description = f"{ddl}\n{escape(cut(notice.reason, REASON_CHARS))}"
     fields = [
-        _field("Query", f"`{shorten(notice.fingerprint, FINGERPRINT_CHARS)}`", inline=False),
-        _field("Instance", notice.instance, inline=True),
+        _field("Query", code_span(shorten(notice.fingerprint, FINGERPRINT_CHARS)), inline=False),
+        _field("Instance", escape(notice.instance), inline=True),
         _field("Load share", percent(notice.load_share), inline=True),
         _field("Calls", calls(notice.calls), inline=True),
     ]
     if notice.plan_after is not None:
         if notice.plan_before is not None:
-            fields.append(_field("Plan before", cut(notice.plan_before, PLAN_CHARS), inline=False))
-        fields.append(_field("Plan after", cut(notice.plan_after, PLAN_CHARS), inline=False))
+            before = escape(cut(notice.plan_before, PLAN_CHARS))
+            fields.append(_field("Plan before", before, inline=False))
+        after = escape(cut(notice.plan_after, PLAN_CHARS))
+        fields.append(_field("Plan after", after, inline=False))
     return _message(
         {
-            "title": shorten(suggestion_title(notice), TITLE_CHARS),
+            "title": escape(shorten(suggestion_title(notice), TITLE_CHARS)),
             "url": link,
             "description": cut(description, DESCRIPTION_CHARS),
             "color": SUGGESTION_COLOR,
@@ -67,21 +80,21 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
 
 def impact(notice: ImpactNotice, link: str) -> Message:
     """An annotation's regressions as a bulleted description."""
-    lines = "\n".join(f"- {line}" for line in regression_lines(notice))
+    lines = "\n".join(f"- {escape(line)}" for line in regression_lines(notice))
     return _message(
         {
-            "title": shorten(impact_title(notice), TITLE_CHARS),
+            "title": escape(shorten(impact_title(notice), TITLE_CHARS)),
             "url": link,
             "description": cut(lines, DESCRIPTION_CHARS),
             "color": IMPACT_COLOR,
-            "fields": [_field("Instances", impact_scope(notice), inline=False)],
+            "fields": [_field("Instances", escape(impact_scope(notice)), inline=False)],
         }
     )
 
 
 def digest(title: str, items: list[DigestItem]) -> Message:
     """The rate limit's overflow: linked lines in the description, cut at Discord's limit."""
-    lines = "\n".join(f"- [{item.text}]({item.link})" for item in items)
+    lines = "\n".join(f"- [{escape(item.text)}]({item.link})" for item in items)
     return _message(
         {
             "title": shorten(title, TITLE_CHARS),
@@ -92,5 +105,5 @@ def digest(title: str, items: list[DigestItem]) -> Message:
 
 
 def check(text: str) -> Message:
-    """The "send test message" body."""
+    """The "send test message" body (the channel's name in it is escaped already)."""
     return {"content": text, "allowed_mentions": NO_MENTIONS}

@@ -2,6 +2,9 @@
 fields), the format Mattermost incoming webhooks render natively.
 
 Mattermost posts hold up to 16383 characters; the per-field cuts in common.py keep us below.
+The attachment's text, title and field values are Markdown and scanned for @mentions (and
+Slack's `<!channel>`, which Mattermost translates): every value from the monitored server
+goes through `escape` or into a code span/block; the fallback is plain text.
 """
 
 from quanta.notify.events import ImpactNotice, SuggestionNotice
@@ -15,10 +18,14 @@ from quanta.notify.formats.common import (
     SUGGESTION_COLOR,
     DigestItem,
     calls,
+    code_block,
+    code_span,
     cut,
     impact_scope,
     impact_title,
+    markdown_text,
     percent,
+    plain_text,
     regression_lines,
     shorten,
     suggestion_title,
@@ -27,6 +34,11 @@ from quanta.notify.formats.common import (
 MAX_DIGEST_ROWS = 100
 
 Message = dict[str, object]
+
+
+def escape(text: str) -> str:
+    """Markdown shown literally, mentions broken, `<` `>` `&` as entities."""
+    return markdown_text(text, html_entities=True)
 
 
 def _color(rgb: int) -> str:
@@ -40,24 +52,25 @@ def _field(title: str, value: str, *, short: bool = True) -> dict[str, object]:
 def suggestion(notice: SuggestionNotice, link: str) -> Message:
     """A suggestion as one attachment: query and DDL in code, facts as short fields."""
     text = (
-        f"`{shorten(notice.fingerprint, FINGERPRINT_CHARS)}`\n"
-        f"```sql\n{cut(notice.ddl, DDL_CHARS)}\n```\n"
-        f"**Why:** {cut(notice.reason, REASON_CHARS)}"
+        f"{code_span(shorten(notice.fingerprint, FINGERPRINT_CHARS))}\n"
+        f"{code_block(cut(notice.ddl, DDL_CHARS), 'sql')}\n"
+        f"**Why:** {escape(cut(notice.reason, REASON_CHARS))}"
     )
     fields = [
-        _field("Instance", notice.instance),
-        _field("Table", notice.table),
+        _field("Instance", escape(notice.instance)),
+        _field("Table", escape(notice.table)),
         _field("Load share", percent(notice.load_share)),
         _field("Calls", calls(notice.calls)),
     ]
     if notice.plan_after is not None:
         if notice.plan_before is not None:
-            fields.append(_field("Plan before", cut(notice.plan_before, PLAN_CHARS), short=False))
-        fields.append(_field("Plan after", cut(notice.plan_after, PLAN_CHARS), short=False))
+            before = escape(cut(notice.plan_before, PLAN_CHARS))
+            fields.append(_field("Plan before", before, short=False))
+        fields.append(_field("Plan after", escape(cut(notice.plan_after, PLAN_CHARS)), short=False))
     attachment = {
-        "fallback": f"{suggestion_title(notice)}: {shorten(notice.ddl, 200)}",
+        "fallback": plain_text(f"{suggestion_title(notice)}: {shorten(notice.ddl, 200)}"),
         "color": _color(SUGGESTION_COLOR),
-        "title": suggestion_title(notice),
+        "title": escape(suggestion_title(notice)),
         "title_link": link,
         "text": text,
         "fields": fields,
@@ -68,19 +81,19 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
 def impact(notice: ImpactNotice, link: str) -> Message:
     """An annotation's regressions as a bulleted attachment."""
     attachment = {
-        "fallback": impact_title(notice),
+        "fallback": plain_text(impact_title(notice)),
         "color": _color(IMPACT_COLOR),
-        "title": impact_title(notice),
+        "title": escape(impact_title(notice)),
         "title_link": link,
-        "text": "\n".join(f"- {line}" for line in regression_lines(notice)),
-        "fields": [_field("Instances", impact_scope(notice), short=False)],
+        "text": "\n".join(f"- {escape(line)}" for line in regression_lines(notice)),
+        "fields": [_field("Instances", escape(impact_scope(notice)), short=False)],
     }
     return {"attachments": [attachment]}
 
 
 def digest(title: str, items: list[DigestItem]) -> Message:
     """The rate limit's overflow as one attachment listing linked lines."""
-    lines = [f"- {item.text} [Open]({item.link})" for item in items[:MAX_DIGEST_ROWS]]
+    lines = [f"- {escape(item.text)} [Open]({item.link})" for item in items[:MAX_DIGEST_ROWS]]
     if len(items) > MAX_DIGEST_ROWS:
         lines.append(f"… and {len(items) - MAX_DIGEST_ROWS} more")
     attachment = {
@@ -93,5 +106,5 @@ def digest(title: str, items: list[DigestItem]) -> Message:
 
 
 def check(text: str) -> Message:
-    """The "send test message" body."""
+    """The "send test message" body (the channel's name in it is escaped already)."""
     return {"text": text}

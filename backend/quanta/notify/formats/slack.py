@@ -30,7 +30,9 @@ Message = dict[str, object]
 
 
 def escape(text: str) -> str:
-    """Escape the three characters mrkdwn reserves for links and mentions (`<`, `>`, `&`)."""
+    """Escape the three characters mrkdwn reserves for links and mentions (`<`, `>`, `&`):
+    `<http://evil|click>` and `<!channel>` are then shown, not rendered. A plain `@channel`
+    notifies nobody in an incoming webhook's message (Slack only reads `<!channel>`)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -84,11 +86,12 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
         elements.append(_mrkdwn(f"*Plan after:* {escape(cut(notice.plan_after, PLAN_CHARS))}"))
         blocks.append({"type": "context", "elements": elements})
     blocks.append(_button("Open query in Quanta", link))
+    # `text` is the notification's fallback, and it is mrkdwn too.
     fallback = (
         f"{suggestion_title(notice)} ({percent(notice.load_share)} of load): "
         f"{shorten(notice.ddl, 200)}"
     )
-    return {"text": fallback, "blocks": blocks}
+    return {"text": escape(fallback), "blocks": blocks}
 
 
 def impact(notice: ImpactNotice, link: str) -> Message:
@@ -100,7 +103,7 @@ def impact(notice: ImpactNotice, link: str) -> Message:
         {"type": "section", "text": _mrkdwn(cut(bullets, SECTION_CHARS))},
         _button("Open impact in Quanta", link),
     ]
-    return {"text": impact_title(notice), "blocks": blocks}
+    return {"text": escape(impact_title(notice)), "blocks": blocks}
 
 
 def digest(title: str, items: list[DigestItem]) -> Message:
@@ -112,9 +115,9 @@ def digest(title: str, items: list[DigestItem]) -> Message:
     hidden = len(items) - (MAX_BLOCKS - 2)
     if hidden > 0:
         blocks.append({"type": "context", "elements": [_mrkdwn(f"… and {hidden} more")]})
-    return {"text": title, "blocks": blocks}
+    return {"text": escape(title), "blocks": blocks}
 
 
 def check(text: str) -> Message:
-    """The "send test message" body."""
-    return {"text": text, "blocks": [{"type": "section", "text": _mrkdwn(escape(text))}]}
+    """The "send test message" body (the channel's name in `text` is escaped already)."""
+    return {"text": text, "blocks": [{"type": "section", "text": _mrkdwn(text)}]}

@@ -3,6 +3,10 @@
 This is the shape Teams incoming webhooks and Workflows ("Post to a channel when a webhook
 request is received") both accept. Teams caps a message at about 28 KB, which the per-field
 cuts in common.py keep us far below.
+
+TextBlocks and fact values are Markdown in Teams, monospace ones included (there is no code
+block), so every value from the monitored server goes through `escape`: Markdown shown
+literally, links `[text](url)` split so that no renderer links them, mentions broken.
 """
 
 from quanta.notify.events import ImpactNotice, SuggestionNotice
@@ -16,6 +20,7 @@ from quanta.notify.formats.common import (
     cut,
     impact_scope,
     impact_title,
+    markdown_text,
     percent,
     regression_lines,
     shorten,
@@ -28,6 +33,11 @@ CARD_VERSION = "1.4"
 MAX_DIGEST_ROWS = 50
 
 Message = dict[str, object]
+
+
+def escape(text: str) -> str:
+    """Markdown shown literally, links and mentions broken."""
+    return markdown_text(text)
 
 
 def _text(text: str, **style: object) -> dict[str, object]:
@@ -66,26 +76,26 @@ def _open(title: str, url: str) -> dict[str, object]:
 def suggestion(notice: SuggestionNotice, link: str) -> Message:
     """A suggestion: title, query, facts, DDL, reason, plans when validated, an Open action."""
     body: list[object] = [
-        _title(suggestion_title(notice)),
-        _text(shorten(notice.fingerprint, FINGERPRINT_CHARS), fontType="Monospace"),
+        _title(escape(suggestion_title(notice))),
+        _text(escape(shorten(notice.fingerprint, FINGERPRINT_CHARS)), fontType="Monospace"),
         {
             "type": "FactSet",
             "facts": [
-                {"title": "Instance", "value": notice.instance},
-                {"title": "Table", "value": notice.table},
+                {"title": "Instance", "value": escape(notice.instance)},
+                {"title": "Table", "value": escape(notice.table)},
                 {"title": "Load share", "value": percent(notice.load_share)},
                 {"title": "Calls", "value": calls(notice.calls)},
             ],
         },
         _text("Suggested index", weight="Bolder"),
-        _text(_breaks(cut(notice.ddl, DDL_CHARS)), fontType="Monospace"),
-        _text(cut(notice.reason, REASON_CHARS)),
+        _text(_breaks(escape(cut(notice.ddl, DDL_CHARS))), fontType="Monospace"),
+        _text(escape(cut(notice.reason, REASON_CHARS))),
     ]
     if notice.plan_after is not None:
         if notice.plan_before is not None:
-            before = _breaks(cut(notice.plan_before, PLAN_CHARS))
+            before = _breaks(escape(cut(notice.plan_before, PLAN_CHARS)))
             body.append(_text(f"Plan before: {before}", isSubtle=True))
-        after = _breaks(cut(notice.plan_after, PLAN_CHARS))
+        after = _breaks(escape(cut(notice.plan_after, PLAN_CHARS)))
         body.append(_text(f"Plan after: {after}", isSubtle=True))
     return _card(body, [_open("Open query in Quanta", link)])
 
@@ -93,9 +103,9 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
 def impact(notice: ImpactNotice, link: str) -> Message:
     """An annotation's regressions, one line each."""
     body: list[object] = [
-        _title(impact_title(notice)),
-        _text(f"Instances: {impact_scope(notice)}", isSubtle=True),
-        *(_text(f"- {line}") for line in regression_lines(notice)),
+        _title(escape(impact_title(notice))),
+        _text(f"Instances: {escape(impact_scope(notice))}", isSubtle=True),
+        *(_text(f"- {escape(line)}") for line in regression_lines(notice)),
     ]
     return _card(body, [_open("Open impact in Quanta", link)])
 
@@ -103,12 +113,14 @@ def impact(notice: ImpactNotice, link: str) -> Message:
 def digest(title: str, items: list[DigestItem]) -> Message:
     """The rate limit's overflow, one line each with a markdown link."""
     body: list[object] = [_title(title)]
-    body += [_text(f"- {item.text} [Open]({item.link})") for item in items[:MAX_DIGEST_ROWS]]
+    body += [
+        _text(f"- {escape(item.text)} [Open]({item.link})") for item in items[:MAX_DIGEST_ROWS]
+    ]
     if len(items) > MAX_DIGEST_ROWS:
         body.append(_text(f"… and {len(items) - MAX_DIGEST_ROWS} more", isSubtle=True))
     return _card(body, [])
 
 
 def check(text: str) -> Message:
-    """The "send test message" body."""
+    """The "send test message" body (the channel's name in it is escaped already)."""
     return _card([_text(text)], [])

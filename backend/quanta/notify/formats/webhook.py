@@ -6,6 +6,11 @@ from quanta.notify.formats.common import DigestItem
 Message = dict[str, object]
 
 
+def escape(text: str) -> str:
+    """JSON data, not a chat message: nothing to escape."""
+    return text
+
+
 def suggestion(notice: SuggestionNotice, link: str) -> Message:
     """{"event", "url", "suggestion": every field of the notice}."""
     return {"event": "new_suggestion", "url": link, "suggestion": notice.to_dict()}
