@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     ingest_max_decoded_bytes: int = 128 * 1024 * 1024
     ingest_max_events: int = 50_000
     ingest_requeue_after_seconds: int = 300
+    ingest_max_attempts: int = Field(
+        default=5,
+        ge=1,
+        description="Processing attempts of a batch before it is marked failed (a batch that "
+        "fails or kills its worker every time is not re-queued for ever).",
+    )
 
     default_range_hours: int = 24
     sparkline_points: int = 60

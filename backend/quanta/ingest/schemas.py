@@ -590,3 +590,6 @@ class IngestBatchOut(BaseModel):
     events: int
     received_at: datetime
     processed_at: datetime | None
+    error: str | None = Field(
+        default=None, description="Why the worker could not process it (status failed)."
+    )
