@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     ingest_max_body_bytes: int = 16 * 1024 * 1024
     ingest_max_decoded_bytes: int = 128 * 1024 * 1024
     ingest_max_events: int = 50_000
+    ingest_max_values: int = Field(
+        default=8_000_000,
+        ge=1,
+        description="JSON values (list items, object members) a batch may hold, counted "
+        "before it is validated: bounds the memory one request can cost.",
+    )
     ingest_requeue_after_seconds: int = 300
     ingest_max_attempts: int = Field(
         default=5,

@@ -25,7 +25,8 @@ from quanta.core.observability import (
 from quanta.core.tasks import PROCESS_BATCH_TASK, celery_client
 from quanta.ingest import repository
 from quanta.ingest.models import MAX_ERROR_CHARS, BatchStatus, IngestBatch
-from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
+from quanta.ingest.schemas import MAX_ROWS_PER_KIND, IngestBatchIn, IngestBatchOut
+from quanta.ingest.shape import ShapeError, ShapeLimits, TooMany, check_shape
 from quanta.instances.service import adopt_primary_source, get_instance, get_or_create_instance
 from quanta.queries.service import record_digest
 from quanta.statistics.service import record_statistics
@@ -74,15 +75,35 @@ def decode_batch(*, body: bytes, content_encoding: str | None, settings: Setting
         payload_gzip = gzip.compress(body, compresslevel=1)
     else:
         raise InvalidPayload(f"Unsupported Content-Encoding '{encoding}': use gzip or none.")
-    try:
-        batch = IngestBatchIn.model_validate_json(raw)
-    except ValidationError as exc:
-        raise InvalidPayload(_describe(exc)) from exc
-    if len(batch.events) > settings.ingest_max_events:
-        raise PayloadTooLarge(
-            f"Batch has {len(batch.events)} events; the limit is {settings.ingest_max_events}."
-        )
+    batch = _validated(raw, settings)
+    if isinstance(batch, IngestError):
+        # Raised here, not where it was caught: the decoded body must not stay reachable from
+        # the traceback (the server may keep it until a full garbage collection).
+        del raw, body
+        raise batch
     return DecodedBatch(batch=batch, payload_gzip=payload_gzip)
+
+
+def _validated(raw: bytes, settings: Settings) -> IngestBatchIn | IngestError:
+    """The batch, or why it is refused: its shape is counted before pydantic validates it,
+    because pydantic builds the whole document before it measures a list."""
+    try:
+        check_shape(raw, _shape_limits(settings))
+        return IngestBatchIn.model_validate_json(raw)
+    except TooMany as exc:
+        return PayloadTooLarge(str(exc))
+    except ShapeError as exc:
+        return InvalidPayload(str(exc))
+    except ValidationError as exc:
+        return InvalidPayload(_describe(exc))
+
+
+def _shape_limits(settings: Settings) -> ShapeLimits:
+    return ShapeLimits(
+        default_items=MAX_ROWS_PER_KIND,
+        items={"events": settings.ingest_max_events},
+        max_values=settings.ingest_max_values,
+    )
 
 
 def accept_batch(
