@@ -115,3 +115,19 @@ def test_a_batch_at_the_limit_is_still_accepted(api: Api) -> None:
     answer = api.ingest(tiny_events(50_000, "at-the-limit"))
     assert answer.status_code == 202, answer.text
     assert answer.json()["events"] == 50_000
+
+
+def test_a_list_of_bad_rows_stops_at_the_first() -> None:
+    """40,000 rows of 63 unknown members each (within the size limits): one row's errors, not
+    2.6 million of them (50,000 such rows took 1.4 GB and 40 s of a core)."""
+    from quanta.core.config import Settings
+    from quanta.ingest.service import InvalidPayload, decode_batch
+
+    junk = b"{" + b",".join(b'"k%d":%d' % (n, n) for n in range(63)) + b"}"
+    raw = b'{"batch_id":"x","instance":"db1","events":[' + b",".join([junk] * 40_000) + b"]}"
+    started = time.perf_counter()
+    with pytest.raises(InvalidPayload) as refused:
+        decode_batch(body=gzip.compress(raw), content_encoding="gzip", settings=Settings())
+    assert str(refused.value).startswith("Invalid batch: events.0.ts: Field required;")
+    assert str(refused.value).endswith("(and 63 more)")
+    assert time.perf_counter() - started < 5.0

@@ -43,7 +43,7 @@ class ShapeLimits:
 
     default_items: int
     items: Mapping[str, int] = field(default_factory=dict)  # a top-level list's own limit
-    max_values: int = 6_000_000
+    max_values: int = 3_000_000
 
     def items_for(self, key: str) -> int:
         """The limit of the list under ``key``."""
