@@ -5,7 +5,7 @@ queued (and re-queued by beat) for ever; `attempts` bounds the retries of a batc
 worker dies on it.
 
 Revision ID: d0f6b2a4e8c3
-Revises: f3a9c1d7e5b2
+Revises: c9e5a1f3d7b2
 Create Date: 2026-11-25 19:30:00
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "d0f6b2a4e8c3"
-down_revision: str | None = "f3a9c1d7e5b2"
+down_revision: str | None = "c9e5a1f3d7b2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

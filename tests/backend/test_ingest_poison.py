@@ -304,6 +304,7 @@ def test_a_batch_failing_in_the_worker_is_marked_failed_counted_and_not_requeued
     row = batch_row(session_factory, batch_pk)
     assert row.status == BatchStatus.FAILED
     assert row.attempts == 1
+    assert row.payload_gzip is None  # transient, like a processed batch's
     assert row.error is not None
     assert "\n" not in row.error
     assert row.error.startswith("Invalid batch: events.0.query_time: Input should be less than")

@@ -294,6 +294,7 @@ def _mark_failed(session: Session, row: IngestBatch, reason: str) -> None:
     row.status = BatchStatus.FAILED
     row.error = reason[:MAX_ERROR_CHARS]
     row.processed_at = utcnow()
+    row.payload_gzip = None  # transient like a processed batch's: it holds the literals
     source = row.source
     log.warning("batch %s (%s) failed: %s", row.id, row.batch_id, row.error)
     run_after_commit(session, lambda: record_batch_failed(source=source))
