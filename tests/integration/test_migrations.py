@@ -273,3 +273,62 @@ def test_postgresql_drops_processed_payloads_and_redacts_examples(
     postgres_server: PostgresServer,
 ) -> None:
     check_transient_batches(Settings(database_url=postgres_server.create_database("transient")))
+
+
+def check_failed_batches(settings: Settings) -> None:
+    """Batches stored before failures were recorded get no attempts and no error; going back
+    down, a failed batch returns to the queue (the older schema knows no failure)."""
+    _upgrade(settings, "c9e5a1f3d7b2")  # the revision before batches could fail
+    when = datetime(2026, 1, 2, 3, tzinfo=UTC)
+    engine = create_db_engine(settings)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO instances (id, name, created_at) VALUES (1, 'db1', :at)"),
+                {"at": when},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, kind)"
+                    " VALUES (1, 't', 'h', '[]', :now, 'api')"
+                ),
+                {"now": when},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO ingest_batches (id, token_id, batch_id, instance_id, source,"
+                    " event_count, status, received_at, payload_gzip)"
+                    " VALUES (1, 1, 'b1', 1, 'slowlog', 1, 'queued', :at, :payload)"
+                ),
+                {"at": when, "payload": b"x"},
+            )
+        upgrade_to_head(settings)
+        with engine.begin() as connection:
+            stored = connection.execute(
+                text("SELECT status, attempts, error FROM ingest_batches")
+            ).one()
+            assert tuple(stored) == ("queued", 0, None)
+            connection.execute(
+                text("UPDATE ingest_batches SET status = 'failed', error = 'Invalid batch: x'")
+            )
+        with engine.begin() as connection:
+            config = alembic_config(settings)
+            config.attributes["connection"] = connection
+            command.downgrade(config, "c9e5a1f3d7b2")
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT status FROM ingest_batches")).scalar() == (
+                "queued"
+            )
+            columns = {c["name"] for c in inspect(connection).get_columns("ingest_batches")}
+        assert {"attempts", "error"}.isdisjoint(columns)
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_records_failed_batches(tmp_path: Path) -> None:
+    check_failed_batches(Settings(data_dir=tmp_path, database_url=None))
+
+
+@pytest.mark.services
+def test_postgresql_records_failed_batches(postgres_server: PostgresServer) -> None:
+    check_failed_batches(Settings(database_url=postgres_server.create_database("failed")))

@@ -342,6 +342,18 @@ class LatencyHistogram:
         """
         return self._count
 
+    @property
+    def maximum(self) -> float | None:
+        """The largest value added, exactly; ``None`` when the histogram is empty.
+
+        Example:
+            >>> h = LatencyHistogram()
+            >>> h.add(0.25, count=2)
+            >>> h.maximum, LatencyHistogram().maximum
+            (0.25, None)
+        """
+        return self._max if self._count else None
+
     def quantile(self, q: float) -> float | None:
         """Estimate the value at rank ``floor(q * (count - 1))`` of the sorted values.
 

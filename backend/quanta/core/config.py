@@ -48,7 +48,21 @@ class Settings(BaseSettings):
     ingest_max_body_bytes: int = 16 * 1024 * 1024
     ingest_max_decoded_bytes: int = 128 * 1024 * 1024
     ingest_max_events: int = 50_000
+    ingest_max_values: int = Field(
+        default=3_000_000,
+        ge=1,
+        description="JSON values (list items, object members) a batch may hold, counted "
+        "before it is validated: bounds the memory one request can cost (some 55 bytes a "
+        "value while pydantic validates). A 50,000-event batch with every extended field "
+        "holds under 2 million; `quanta-agent import` sends about 190,000.",
+    )
     ingest_requeue_after_seconds: int = 300
+    ingest_max_attempts: int = Field(
+        default=5,
+        ge=1,
+        description="Processing attempts of a batch before it is marked failed (a batch that "
+        "fails or kills its worker every time is not re-queued for ever).",
+    )
 
     default_range_hours: int = 24
     sparkline_points: int = 60

@@ -12,6 +12,8 @@ import time
 from collections.abc import Mapping
 
 from fastapi import FastAPI, HTTPException, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from limits import RateLimitItem, parse
 from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
@@ -328,10 +330,33 @@ async def value_out_of_range(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    """422 listing what is wrong, like FastAPI's own handler, but with every echoed input made
+    JSON-safe: a body holding NaN or Infinity (Python's JSON parser accepts them) must get
+    its 422, not a 500 from encoding the echo."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    return JSONResponse(
+        {"detail": json_safe(jsonable_encoder(errors))},
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+def json_safe(value: object) -> object:
+    """``value`` with every non-finite float replaced by its name ('nan', 'inf', '-inf')."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value
+
+
 def install(app: FastAPI, settings: Settings, *, body_limits: Mapping[str, int]) -> None:
     """Add the hardening middleware: security headers outermost, so every answer has them
     (413s included); CORS only for configured origins (none by default: closed)."""
     app.state.rate_limiter = RateLimiter(settings)
+    app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(OverflowError, value_out_of_range)
     app.add_exception_handler(DataError, value_out_of_range)
     app.add_middleware(BodySizeLimit, default=settings.http_max_body_bytes, by_path=body_limits)

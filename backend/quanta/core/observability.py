@@ -110,6 +110,11 @@ class _Metrics:
             "Events in accepted (new) batches, by source.",
             ["source"],
         )
+        self.batches_failed = Counter(
+            "quanta_ingest_batches_failed",
+            "Batches the worker gave up on (marked failed with their reason), by source.",
+            ["source"],
+        )
         self.events_counted = Counter(
             "quanta_events_counted",
             "Events workers folded into the metric store, by source.",
@@ -161,6 +166,11 @@ def record_events_counted(*, source: str, events: int) -> None:
         _metrics().events_counted.labels(source).inc(events)
 
 
+def record_batch_failed(*, source: str) -> None:
+    """Count a batch marked failed."""
+    _metrics().batches_failed.labels(source).inc()
+
+
 def record_notification_attempt(*, channel_type: str, outcome: str) -> None:
     """Count one attempt to deliver a chat message."""
     _metrics().notification_attempts.labels(channel_type, outcome).inc()
@@ -205,6 +215,7 @@ class QueueState:
 
     depth: int
     oldest_age_seconds: float
+    failed: int = 0
 
 
 class _QueueCollector:
@@ -236,6 +247,11 @@ class _QueueCollector:
             "quanta_ingest_queue_lag_seconds",
             "Age of the oldest batch not processed yet (0 when none waits).",
             value=state.oldest_age_seconds,
+        )
+        yield GaugeMetricFamily(
+            "quanta_ingest_failed_batches",
+            "Stored batches the worker gave up on (GET /ingest/{batch_id} says why).",
+            value=state.failed,
         )
 
 

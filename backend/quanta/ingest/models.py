@@ -14,6 +14,10 @@ class BatchStatus(enum.StrEnum):
 
     QUEUED = "queued"
     DONE = "done"
+    FAILED = "failed"  # the worker could not process it (see error); never retried again
+
+
+MAX_ERROR_CHARS = 500
 
 
 class IngestBatch(Base):
@@ -48,3 +52,7 @@ class IngestBatch(Base):
     )
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    # Processing attempts a worker started, so that a batch that kills or fails its worker
+    # every time is given up after ingest_max_attempts instead of re-queued for ever.
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    error: Mapped[str | None] = mapped_column(String(MAX_ERROR_CHARS), default=None)

@@ -47,3 +47,9 @@ def clear_processed_payloads(session: Session) -> int:
         .values(payload_gzip=None)
     )
     return int(session.execute(stmt).rowcount)  # type: ignore[attr-defined]
+
+
+def count_failed(session: Session) -> int:
+    """How many batches the worker gave up on."""
+    stmt = select(func.count()).where(IngestBatch.status == BatchStatus.FAILED)
+    return int(session.scalar(stmt) or 0)

@@ -2,10 +2,13 @@
 
 import base64
 import binascii
-from datetime import datetime
-from typing import Annotated, Literal, Self, TypeVar
+from datetime import UTC, datetime, timedelta
+from operator import attrgetter
+from types import UnionType
+from typing import Annotated, Literal, Self, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -33,10 +36,48 @@ MAX_BATCH_STATEMENTS = 2**31 - 1
 # the statistics tables fits in a batch; the body size limits still apply.
 MAX_ROWS_PER_KIND = 100_000
 
+# What the store can hold and sum. A batch's value beyond these bounds is a wrapped counter,
+# a corrupt log or a forged batch, never data: it is refused with a 422 naming the field, so
+# that no sum (a bucket, a rollup, the fleet's totals) can become infinite or overflow.
+MAX_STATEMENT_SECONDS = 30 * 24 * 3600.0
+"""One statement's time (query, lock, InnoDB waits): 30 days. No server runs a statement
+that long; a larger value is a clock jump or a forged batch."""
+PS_TIMER_MAX_SECONDS = 2**64 / 1e12
+"""performance_schema timers are picoseconds in a BIGINT UNSIGNED: about 213.5 days."""
+MAX_TOTAL_SECONDS = 1e12
+"""A sum of seconds over an interval (a bucket's, a user's busy time): some 31,700 years.
+Sums of any number of these stay finite in a double."""
+MAX_BATCH_SUM = MAX_COUNTER
+"""What one batch may add to any counter, whatever its rows: the stored 64-bit sums (minute,
+hour and day buckets) then take over a thousand batches at the limit to overflow."""
+MAX_PS_HISTOGRAM_BUCKETS = 450
+"""events_statements_histogram_by_digest has 450 buckets per digest."""
+EARLIEST_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+"""No time in a batch is older: a year-1970 timestamp is an unset clock."""
+MAX_CLOCK_SKEW = timedelta(days=1)
+"""How far ahead of the server's clock a batch's times may be (agents' clocks drift)."""
+
 ExamplePolicyName = Literal["full", "masked", "off"]
 Dimension = Annotated[str, StringConstraints(max_length=255)]
 Counter = Annotated[int, Field(ge=0, le=MAX_COUNTER)]
-Seconds = Annotated[float, Field(ge=0)]
+StatementSeconds = Annotated[float, Field(ge=0, le=MAX_STATEMENT_SECONDS, allow_inf_nan=False)]
+TimerSeconds = Annotated[float, Field(ge=0, le=PS_TIMER_MAX_SECONDS, allow_inf_nan=False)]
+TotalSeconds = Annotated[float, Field(ge=0, le=MAX_TOTAL_SECONDS, allow_inf_nan=False)]
+
+
+def _plausible_time(value: datetime) -> datetime:
+    """A time between 2000 and a day ahead of now: else a broken clock or a forged batch."""
+    if value < EARLIEST_TIME:
+        raise ValueError(f"{value.isoformat()} is before {EARLIEST_TIME.year}")
+    if value > datetime.now(UTC) + MAX_CLOCK_SKEW:
+        raise ValueError(
+            f"{value.isoformat()} is more than {MAX_CLOCK_SKEW.days} day ahead of the "
+            "server's clock: check the agent host's clock"
+        )
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, AfterValidator(_plausible_time)]
 
 
 class SlowLogEventIn(BaseModel):
@@ -44,10 +85,10 @@ class SlowLogEventIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    ts: AwareDatetime
+    ts: Timestamp
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
-    query_time: float = Field(ge=0)
-    lock_time: float | None = Field(default=None, ge=0)
+    query_time: StatementSeconds
+    lock_time: StatementSeconds | None = None
     rows_sent: int | None = Field(default=None, ge=0, le=MAX_COUNTER)
     rows_examined: int | None = Field(default=None, ge=0, le=MAX_COUNTER)
     db: Dimension | None = None
@@ -68,9 +109,9 @@ class SlowLogEventIn(BaseModel):
     merge_passes: Counter | None = None
     innodb_io_r_ops: Counter | None = Field(default=None, description="Pages read from disk.")
     innodb_io_r_bytes: Counter | None = None
-    innodb_io_r_wait: Seconds | None = None
-    innodb_rec_lock_wait: Seconds | None = None
-    innodb_queue_wait: Seconds | None = None
+    innodb_io_r_wait: StatementSeconds | None = None
+    innodb_rec_lock_wait: StatementSeconds | None = None
+    innodb_queue_wait: StatementSeconds | None = None
     errors: Counter | None = Field(default=None, description="1 if the statement failed.")
     warnings: Counter | None = None
     truncated: bool = Field(
@@ -90,6 +131,8 @@ def _decode_histogram(value: object) -> LatencyHistogram:
         raise ValueError(f"histogram is not base64: {exc}") from None
     histogram = LatencyHistogram()
     histogram.merge_bytes(data)  # ValueError with the reason when it is not a histogram
+    if (histogram.maximum or 0.0) > MAX_STATEMENT_SECONDS:
+        raise ValueError(f"histogram holds {histogram.maximum} s, above {MAX_STATEMENT_SECONDS}")
     return histogram
 
 
@@ -114,8 +157,8 @@ class SlowLogQueryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     fingerprint: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
-    first_seen: AwareDatetime
-    last_seen: AwareDatetime
+    first_seen: Timestamp
+    last_seen: Timestamp
     sample: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)] = Field(
         description="A statement of the class, for the tables it reads: the fingerprint "
         "when the agent's examples are masked or off."
@@ -124,7 +167,19 @@ class SlowLogQueryIn(BaseModel):
 
 QueryPosition = Annotated[int, Field(ge=0)]
 BucketCount = Annotated[int, Field(ge=1, le=MAX_COUNTER)]
-Column = Annotated[list[_T], Field(max_length=MAX_ROWS_PER_KIND)]
+# fail_fast: a list stops at its first bad row. Else a batch of 50,000 rows of 63 unknown
+# members each makes pydantic build 3.3 million errors (1.4 GB and 40 s of one core).
+Rows = Annotated[list[_T], Field(max_length=MAX_ROWS_PER_KIND, fail_fast=True)]
+Column = Annotated[list[_T], Field(max_length=MAX_ROWS_PER_KIND, fail_fast=True)]
+
+
+# Counter columns of the buckets: what a batch adds to each is bounded (MAX_BATCH_SUM).
+BUCKET_COUNTER_COLUMNS = (
+    "count", "rows_sent", "rows_examined", "rows_affected", "bytes_sent", "tmp_tables",
+    "tmp_disk_tables", "filesort", "filesort_on_disk", "full_scan", "full_join", "merge_passes",
+    "innodb_io_r_ops", "innodb_io_r_bytes", "errors", "warnings", "no_index_used",
+    "no_good_index_used",
+)  # fmt: skip
 
 
 class SlowLogBucketsIn(BaseModel):
@@ -140,17 +195,17 @@ class SlowLogBucketsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: Column[QueryPosition] = Field(description="Positions of the query classes in `queries`.")
-    start: Column[AwareDatetime] = Field(description="Starts of the minutes.")
+    start: Column[Timestamp] = Field(description="Starts of the minutes.")
     db: Column[Dimension]
     user: Column[Dimension]
     host: Column[Dimension]
     count: Column[BucketCount]
-    query_time_sum: Column[Seconds]
-    query_time_min: Column[Seconds]
-    query_time_max: Column[Seconds]
+    query_time_sum: Column[TotalSeconds]
+    query_time_min: Column[StatementSeconds]
+    query_time_max: Column[StatementSeconds]
     histogram: Column[EncodedHistogram]
-    lock_time_max: Column[Seconds | None] | None = None
-    lock_time: Column[Seconds | None] | None = None
+    lock_time_max: Column[StatementSeconds | None] | None = None
+    lock_time: Column[TotalSeconds | None] | None = None
     rows_sent: Column[Counter | None] | None = None
     rows_examined: Column[Counter | None] | None = None
     rows_affected: Column[Counter | None] | None = None
@@ -164,9 +219,9 @@ class SlowLogBucketsIn(BaseModel):
     merge_passes: Column[Counter | None] | None = None
     innodb_io_r_ops: Column[Counter | None] | None = None
     innodb_io_r_bytes: Column[Counter | None] | None = None
-    innodb_io_r_wait: Column[Seconds | None] | None = None
-    innodb_rec_lock_wait: Column[Seconds | None] | None = None
-    innodb_queue_wait: Column[Seconds | None] | None = None
+    innodb_io_r_wait: Column[TotalSeconds | None] | None = None
+    innodb_rec_lock_wait: Column[TotalSeconds | None] | None = None
+    innodb_queue_wait: Column[TotalSeconds | None] | None = None
     errors: Column[Counter | None] | None = None
     warnings: Column[Counter | None] | None = None
     no_index_used: Column[Counter | None] | None = None
@@ -179,9 +234,9 @@ class SlowLogBucketsIn(BaseModel):
             raise ValueError(f"columns differ in length: {lengths}")
         rows = zip(
             self.start, self.count, self.histogram, self.query_time_min, self.query_time_max,
-            strict=True,
+            self.query_time_sum, strict=True,
         )  # fmt: skip
-        for n, (start, count, histogram, least, most) in enumerate(rows):
+        for n, (start, count, histogram, least, most, total) in enumerate(rows):
             if start.second or start.microsecond:
                 raise ValueError(f"bucket {n}: start must be the start of a minute")
             if histogram.count != count:
@@ -190,7 +245,20 @@ class SlowLogBucketsIn(BaseModel):
                 )
             if least > most:
                 raise ValueError(f"bucket {n}: query_time_min is above query_time_max")
+            # count statements of at most `most` seconds each (a rounding margin allowed).
+            if total > count * most * (1 + 1e-9) + 1e-6:
+                raise ValueError(
+                    f"bucket {n}: query_time_sum {total} is above count x query_time_max"
+                )
         return self
+
+    def counter_sums(self) -> dict[str, int]:
+        """What the batch adds to each counter column, over all its buckets."""
+        return {
+            name: sum(filter(None, values))
+            for name in BUCKET_COUNTER_COLUMNS
+            if (values := getattr(self, name)) is not None
+        }
 
 
 class SlowLogExampleIn(BaseModel):
@@ -199,8 +267,8 @@ class SlowLogExampleIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
-    query_time: Seconds
-    ts: AwareDatetime
+    query_time: StatementSeconds
+    ts: Timestamp
     db: Dimension = ""
     truncated: bool = False
 
@@ -211,7 +279,7 @@ class SlowLogPickIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: int = Field(ge=0, description="Position of the query class in `queries`.")
-    start: AwareDatetime = Field(description="Start of the minute.")
+    start: Timestamp = Field(description="Start of the minute.")
     seen: Annotated[int, Field(ge=1, le=MAX_COUNTER)] = Field(
         description="Statements the sampled one was drawn from."
     )
@@ -233,8 +301,10 @@ class HistogramBucketIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    low: Seconds = Field(description="Lower bound of the bucket, seconds (BUCKET_TIMER_LOW).")
-    high: Seconds = Field(description="Upper bound of the bucket, seconds (BUCKET_TIMER_HIGH).")
+    low: TimerSeconds = Field(description="Lower bound of the bucket, seconds (BUCKET_TIMER_LOW).")
+    high: TimerSeconds = Field(
+        description="Upper bound of the bucket, seconds (BUCKET_TIMER_HIGH)."
+    )
     count: Counter = Field(description="Statements that fell in this bucket in the interval.")
 
 
@@ -253,19 +323,23 @@ class PerfSchemaDigestIn(BaseModel):
     schema_name: Dimension | None = Field(description="SCHEMA_NAME; null: no default database.")
     digest: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     digest_text: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)] | None = None
-    interval_start: AwareDatetime
-    interval_end: AwareDatetime
-    first_seen: AwareDatetime | None = None
-    last_seen: AwareDatetime | None = None
+    interval_start: Timestamp
+    interval_end: Timestamp
+    first_seen: Timestamp | None = None
+    last_seen: Timestamp | None = None
     reset: bool = Field(
         default=False, description="Counters were reset in the interval (restart, TRUNCATE)."
     )
     count_star: Counter
-    sum_timer_wait: Seconds = Field(description="Total statement time, seconds.")
-    min_timer_wait: Seconds | None = Field(default=None, description="Seconds, passed through.")
-    max_timer_wait: Seconds | None = Field(default=None, description="Seconds, passed through.")
-    sum_lock_time: Seconds | None = Field(default=None, description="Seconds.")
-    sum_cpu_time: Seconds | None = Field(default=None, description="Seconds (MySQL 8.0.28+).")
+    sum_timer_wait: TimerSeconds = Field(description="Total statement time, seconds.")
+    min_timer_wait: TimerSeconds | None = Field(
+        default=None, description="Seconds, passed through."
+    )
+    max_timer_wait: TimerSeconds | None = Field(
+        default=None, description="Seconds, passed through."
+    )
+    sum_lock_time: TimerSeconds | None = Field(default=None, description="Seconds.")
+    sum_cpu_time: TimerSeconds | None = Field(default=None, description="Seconds (MySQL 8.0.28+).")
     sum_errors: Counter | None = None
     sum_warnings: Counter | None = None
     sum_rows_affected: Counter | None = None
@@ -295,7 +369,9 @@ class PerfSchemaDigestIn(BaseModel):
         description="How the example was taken: with its literals, or with them masked as ?.",
     )
     histogram: list[HistogramBucketIn] | None = Field(
-        default=None, description="Latency buckets (MySQL 8.0 only): their deltas."
+        default=None,
+        max_length=MAX_PS_HISTOGRAM_BUCKETS,
+        description="Latency buckets (MySQL 8.0 only): their deltas.",
     )
 
     @model_validator(mode="after")
@@ -316,8 +392,8 @@ class TableStatIn(BaseModel):
     origin: StatsOrigin
     schema_name: Dimension
     table_name: Dimension
-    interval_start: AwareDatetime
-    interval_end: AwareDatetime
+    interval_start: Timestamp
+    interval_end: Timestamp
     reset: bool = False
     rows_read: Counter | None = None
     rows_changed: Counter | None = None
@@ -329,13 +405,13 @@ class TableStatIn(BaseModel):
     count_insert: Counter | None = None
     count_update: Counter | None = None
     count_delete: Counter | None = None
-    sum_timer_wait: Seconds | None = None
-    sum_timer_read: Seconds | None = None
-    sum_timer_write: Seconds | None = None
-    sum_timer_fetch: Seconds | None = None
-    sum_timer_insert: Seconds | None = None
-    sum_timer_update: Seconds | None = None
-    sum_timer_delete: Seconds | None = None
+    sum_timer_wait: TimerSeconds | None = None
+    sum_timer_read: TimerSeconds | None = None
+    sum_timer_write: TimerSeconds | None = None
+    sum_timer_fetch: TimerSeconds | None = None
+    sum_timer_insert: TimerSeconds | None = None
+    sum_timer_update: TimerSeconds | None = None
+    sum_timer_delete: TimerSeconds | None = None
 
 
 class IndexStatIn(TableStatIn):
@@ -350,15 +426,15 @@ class UserStatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user: Dimension
-    interval_start: AwareDatetime
-    interval_end: AwareDatetime
+    interval_start: Timestamp
+    interval_end: Timestamp
     reset: bool = False
     concurrent_connections: Counter | None = Field(default=None, description="Passed through.")
     total_connections: Counter | None = None
     total_ssl_connections: Counter | None = None
-    connected_time: Seconds | None = None
-    busy_time: Seconds | None = None
-    cpu_time: Seconds | None = None
+    connected_time: TotalSeconds | None = None
+    busy_time: TotalSeconds | None = None
+    cpu_time: TotalSeconds | None = None
     bytes_received: Counter | None = None
     bytes_sent: Counter | None = None
     binlog_bytes_written: Counter | None = None
@@ -380,6 +456,35 @@ class UserStatIn(BaseModel):
     empty_queries: Counter | None = None
     max_statement_time_exceeded: Counter | None = None
 
+
+def _counter_fields(model: type[BaseModel], *, skip: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The integer fields of a row model (counters), those passed through as they are
+    (maxima, gauges) left out."""
+    return tuple(
+        name
+        for name, field in model.model_fields.items()
+        if name not in skip and _holds_int(field.annotation)
+    )
+
+
+def _holds_int(annotation: object) -> bool:
+    """int, an Annotated int, or an optional one."""
+    if annotation is int:
+        return True
+    if get_origin(annotation) is Annotated:
+        return _holds_int(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, UnionType):
+        return any(_holds_int(arg) for arg in get_args(annotation))
+    return False
+
+
+# Row fields whose values a batch's rows add to the same buckets.
+_SUMMED_FIELDS: dict[str, tuple[str, ...]] = {
+    "events": _counter_fields(SlowLogEventIn),
+    "digests": _counter_fields(
+        PerfSchemaDigestIn, skip=("max_controlled_memory", "max_total_memory")
+    ),
+}
 
 # Which body fields belong to which source; a batch holds only its own source's kind.
 _FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
@@ -409,19 +514,19 @@ class IngestBatchIn(BaseModel):
         description="The agent's example policy: masked sends statements with their literals "
         "replaced, off sends them only to be fingerprinted (no example is kept).",
     )
-    events: list[SlowLogEventIn] = []
-    queries: list[SlowLogQueryIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    events: list[SlowLogEventIn] = Field(default=[], fail_fast=True)
+    queries: Rows[SlowLogQueryIn] = []
     buckets: SlowLogBucketsIn | None = None
-    picks: list[SlowLogPickIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
-    digests: list[PerfSchemaDigestIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    picks: Rows[SlowLogPickIn] = []
+    digests: Rows[PerfSchemaDigestIn] = []
     digest_lost: Counter | None = Field(
         default=None,
         description="Statements performance_schema could not file under a digest in the "
         "interval (increase of Performance_schema_digest_lost): the digest table is full.",
     )
-    tables: list[TableStatIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
-    indexes: list[IndexStatIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
-    users: list[UserStatIn] = Field(default=[], max_length=MAX_ROWS_PER_KIND)
+    tables: Rows[TableStatIn] = []
+    indexes: Rows[IndexStatIn] = []
+    users: Rows[UserStatIn] = []
 
     @model_validator(mode="after")
     def _one_kind_per_source(self) -> Self:
@@ -449,7 +554,30 @@ class IngestBatchIn(BaseModel):
                 raise ValueError(
                     f"{name} refer to query {beyond}; the batch has {len(self.queries)}"
                 )
+        self._check_sums()
         return self
+
+    def _check_sums(self) -> None:
+        """Refuse a batch whose rows add more to a counter than the store can take."""
+        sums = [
+            (f"{kind}.{name}", sum(filter(None, map(attrgetter(name), rows))))
+            for kind, fields in _SUMMED_FIELDS.items()
+            if (rows := getattr(self, kind))
+            for name in fields
+        ]
+        if self.buckets is not None:
+            sums += [(f"buckets.{name}", n) for name, n in self.buckets.counter_sums().items()]
+        for name, total in sums:
+            if total > MAX_BATCH_SUM:
+                raise ValueError(
+                    f"{name} adds up to {total} over the batch, above {MAX_BATCH_SUM}: "
+                    "a wrapped counter, or send fewer rows per batch"
+                )
+        if self.buckets is not None and sum(self.buckets.count) > MAX_BATCH_STATEMENTS:
+            raise ValueError(
+                f"buckets.count adds up to more than {MAX_BATCH_STATEMENTS} statements: "
+                "send fewer buckets per batch"
+            )
 
     @property
     def event_count(self) -> int:
@@ -465,3 +593,6 @@ class IngestBatchOut(BaseModel):
     events: int
     received_at: datetime
     processed_at: datetime | None
+    error: str | None = Field(
+        default=None, description="Why the worker could not process it (status failed)."
+    )

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from pydantic import ValidationError
 from sqlalchemy import update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import digest_buckets, digest_events, digest_perfschema
@@ -16,11 +16,17 @@ from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
-from quanta.core.observability import QueueState, record_events_counted, record_ingest_batch
+from quanta.core.observability import (
+    QueueState,
+    record_batch_failed,
+    record_events_counted,
+    record_ingest_batch,
+)
 from quanta.core.tasks import PROCESS_BATCH_TASK, celery_client
 from quanta.ingest import repository
-from quanta.ingest.models import BatchStatus, IngestBatch
-from quanta.ingest.schemas import IngestBatchIn, IngestBatchOut
+from quanta.ingest.models import MAX_ERROR_CHARS, BatchStatus, IngestBatch
+from quanta.ingest.schemas import MAX_ROWS_PER_KIND, IngestBatchIn, IngestBatchOut
+from quanta.ingest.shape import ShapeError, ShapeLimits, TooMany, check_shape
 from quanta.instances.service import adopt_primary_source, get_instance, get_or_create_instance
 from quanta.queries.service import record_digest
 from quanta.statistics.service import record_statistics
@@ -69,15 +75,35 @@ def decode_batch(*, body: bytes, content_encoding: str | None, settings: Setting
         payload_gzip = gzip.compress(body, compresslevel=1)
     else:
         raise InvalidPayload(f"Unsupported Content-Encoding '{encoding}': use gzip or none.")
-    try:
-        batch = IngestBatchIn.model_validate_json(raw)
-    except ValidationError as exc:
-        raise InvalidPayload(_describe(exc)) from exc
-    if len(batch.events) > settings.ingest_max_events:
-        raise PayloadTooLarge(
-            f"Batch has {len(batch.events)} events; the limit is {settings.ingest_max_events}."
-        )
+    batch = _validated(raw, settings)
+    if isinstance(batch, IngestError):
+        # Raised here, not where it was caught: the decoded body must not stay reachable from
+        # the traceback (the server may keep it until a full garbage collection).
+        del raw, body
+        raise batch
     return DecodedBatch(batch=batch, payload_gzip=payload_gzip)
+
+
+def _validated(raw: bytes, settings: Settings) -> IngestBatchIn | IngestError:
+    """The batch, or why it is refused: its shape is counted before pydantic validates it,
+    because pydantic builds the whole document before it measures a list."""
+    try:
+        check_shape(raw, _shape_limits(settings))
+        return IngestBatchIn.model_validate_json(raw)
+    except TooMany as exc:
+        return PayloadTooLarge(str(exc))
+    except ShapeError as exc:
+        return InvalidPayload(str(exc))
+    except ValidationError as exc:
+        return InvalidPayload(_describe(exc))
+
+
+def _shape_limits(settings: Settings) -> ShapeLimits:
+    return ShapeLimits(
+        default_items=MAX_ROWS_PER_KIND,
+        items={"events": settings.ingest_max_events},
+        max_values=settings.ingest_max_values,
+    )
 
 
 def accept_batch(
@@ -215,6 +241,65 @@ def process_batch(
     return counted
 
 
+# Failures that come from the batch itself (a value the store cannot hold, a payload stored
+# by an older, laxer version): processing it again cannot succeed.
+_BATCH_AT_FAULT = (ValueError, ArithmeticError, DataError)
+
+
+def begin_attempt(*, session: Session, settings: Settings, batch_pk: int) -> bool:
+    """Count an attempt to process a queued batch, in its own transaction (so that a worker
+    that dies on the batch still counts); False, and the batch marked failed, once it has had
+    ``ingest_max_attempts``. False too when the batch is not queued (done, failed, gone)."""
+    row = session.get(IngestBatch, batch_pk)
+    if row is None or row.status != BatchStatus.QUEUED:
+        return False
+    if row.attempts >= settings.ingest_max_attempts:
+        last = f"; last error: {row.error}" if row.error else ""
+        _mark_failed(session, row, f"gave up after {row.attempts} attempts{last}")
+        return False
+    row.attempts += 1
+    return True
+
+
+def record_failure(
+    *, session: Session, settings: Settings, batch_pk: int, error: BaseException
+) -> BatchStatus | None:
+    """Note why processing a batch failed: it is failed at once when the batch is at fault,
+    else after its attempts; returns its status (None when it is gone)."""
+    row = session.get(IngestBatch, batch_pk)
+    if row is None or row.status != BatchStatus.QUEUED:
+        return row.status if row is not None else None
+    reason = failure_reason(error)
+    if isinstance(error, _BATCH_AT_FAULT) or row.attempts >= settings.ingest_max_attempts:
+        _mark_failed(session, row, reason)
+    else:
+        if isinstance(error, OperationalError) and row.attempts > 0:
+            row.attempts -= 1  # the store refused (locked, unreachable): not the batch's fault
+        row.error = reason
+    return row.status
+
+
+def failure_reason(error: BaseException) -> str:
+    """One line saying why a batch failed, without the statement or the values it held."""
+    if isinstance(error, ValidationError):
+        text = _describe(error)
+    else:
+        text = str(getattr(error, "orig", None) or error).strip()
+        text = text.splitlines()[0] if text else ""
+        text = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return text[:MAX_ERROR_CHARS]
+
+
+def _mark_failed(session: Session, row: IngestBatch, reason: str) -> None:
+    row.status = BatchStatus.FAILED
+    row.error = reason[:MAX_ERROR_CHARS]
+    row.processed_at = utcnow()
+    row.payload_gzip = None  # transient like a processed batch's: it holds the literals
+    source = row.source
+    log.warning("batch %s (%s) failed: %s", row.id, row.batch_id, row.error)
+    run_after_commit(session, lambda: record_batch_failed(source=source))
+
+
 # Example policies from the most to the least revealing.
 _POLICY_ORDER = ("full", "masked", "off")
 
@@ -246,7 +331,8 @@ def queue_state(*, session: Session) -> QueueState:
     """Batches stored but not processed yet, and the age of the oldest (queue lag)."""
     depth, oldest = repository.queue_summary(session)
     age = max(0.0, (utcnow() - oldest).total_seconds()) if oldest is not None else 0.0
-    return QueueState(depth=depth, oldest_age_seconds=age)
+    failed = repository.count_failed(session)
+    return QueueState(depth=depth, oldest_age_seconds=age, failed=failed)
 
 
 def _gunzip(body: bytes, *, limit: int) -> bytes:
@@ -281,4 +367,5 @@ def _batch_out(row: IngestBatch) -> IngestBatchOut:
         events=row.event_count,
         received_at=row.received_at,
         processed_at=row.processed_at,
+        error=row.error if row.status == BatchStatus.FAILED else None,
     )

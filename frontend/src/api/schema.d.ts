@@ -966,7 +966,7 @@ export interface components {
          * @description Where a batch is in the pipeline.
          * @enum {string}
          */
-        BatchStatus: "queued" | "done";
+        BatchStatus: "queued" | "done" | "failed";
         /**
          * BreakdownRow
          * @description The query's load under one value of a dimension.
@@ -1505,6 +1505,11 @@ export interface components {
         IngestBatchOut: {
             /** Batch Id */
             batch_id: string;
+            /**
+             * Error
+             * @description Why the worker could not process it (status failed).
+             */
+            error?: string | null;
             /** Events */
             events: number;
             /** Processed At */

@@ -1,0 +1,98 @@
+"""A batch the worker cannot process, through real processes (`quanta serve`, `quanta worker`,
+`quanta beat` on PostgreSQL and Redis): marked failed once with its reason, counted in
+/metrics, never re-queued by beat, and the store's totals untouched.
+
+The edge now refuses such a batch with a 422, so the test stores it the way a version without
+those checks did (straight into ingest_batches), which is also what an upgrade finds."""
+
+import gzip
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+from tests.fixtures.cluster import ADMIN_TOKEN, cluster, wait_for
+from tests.fixtures.servers import PostgresServer, RedisServer
+
+pytestmark = pytest.mark.services
+
+NOW = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=2)
+EVENT = {"ts": NOW.isoformat(), "query": "SELECT * FROM t WHERE id = 1", "query_time": 0.5}
+
+
+def test_a_poisoned_batch_fails_once_and_is_left_alone(
+    tmp_path: Path, postgres_server: PostgresServer, redis_server: RedisServer
+) -> None:
+    url = postgres_server.create_database(f"failed_batches_{time.monotonic_ns()}")
+    fast_requeue = {
+        "QUANTA_INGEST_REQUEUE_AFTER_SECONDS": "1",
+        "QUANTA_INGEST_REQUEUE_CHECK_SECONDS": "1",
+    }
+    with cluster(tmp_path, url, redis_server.url, **fast_requeue) as c:
+        api, worker, _beat = c.api(), c.worker(), c.beat()
+        good = {"batch_id": "good", "instance": "db1", "events": [EVENT]}
+        answer = httpx.post(
+            api.url + "/api/v1/ingest",
+            json=good,
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+            timeout=30,
+        )
+        assert answer.status_code == 202, answer.text
+        api.wait_counted("db1", 1)
+        before = api.get("/api/v1/queries", instance="db1").json()["totals"]
+
+        huge = {**EVENT, "query_time": 1.7e308}
+        poison = {"batch_id": "old-poison", "instance": "db1", "events": [huge, huge]}
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO ingest_batches (token_id, batch_id, instance_id, source, "
+                    "payload_gzip, event_count, status, received_at, attempts) "
+                    "SELECT token_id, 'old-poison', instance_id, 'slowlog', :payload, 2, "
+                    "'queued', :received, 0 FROM ingest_batches WHERE batch_id = 'good'"
+                ),
+                {
+                    "payload": gzip.compress(json.dumps(poison).encode()),
+                    "received": datetime.now(UTC) - timedelta(hours=1),
+                },
+            )
+
+        def row() -> tuple[str, int, str | None]:
+            with engine.connect() as conn:
+                status, attempts, error = conn.execute(
+                    text(
+                        "SELECT status, attempts, error FROM ingest_batches "
+                        "WHERE batch_id = 'old-poison'"
+                    )
+                ).one()
+            return status, attempts, error
+
+        # beat finds it queued long ago and re-queues it; the worker gives up at once.
+        wait_for(lambda: row()[0] == "failed", 60, "the poisoned batch to fail")
+        time.sleep(5)  # five more beat rounds: none of them touches it again
+
+        status, attempts, error = row()
+        assert (status, attempts) == ("failed", 1)
+        assert error is not None
+        assert error.startswith("Invalid batch: events.0.query_time: Input should be less than")
+        shown = httpx.get(
+            api.url + "/api/v1/ingest/old-poison",
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+            timeout=30,
+        ).json()
+        assert (shown["status"], shown["error"]) == ("failed", error)
+        assert api.metric("quanta_ingest_batches_failed_total", source="slowlog") == 1
+        assert api.metric("quanta_ingest_failed_batches") == 1
+        assert api.metric("quanta_ingest_queue_depth") == 0
+        after = api.get("/api/v1/queries", instance="db1").json()["totals"]
+        assert after["count"] == before["count"] == 1
+        assert after["query_time"] == before["query_time"] == 0.5
+        log = worker.log()
+        assert log.count("failed: Invalid batch") == 1  # one line, once
+        assert "Traceback" not in log
+        engine.dispose()
