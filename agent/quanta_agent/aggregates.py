@@ -127,6 +127,8 @@ def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) ->
     if policy != ExamplePolicy.OFF:
         for (query_id, start), pick in batch.examples.items():
             fingerprint = batch.queries[query_id].fingerprint
+            if policy == ExamplePolicy.MASKED and not fingerprint:
+                continue  # a comment-only entry: its masked example would be empty text
             picks.append(
                 {
                     "query": position[query_id],

@@ -156,10 +156,12 @@ class SlowLogQueryIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    fingerprint: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
+    # Empty for an entry that is only a comment (or 'ASC'): raw events of it form that class
+    # too, so refusing it here would lose the whole batch for one such entry.
+    fingerprint: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
     first_seen: Timestamp
     last_seen: Timestamp
-    sample: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)] = Field(
+    sample: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)] = Field(
         description="A statement of the class, for the tables it reads: the fingerprint "
         "when the agent's examples are masked or off."
     )
