@@ -22,7 +22,7 @@ from quanta.analysis.aggregate import (
     digest_buckets,
     digest_events,
 )
-from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprint import query_id
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import read_slow_log
