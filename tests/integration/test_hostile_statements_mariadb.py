@@ -9,8 +9,9 @@ ANSI_QUOTES,NO_BACKSLASH_ESCAPES (Quanta's session sets its own). Then, with the
 made read-only as an execution target must be, to what executes: explain with
 ``execute_on`` (ANALYZE), quanta.monitored.profile and ANALYZE of the text as written on a
 TargetConnection. The least-privilege account executes there; the broad account's
-privileges bypass read_only, so the target verification refuses each of its sessions. The stored functions the corpus calls would change a global
-variable, write MyISAM/Aria/InnoDB tables or take a user lock; the server has
+privileges bypass read_only, so the target verification refuses each of its sessions.
+The stored functions the corpus calls would change a global variable, write
+MyISAM/Aria/InnoDB tables or take a user lock; the server has
 secure_file_priv pointing at a directory the test watches. Afterwards: global variables,
 audit tables, that directory, user locks, sessions and the sequence are as before, and no
 answer or error holds the secret marker. The benign corpus is still explained, DML as its
@@ -35,6 +36,7 @@ import pytest
 from quanta.analysis.sqlkind import classify_statement
 from quanta.monitored import (
     ConnectionOptions,
+    ExplainResult,
     GuardedConnection,
     MonitoredError,
     ServerError,
@@ -42,7 +44,6 @@ from quanta.monitored import (
     explain,
     profile,
 )
-from quanta.monitored.plans import ExplainResult
 from quanta.monitored.target import TargetConnection, TargetNotReadOnly
 from tests.analysis.test_sqlkind import BENIGN, load
 from tests.fixtures.servers import MariaDBServer, started_mariadb
@@ -321,6 +322,7 @@ def _expected(user: str, case: dict[str, Any]) -> dict[str, str]:
             "analyze": "not executed",
             "profile": "refused",
             # ALL PRIVILEGES bypasses read_only: the target is refused as it opens.
+            # (the guard refuses the locking clause as written).
             "analyze as written": "target refused" if user == BROAD else "refused",
         }
     # Harmless and executable: on the verified target for the least-privilege account;
