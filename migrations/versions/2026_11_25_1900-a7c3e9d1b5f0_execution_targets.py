@@ -33,6 +33,13 @@ _AUDIT = sa.table(
 )
 
 
+# Columns of instances are added and dropped in place (SQLite 3.35+ has DROP COLUMN), never
+# by batch mode's copy-drop-rename: DROP TABLE instances deletes its rows first, which the
+# foreign keys of ingest batches, runs and snapshots refuse while they refer to them (and
+# PRAGMA foreign_keys cannot be turned off inside the migration's transaction).
+_IN_PLACE = "never"
+
+
 def upgrade() -> None:
     bind = op.get_bind()
     profiled = bind.execute(
@@ -54,7 +61,7 @@ def upgrade() -> None:
                 },
             )
         )
-    with op.batch_alter_table("instances") as batch:
+    with op.batch_alter_table("instances", recreate=_IN_PLACE) as batch:
         batch.add_column(sa.Column("target_dsn_encrypted", sa.Text(), nullable=True))
         batch.add_column(
             sa.Column("allow_broad_privileges", sa.Boolean(), nullable=False, server_default="0")
@@ -71,7 +78,7 @@ def downgrade() -> None:
         with op.batch_alter_table(table) as batch:
             batch.drop_column("requested_by_token_id")
             batch.drop_column("requested_by")
-    with op.batch_alter_table("instances") as batch:
+    with op.batch_alter_table("instances", recreate=_IN_PLACE) as batch:
         batch.add_column(
             sa.Column("profiling_enabled", sa.Boolean(), nullable=False, server_default="0")
         )

@@ -22,6 +22,7 @@ from tests.fixtures.servers import PostgresServer
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "another long passphrase"
 DSN = "mysql://quanta:dsn-secret-pw@db1.internal:3306/"
+TARGET_DSN = "mysql://quanta_exec:target-pw@replica1.internal:3306/"
 WEBHOOK = "https://hooks.slack.com/services/T000/B000/webhooksecretpart"
 
 
@@ -258,7 +259,14 @@ def test_instance_and_channel_changes_name_the_fields_never_the_secrets(
 ) -> None:
     instance = client.post("/api/v1/instances", json={"name": "db1", "dsn": DSN}).json()
     url = f"/api/v1/instances/{instance['id']}"
-    client.patch(url, json={"example_policy": "masked", "profiling_enabled": True})
+    client.patch(
+        url,
+        json={
+            "example_policy": "masked",
+            "allow_broad_privileges": True,
+            "execution_target_dsn": TARGET_DSN,
+        },
+    )
     client.patch(url, json={"dsn": DSN.replace("dsn-secret-pw", "dsn-new-pw"), "name": "db2"})
     client.patch(url, json={"example_policy": "masked"})  # nothing changes
     client.delete(url)
@@ -272,14 +280,16 @@ def test_instance_and_channel_changes_name_the_fields_never_the_secrets(
     details = [e["detail"] for e in audit(client)]
     assert details[0] == {
         "instance_id": instance["id"], "name": "db1", "example_policy": "full",
-        "profiling_enabled": False, "dsn": "set", "sandbox_dsn": None,
+        "allow_broad_privileges": False, "dsn": "set", "sandbox_dsn": None,
+        "execution_target_dsn": None,
     }  # fmt: skip
     assert details[1:5] == [
         {
             "name": "db1",
             "changed": {
                 "example_policy": {"old": "full", "new": "masked"},
-                "profiling_enabled": {"old": False, "new": True},
+                "allow_broad_privileges": {"old": False, "new": True},
+                "execution_target_dsn": "changed",
             },
         },
         {"name": "db2", "changed": {"name": {"old": "db1", "new": "db2"}, "dsn": "changed"}},
@@ -302,7 +312,8 @@ def test_instance_and_channel_changes_name_the_fields_never_the_secrets(
     ]
     with session_scope(session_factory) as session:
         stored = json.dumps([e.detail for e in session.scalars(select(AuditEntry))])
-    for secret in ("dsn-secret-pw", "dsn-new-pw", "secretpart", "newsecret", "hooks.slack"):
+    secrets = ("dsn-secret-pw", "dsn-new-pw", "target-pw", "replica1", "secretpart", "newsecret")
+    for secret in (*secrets, "hooks.slack"):
         assert secret not in stored
 
 

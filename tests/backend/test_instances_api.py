@@ -245,13 +245,17 @@ def test_the_broad_privileges_override_is_audited(client: TestClient) -> None:
     assert allowed.json()["allow_broad_privileges"] is True
     client.patch(url, json={"allow_broad_privileges": False})
     entries = [e for e in client.get("/api/v1/audit").json() if e["action"].startswith("PATCH")]
+    # Newest first; the execution target's DSN is a secret: "changed", never its value.
     assert [e["detail"] for e in entries] == [
-        {"fields": ["allow_broad_privileges"], "allow_broad_privileges": False},
+        {"name": "db1", "changed": {"allow_broad_privileges": {"old": True, "new": False}}},
         {
-            "fields": ["allow_broad_privileges", "execution_target_dsn"],
-            "allow_broad_privileges": True,
-            "execution_target": "set",
+            "name": "db1",
+            "changed": {
+                "allow_broad_privileges": {"old": False, "new": True},
+                "execution_target_dsn": "changed",
+            },
         },
     ]
     assert all(e["target"] == {"instance_id": str(body["id"])} for e in entries)
     assert "t4rget" not in str(entries)
+    assert "replica1" not in str(entries)  # nor any part of the DSN

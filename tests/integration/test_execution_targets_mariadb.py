@@ -85,16 +85,6 @@ def dsn(server: MariaDBServer, account: str) -> str:
     return f"mysql://quanta_{account}:pw-{account}@{server.host}:{server.port}/{DB}"
 
 
-@contextlib.contextmanager
-def read_only(own: OwnMariaDB) -> Iterator[None]:
-    with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
-        cursor.execute("SET GLOBAL read_only = ON")
-        try:
-            yield
-        finally:
-            cursor.execute("SET GLOBAL read_only = OFF")
-
-
 def test_connection(client: TestClient, instance: dict[str, Any]) -> dict[str, Any]:
     response = client.post(f"/api/v1/instances/{instance['id']}/test-connection")
     assert response.status_code == 200, response.text
@@ -188,7 +178,7 @@ def test_the_execution_target_is_verified_read_only_at_every_connect(
     assert (explained["status"], explained["analyze"]) == ("ok", None)
     assert explained["notes"] == [f"ANALYZE skipped: {refusal}"]
 
-    with read_only(own):
+    with own.server.read_only():
         target = test_connection(client, instance)["execution_target"]
         assert target["read_only"] is True
         assert target["detail"] == (
@@ -220,7 +210,7 @@ def test_read_only_does_not_count_for_an_account_that_bypasses_it(
         dsn(own.server, "least"),
         execution_target_dsn=dsn(own.server, "bypass"),
     )
-    with read_only(own):
+    with own.server.read_only():
         target = test_connection(client, instance)["execution_target"]
     assert target["read_only"] is False
     assert target["detail"].startswith(
@@ -261,8 +251,8 @@ def test_diagnostics_refuse_a_broad_account_unless_an_admin_allows_it(
     }
     override = next(e for e in audit if e["action"] == "PATCH /api/v1/instances/{instance_id}")
     assert override["detail"] == {
-        "fields": ["allow_broad_privileges"],
-        "allow_broad_privileges": True,
+        "name": "db1",
+        "changed": {"allow_broad_privileges": {"old": False, "new": True}},
     }
 
 
@@ -282,7 +272,6 @@ def test_plans_never_show_a_value_read_from_a_const_table(
             database=DB,
         ),
         LEAKY.format(1),
-        allow_execute=False,
     )
     assert SECRET in json.dumps(raw.to_dict())
 
@@ -293,7 +282,7 @@ def test_plans_never_show_a_value_read_from_a_const_table(
         execution_target_dsn=dsn(own.server, "exec"),
     )
     store_examples(client, session_factory, settings, "db1", [LEAKY.format(1)])
-    with read_only(own):
+    with own.server.read_only():
         body = run(client, session_factory, settings, "explain", LEAKY.format(1), "db1")
     assert body["status"] == "ok", body
     assert body["analyze"] is not None

@@ -2,12 +2,16 @@
 
 tests/analysis/data/hostile_statements.yaml holds what an attacker can put in a slow log.
 Here every one of them is handed to quanta.monitored.explain (EXPLAIN on the monitored
-server; with ``execute_on`` also ANALYZE, which executes) and quanta.monitored.profile
-(which executes), as a broad account (ALL PRIVILEGES: SUPER, FILE; so that the guard and
-not the grants is what is tested) and as the recommended least-privilege account, with
-the server's own sql_mode as it comes and with ANSI_QUOTES,NO_BACKSLASH_ESCAPES (Quanta's
-session sets its own). The stored functions the corpus calls would change a global
-variable, write MyISAM/Aria/InnoDB tables or take a user lock; the server has
+server, read-write as a primary is) as a broad account (ALL PRIVILEGES: SUPER, FILE; so
+that the guard and not the grants is what is tested) and as the recommended
+least-privilege account, with the server's own sql_mode as it comes and with
+ANSI_QUOTES,NO_BACKSLASH_ESCAPES (Quanta's session sets its own). Then, with the server
+made read-only as an execution target must be, to what executes: explain with
+``execute_on`` (ANALYZE), quanta.monitored.profile and ANALYZE of the text as written on a
+TargetConnection. The least-privilege account executes there; the broad account's
+privileges bypass read_only, so the target verification refuses each of its sessions.
+The stored functions the corpus calls would change a global variable, write
+MyISAM/Aria/InnoDB tables or take a user lock; the server has
 secure_file_priv pointing at a directory the test watches. Afterwards: global variables,
 audit tables, that directory, user locks, sessions and the sequence are as before, and no
 answer or error holds the secret marker. The benign corpus is still explained, DML as its
@@ -29,8 +33,10 @@ from typing import Any
 import pymysql
 import pytest
 
+from quanta.analysis.sqlkind import classify_statement
 from quanta.monitored import (
     ConnectionOptions,
+    ExplainResult,
     GuardedConnection,
     MonitoredError,
     ServerError,
@@ -38,6 +44,7 @@ from quanta.monitored import (
     explain,
     profile,
 )
+from quanta.monitored.target import TargetConnection, TargetNotReadOnly
 from tests.analysis.test_sqlkind import BENIGN, load
 from tests.fixtures.servers import MariaDBServer, started_mariadb
 
@@ -232,20 +239,30 @@ def test_hostile_corpus_changes_nothing_and_leaks_nothing(
     with server_sql_mode(server, mode):
         before = server_state(hostile_server)
         said: list[str] = []
+        # EXPLAIN on the monitored server, read-write as a primary is: the guard alone.
         for case in cases:
             sql = case["sql"]
             explained, text = outcome(lambda: explain(monitored, sql))  # noqa: B023
             said.append(text)
-            said.append(outcome(lambda: explain(monitored, sql, execute_on=monitored))[1])  # noqa: B023
-            said.append(outcome(lambda: profile(monitored, sql, runs=1))[1])  # noqa: B023
             if "refused" in case:
                 assert not explained, sql
                 assert text.startswith("not explained: "), text
             else:  # harmless: explained, and also when sent exactly as written
                 assert explained, (sql, text)
-                ran, text = outcome(lambda: _as_written(monitored, sql))  # noqa: B023
+                ran, text = outcome(lambda: _explained_as_written(monitored, sql))  # noqa: B023
                 said.append(text)
                 assert ran or "execute_refused" in case, (sql, text)
+        # ANALYZE and profiles execute: only on a target verified read-only for the account.
+        with server.read_only():
+            for case in cases:
+                found = _executions(monitored, case)
+                said.extend(text for _, text in found.values())
+                assert {what: how for what, (how, _) in found.items()} == _expected(user, case), (
+                    case["sql"],
+                    found,
+                )
+                refusals = {text for how, text in found.values() if how == "target refused"}
+                assert refusals <= {_bypass_refusal(server)}, refusals
         after = server_state(hostile_server)
     assert after == before
     assert after["files"] == []
@@ -256,12 +273,76 @@ def test_hostile_corpus_changes_nothing_and_leaks_nothing(
     assert leaked == []
 
 
-def _as_written(monitored: ConnectionOptions, sql: str) -> object:
-    """EXPLAIN and ANALYZE of the example exactly as written, not of Quanta's rewrite."""
+def _bypass_refusal(server: MariaDBServer) -> str:
+    return (
+        f"the execution target {server.host}:{server.port} is read-only, but not for Quanta's "
+        "account there: ALL PRIVILEGES ON *.* lets it write anyway. Use an account without "
+        "it, or make the server read-only for everyone (MySQL: SET GLOBAL super_read_only=ON; "
+        "MariaDB 11.x: SET GLOBAL read_only=NO_LOCK_NO_ADMIN)"
+    )
+
+
+def _executions(monitored: ConnectionOptions, case: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Each way an example gets executed, and what became of it (see :func:`_executed`)."""
+    sql = case["sql"]
+    attempts: dict[str, Callable[[], Any]] = {
+        "analyze": lambda: explain(monitored, sql, execute_on=monitored),
+        "profile": lambda: profile(monitored, sql, runs=1),
+    }
+    if "refused" not in case:
+        attempts["analyze as written"] = lambda: _analyzed_as_written(monitored, sql)
+    return {what: _executed(attempt) for what, attempt in attempts.items()}
+
+
+def _executed(attempt: Callable[[], Any]) -> tuple[str, str]:
+    """``executed``, ``not executed`` (EXPLAIN only: ANALYZE skipped), ``refused`` (by the
+    classifier or the guard, before anything is sent), ``target refused`` (the execution
+    target is not read-only for the account) or ``failed`` (the server refused it), with
+    the answer or the message, as a viewer would read it."""
+    try:
+        result = attempt()
+    except TargetNotReadOnly as exc:
+        return "target refused", str(exc)
+    except StatementRefused as exc:
+        return "refused", str(exc)
+    except ServerError as exc:
+        return "failed", str(exc)
+    if isinstance(result, ExplainResult) and any(
+        note.startswith("ANALYZE skipped") for note in result.notes
+    ):
+        return "not executed", repr(result)
+    return "executed", repr(result)
+
+
+def _expected(user: str, case: dict[str, Any]) -> dict[str, str]:
+    if "refused" in case:  # the classifier refuses it before any session opens
+        return {"analyze": "refused", "profile": "refused"}
+    if "execute_refused" in case:  # explained as its rewrite, never executed
+        return {
+            "analyze": "not executed",
+            "profile": "refused",
+            # ALL PRIVILEGES bypasses read_only: the target is refused as it opens.
+            # (the guard refuses the locking clause as written).
+            "analyze as written": "target refused" if user == BROAD else "refused",
+        }
+    # Harmless and executable: on the verified target for the least-privilege account;
+    # never for the broad one, which read_only does not stop.
+    how = "target refused" if user == BROAD else "executed"
+    return {"analyze": how, "profile": how, "analyze as written": how}
+
+
+def _explained_as_written(monitored: ConnectionOptions, sql: str) -> object:
+    """EXPLAIN of the example exactly as written, not of Quanta's rewrite."""
     statement = sql.strip().rstrip(";")
     with GuardedConnection(monitored) as conn, conn.read_only():
-        conn.query(f"EXPLAIN {statement}")
-    with GuardedConnection(monitored, execution_target=True) as conn, conn.read_only():
+        return conn.query(f"EXPLAIN {statement}")
+
+
+def _analyzed_as_written(target: ConnectionOptions, sql: str) -> object:
+    """ANALYZE of the example exactly as written, on a session verified read-only (the
+    only kind Quanta executes on)."""
+    statement = sql.strip().rstrip(";")
+    with TargetConnection(target) as conn, conn.read_only():
         return conn.query(f"ANALYZE FORMAT=JSON {statement}")
 
 
@@ -302,19 +383,28 @@ def test_server_messages_are_not_passed_on(hostile_server: Hostile) -> None:
 
 @pytest.mark.parametrize("user", [BROAD, LEAST])
 def test_benign_corpus_is_explained_and_changes_nothing(hostile_server: Hostile, user: str) -> None:
-    monitored = options(hostile_server.server, user)
+    server = hostile_server.server
+    monitored = options(server, user)
     before = server_state(hostile_server)
-    for case in BENIGN:
+    for case in BENIGN:  # EXPLAIN on the monitored server, read-write as a primary is
         try:
-            result = explain(monitored, case["sql"], execute_on=monitored)
+            result = explain(monitored, case["sql"])
         except MonitoredError as exc:
             pytest.fail(f"{case['sql']!r} was not explained: {exc}")
         assert result.explained == case["explain"]
         assert result.tabular, case["sql"]
-        if result.kind.value == "select":
-            assert result.analyze is not None, case["sql"]
-        else:
-            assert result.analyze is None
+        assert result.analyze is None
+        if result.kind.value == "dml":
             assert "is explained as its equivalent SELECT" in result.notes[0]
+    with server.read_only():  # ANALYZE on the same server as a read-only execution target
+        for case in BENIGN:
+            found = _executed(lambda: explain(monitored, case["sql"], execute_on=monitored))  # noqa: B023
+            if classify_statement(case["sql"]).executable:
+                expected = "target refused" if user == BROAD else "executed"
+            else:  # DML: explained as its SELECT, never executed
+                expected = "not executed"
+            assert found[0] == expected, (case["sql"], found)
+            if found[0] == "target refused":
+                assert found[1] == _bypass_refusal(server)
     assert server_state(hostile_server) == before
-    assert sessions_of(hostile_server.server, user) == 0
+    assert sessions_of(server, user) == 0

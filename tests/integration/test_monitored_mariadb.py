@@ -4,7 +4,8 @@ One throw-away server with the general log on, so tests can prove what was (and 
 sent. Monitoring runs as a read-only account (SELECT, PROCESS) like the one an admin
 registers; DML is explained as its equivalent SELECT, so it needs no write privilege.
 ANALYZE and profiles execute the example: they are given this same server as their
-execution target here (the caller verifies a real one is read-only).
+execution target here, made read-only while they run (their session verifies it, and
+refuses a server that is not).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from quanta.monitored import (
     schema_snapshot,
     test_connection,
 )
+from quanta.monitored.target import TargetNotReadOnly
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, free_port, started_mariadb
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
@@ -123,7 +125,8 @@ def test_full_scan_query_gives_the_full_table_scan_finding(own: OwnMariaDB) -> N
 
 
 def test_analyze_when_executing_is_allowed_measures_rows(own: OwnMariaDB) -> None:
-    result = explain(options(own.server), FULL_SCAN + ";", execute_on=options(own.server))
+    with own.server.read_only():
+        result = explain(options(own.server), FULL_SCAN + ";", execute_on=options(own.server))
     assert result.analyze is not None
     table = result.analyze["query_block"]["nested_loop"][0]["read_sorted_file"]["filesort"]["table"]
     assert table["r_rows"] == 20000
@@ -132,6 +135,23 @@ def test_analyze_when_executing_is_allowed_measures_rows(own: OwnMariaDB) -> Non
         "rows examined far above rows sent: about 20,000 rows read to return 20 "
         "(1,000 per row sent, measured)"
     ]
+
+
+def test_nothing_is_executed_on_a_target_that_is_not_read_only(own: OwnMariaDB) -> None:
+    address = f"{own.server.host}:{own.server.port}"
+    refusal = f"the execution target {address} is not read-only: SET GLOBAL read_only=ON there"
+    marker = "quanta-marker-writable-target"
+    mark_general_log(own.server, marker)
+    with pytest.raises(TargetNotReadOnly, match=f"^{re.escape(refusal)}"):
+        explain(options(own.server), FULL_SCAN, execute_on=options(own.server))
+    with pytest.raises(TargetNotReadOnly, match=f"^{re.escape(refusal)}"):
+        profile(options(own.server), FULL_SCAN, runs=1)
+    sent = [line.split(" Query\t", 1)[1] for line in general_log_lines(own, marker)
+            if " Query\t" in line]  # fmt: skip
+    assert [s for s in sent if "FROM orders" in s] == [
+        f"EXPLAIN {FULL_SCAN}",
+        f"EXPLAIN FORMAT=JSON {FULL_SCAN}",
+    ]  # EXPLAIN ran on the monitored server; nothing was executed on the target
 
 
 def test_dml_is_explained_as_its_select_by_a_read_only_account(own: OwnMariaDB) -> None:
@@ -215,7 +235,10 @@ def test_the_statement_time_limit_stops_a_long_select(own: OwnMariaDB) -> None:
     settings = MonitoredSettings(statement_timeout=0.2)
     slow = "SELECT COUNT(*) FROM orders a JOIN orders b ON a.amount + b.amount = 7"
     started = time.monotonic()
-    with pytest.raises(ServerError, match=r"stopped by the 0.2 s statement time limit"):
+    with (
+        own.server.read_only(),
+        pytest.raises(ServerError, match=r"stopped by the 0.2 s statement time limit"),
+    ):
         profile(options(own.server), slow, runs=1, settings=settings)
     assert time.monotonic() - started < 5
 
@@ -225,7 +248,8 @@ def test_the_statement_time_limit_stops_a_long_select(own: OwnMariaDB) -> None:
 
 def test_profile_states_and_lost_time_sum_to_response_time(own: OwnMariaDB) -> None:
     sql = "SELECT status, COUNT(*) FROM orders WHERE amount > 3 GROUP BY status"
-    result = profile(options(own.server), sql, runs=3)
+    with own.server.read_only():
+        result = profile(options(own.server), sql, runs=3)
     assert len(result.runs) == 3
     assert all(run.rows_sent == 5 for run in result.runs)
     # A run's response time is the client's measurement, or the stage total where the
@@ -247,8 +271,9 @@ def test_profile_states_and_lost_time_sum_to_response_time(own: OwnMariaDB) -> N
 
 
 def test_profiles_of_two_examples_combine(own: OwnMariaDB) -> None:
-    one = profile(options(own.server), "SELECT * FROM orders WHERE customer_id = 5", runs=2)
-    two = profile(options(own.server), "SELECT * FROM orders WHERE customer_id = 9", runs=1)
+    with own.server.read_only():
+        one = profile(options(own.server), "SELECT * FROM orders WHERE customer_id = 5", runs=2)
+        two = profile(options(own.server), "SELECT * FROM orders WHERE customer_id = 9", runs=1)
     combined = combine_profiles([one, two])
     assert len(combined.runs) == 3
     assert combined.response_us == one.response_us + two.response_us
@@ -262,7 +287,10 @@ def test_dml_is_never_profiled(own: OwnMariaDB) -> None:
 
 def test_profile_without_profiling_needs_stage_events(own: OwnMariaDB) -> None:
     """The MySQL 8 path, forced on a MariaDB whose stage instruments are off."""
-    with pytest.raises(FeatureUnavailable, match="recorded no stages for the run"):
+    with (
+        own.server.read_only(),
+        pytest.raises(FeatureUnavailable, match="recorded no stages for the run"),
+    ):
         profile(options(own.server), "SELECT 1", runs=1, method=ProfilingMethod.PERFORMANCE_SCHEMA)
 
 
@@ -278,10 +306,11 @@ def test_profile_from_performance_schema_stages() -> None:
             cur.execute(f"CREATE USER {MONITOR_USER}@'%' IDENTIFIED BY '{MONITOR_PASSWORD}'")
             cur.execute(f"GRANT SELECT, PROCESS ON *.* TO {MONITOR_USER}@'%'")
         monitored = replace(options(stages_server.server), database="mysql")
-        result = profile(
-            monitored, "SELECT COUNT(*) FROM user", runs=2,
-            method=ProfilingMethod.PERFORMANCE_SCHEMA,
-        )  # fmt: skip
+        with stages_server.server.read_only():
+            result = profile(
+                monitored, "SELECT COUNT(*) FROM user", runs=2,
+                method=ProfilingMethod.PERFORMANCE_SCHEMA,
+            )  # fmt: skip
     assert len(result.runs) == 2
     assert all(run.stages and run.rows_sent == 1 for run in result.runs)
     states = {row.state for row in result.rows}

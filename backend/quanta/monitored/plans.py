@@ -3,7 +3,9 @@
 EXPLAIN never executes the statement and is all that runs on the monitored server, in a
 READ ONLY transaction: DML is explained as its equivalent SELECT
 (:attr:`~quanta.analysis.sqlkind.Classification.explain_text`). MariaDB's ANALYZE, which
-executes the SELECT, runs only when the caller passes an execution target.
+executes the SELECT, runs only when the caller passes an execution target, and only on a
+session that verified it read-only as it opened
+(:class:`~quanta.monitored.target.TargetConnection`).
 """
 
 from __future__ import annotations
@@ -90,8 +92,9 @@ def explain(
     Args:
         options: The monitored server; ``database`` is the example's default database.
         sql: The example, as the server saw it.
-        execute_on: The instance's execution target (a replica or sandbox the caller has
-            verified read-only), with the example's default database; None: no ANALYZE.
+        execute_on: The instance's execution target (a replica or sandbox), with the
+            example's default database; the ANALYZE session verifies it read-only as it
+            opens. None: no ANALYZE.
         settings: Session limits.
         truncated: The collector marked the example as cut short.
         rows_sent: Rows the query returns per execution, from its metrics, when known.
@@ -101,6 +104,7 @@ def explain(
         StatementRefused: the example is refused (the message says why).
         ConnectionFailed: a server cannot be reached or refuses the account.
         ServerError: a server refused the statement (privileges, syntax, time limit).
+        TargetNotReadOnly: ANALYZE was due, but the target is not read-only for the account.
     """
     classification = classify_statement(_one_statement(sql), truncated=truncated)
     if not classification.explainable or classification.explain_text is None:

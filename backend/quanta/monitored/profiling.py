@@ -1,8 +1,8 @@
 """Profiles of a SELECT on an execution target: N runs, their stages, one ranked profile.
 
 A profile executes the example, so it runs only on the instance's execution target (a
-replica or sandbox an admin configured and the caller verified read-only), never on the
-monitored server itself; the session is opened as an execution target for that reason.
+replica or sandbox an admin configured), never on the monitored server itself; its session
+is a TargetConnection, which verifies the target read-only as it opens.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def profile(
     events_stages_history_long for this session's thread.
 
     Args:
-        target: The instance's execution target (verified read-only by the caller);
+        target: The instance's execution target, verified read-only as the session opens;
             ``database`` is the example's default database.
         sql: The example.
         runs: How many executions (default: ``settings.profile_runs``).
@@ -75,6 +75,7 @@ def profile(
     Raises:
         StatementRefused: not an executable SELECT (or truncated, several statements).
         FeatureUnavailable: the server gives no stages (see the message for the fix).
+        TargetNotReadOnly: the target is not read-only for the account: nothing ran.
         ConnectionFailed, ServerError: as for explain.
     """
     settings = settings or MonitoredSettings()
