@@ -70,6 +70,9 @@ def as_fixture(advice: TableAdvice, *, nested: bool = False) -> dict[str, Any]:
         entry["ddl"] = advice.ddl
     if advice.redundant:
         entry["redundant"] = list(advice.redundant)
+    if advice.rows_after is not None:
+        entry["rows"] = f"{advice.rows_before} -> {advice.rows_after}"
+        entry["bytes"] = advice.index_bytes
     entry["reason"] = advice.reason
     if advice.notes:
         entry["notes"] = list(advice.notes)
@@ -182,15 +185,21 @@ def test_cli_json(schema_file: Path) -> None:
     [entry] = json.loads(result.stdout)
     assert entry["table"] == "shop.orders"
     assert entry["action"] == "replace"
+    # Not covering since issue 26: the query reads about one row, one lookup is cheap.
     assert entry["columns"] == [
         {"name": "customer_id", "desc": False, "rule": "equality"},
         {"name": "phone", "desc": False, "rule": "equality"},
-        {"name": "amount", "desc": False, "rule": "covering"},
     ]
     assert entry["ddl"] == (
         "ALTER TABLE shop.orders DROP INDEX idx_customer, "
-        "ADD INDEX idx_orders_customer_id_phone_amount (customer_id, phone, amount)"
+        "ADD INDEX idx_orders_customer_id_phone (customer_id, phone)"
     )
+    assert entry["notes"] == [
+        "Not covering: the query reads about 1 row per call; 1 primary-key lookup costs less "
+        "than a 3-column index."
+    ]
+    # int + varchar(20) + the bigint primary key; about 11 rows per customer before.
+    assert (entry["rows_before"], entry["rows_after"], entry["index_bytes"]) == (11, 1, 33)
     assert entry["redundant"] == ["idx_customer"]
     assert entry["alternative"] is None
     assert entry["existing"] == []
@@ -206,21 +215,25 @@ def test_cli_text_with_usage(schema_file: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "-- shop.orders: add index on phone (equality), amount (range), shipped_at (covering).",
-        "-- The index finds the rows by phone, then the range on amount; it holds shipped_at too,"
-        " so the rows are never read (covering).",
+        "-- shop.orders: add index on phone (equality), amount (range).",
+        "-- The index finds the rows by phone, then the range on amount.",
         "--   The range on amount and the ORDER BY on shipped_at compete: after a range an index is"
         " not in ORDER BY order, so this index still sorts; the alternative index avoids the sort"
         " but reads the whole range (better with a small LIMIT).",
-        "ALTER TABLE shop.orders ADD INDEX idx_orders_phone_amount_shipped_at"
-        " (phone, amount, shipped_at);",
+        "--   Not covering: the query reads about 1 row per call; 1 primary-key lookup costs less"
+        " than a 3-column index.",
+        "--   Rows examined per call: about 10,000,000 now, about 1 with the index; the index"
+        " takes 34 bytes per row.",
+        "ALTER TABLE shop.orders ADD INDEX idx_orders_phone_amount (phone, amount);",
         "-- Alternative, to avoid the sort instead:",
-        "-- -- shop.orders: add index on phone (equality), shipped_at (order_by),"
-        " amount (covering).",
+        "-- -- shop.orders: add index on phone (equality), shipped_at (order_by).",
         "-- -- The index finds the rows by phone and returns them in ORDER BY order (shipped_at),"
-        " with no sort; it holds amount too, so the rows are never read (covering).",
-        "-- ALTER TABLE shop.orders ADD INDEX idx_orders_phone_shipped_at_amount"
-        " (phone, shipped_at, amount);",
+        " with no sort.",
+        "-- --   Not covering: the query reads about 2 rows per call; 2 primary-key lookups cost"
+        " less than a 3-column index.",
+        "-- --   Rows examined per call: about 10,000,000 now, about 2 with the index; the index"
+        " takes 34 bytes per row.",
+        "-- ALTER TABLE shop.orders ADD INDEX idx_orders_phone_shipped_at (phone, shipped_at);",
         "-- Existing indexes that can go:",
         "-- shop.orders.idx_status_created (unused): idx_status_created has not been read since"
         " the statistics began; check replicas and monthly jobs before dropping it.",

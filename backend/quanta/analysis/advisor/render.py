@@ -17,9 +17,11 @@ def advice_to_json(
     """The advice as a list of JSON objects, one per table access.
 
     Each object has ``table``, ``action``, ``columns`` (``name``, ``desc``, ``rule``),
-    ``ddl``, ``reason``, ``redundant``, ``notes`` and ``alternative`` (an object of the same
-    shape or null); the first object of a table also lists the ``existing`` indexes that
-    can go.
+    ``ddl``, ``reason``, ``redundant``, ``notes``, ``rows_before`` and ``rows_after`` (the
+    estimated rows examined per call with the best existing index and with the suggested one,
+    null when nothing is suggested), ``index_bytes`` (the suggested index's width per row)
+    and ``alternative`` (an object of the same shape or null); the first object of a table
+    also lists the ``existing`` indexes that can go.
 
     Example:
         >>> advice_to_json([TableAdvice("db.t", Action.NONE, reason="Nothing.")])[0]["action"]
@@ -45,6 +47,9 @@ def _entry(item: TableAdvice) -> dict[str, Any]:
         "reason": item.reason,
         "redundant": list(item.redundant),
         "notes": list(item.notes),
+        "rows_before": item.rows_before,
+        "rows_after": item.rows_after,
+        "index_bytes": item.index_bytes,
         "alternative": _entry(item.alternative) if item.alternative else None,
     }
 
@@ -91,6 +96,11 @@ def _advice_lines(item: TableAdvice) -> list[str]:
         )
         lines = [f"-- {item.table}: {item.action.value} index on {columns}.", f"-- {item.reason}"]
     lines += [f"--   {note}" for note in item.notes]
+    if item.rows_after is not None:
+        lines.append(
+            f"--   Rows examined per call: about {item.rows_before:,} now, about "
+            f"{item.rows_after:,} with the index; the index takes {item.index_bytes} bytes per row."
+        )
     if item.ddl:
         lines.append(f"{item.ddl};")
     return lines
