@@ -224,6 +224,18 @@ def _loose_scan(
         if p.kind in _EQUALITY_KINDS and p.column not in grouped
     ]  # fmt: skip
     fixed = sorted(dict.fromkeys(fixed), key=lambda name: -_distinct(table, name))
+    if fixed:
+        # Equalities first then the groups in order may read fewer entries than one per group.
+        equal = [p for p in predicates if p.column in fixed]
+        filtered = cost.rows_examined(table, fixed, equal)
+        count = cost.groups(table, grouped)
+        if filtered < count:
+            note = (
+                f"No loose index scan: the equality on {_names_text(fixed)} leaves about "
+                f"{_rows_text(filtered)}, fewer than the {count:,} groups a loose index scan "
+                "would read."
+            )
+            return None, (note if extremes else "")
     extreme = extremes[0].column if extremes else ""
     tail = [AdviceColumn(name, False, Rule.GROUP_BY) for name in grouped]
     tail += [AdviceColumn(name, False, Rule.EQUALITY) for name in fixed]
@@ -238,7 +250,7 @@ def _loose_scan(
 def _no_loose_scan(access: TableAccess, table: Table, predicates: Sequence[Predicate]) -> str:
     """Why a loose index scan cannot serve this GROUP BY, or "" when it can."""
     if not access.single_table:
-        return "it reads one table, and this query reads others"
+        return "it reads a single table, and this query joins others"
     others = sorted({a.function.upper() for a in access.aggregates if a.function not in _MIN_MAX})
     if others:
         return (
@@ -604,12 +616,16 @@ def _loose_reason(candidate: _Candidate, replaced: Sequence[str], table: Table) 
     per_group = rows // max(1, cost.groups(table, [c.name for c in grouped]))
     if per_group < LOOSE_SCAN_MIN_ROWS_PER_GROUP:
         sentence += (
-            f"; with about {per_group} rows per group the server may read the whole index "
+            f"; with about {_rows_text(per_group)} per group the server may read the whole index "
             "instead, still with no sort"
         )
     if replaced:
         sentence += f"; it extends {_names_text(replaced)}, which it replaces"
     return sentence + "."
+
+
+def _rows_text(rows: int) -> str:
+    return f"{rows:,} row" + ("" if rows == 1 else "s")
 
 
 def _stops_at_range_note(chosen: AdviceColumn, ranges: Sequence[AdviceColumn]) -> str:
@@ -627,7 +643,14 @@ def _served_reason(index: Index, candidate: _Candidate, table: Table) -> str:
         described = f"primary key ({', '.join(table.primary_key)})"
     if index.unique and set(index.columns) <= {c.name for c in candidate.equalities}:
         return f"The conditions fix every column of the {described}, so at most one row is read."
+    if candidate.loose:
+        return (
+            f"The existing {described} already serves this GROUP BY as a left-most prefix, "
+            "with a loose index scan."
+        )
     what = "sort" if candidate.sorts else "filter"
+    if candidate.range_sorts:
+        what = "filter and sort"
     return f"The existing {described} already serves this {what} as a left-most prefix."
 
 
