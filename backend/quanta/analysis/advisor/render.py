@@ -8,7 +8,7 @@ from typing import Any
 from quanta.analysis.advisor.existing import IndexFinding
 from quanta.analysis.advisor.model import Action, TableAdvice
 
-__all__ = ["advice_to_json", "render_text"]
+__all__ = ["advice_to_json", "numbers_text", "render_text"]
 
 
 def advice_to_json(
@@ -87,6 +87,23 @@ def render_text(advice: Sequence[TableAdvice], findings: Sequence[IndexFinding] 
     return "".join(line + "\n" for line in lines)
 
 
+def numbers_text(item: TableAdvice) -> str:
+    """The estimates of a suggestion as one sentence; empty when nothing is suggested.
+
+    Example:
+        >>> item = TableAdvice("db.t", Action.ADD, rows_before=1000, rows_after=10,
+        ...     index_bytes=12)
+        >>> numbers_text(item)[:64]
+        'Rows examined per call: about 1,000 now, about 10 with the index'
+    """
+    if item.rows_after is None:
+        return ""
+    return (
+        f"Rows examined per call: about {item.rows_before or 0:,} now, about "
+        f"{item.rows_after:,} with the index; the index takes {item.index_bytes} bytes per row."
+    )
+
+
 def _advice_lines(item: TableAdvice) -> list[str]:
     if item.action is Action.NONE:
         lines = [f"-- {item.table}: no new index. {item.reason}"]
@@ -96,11 +113,9 @@ def _advice_lines(item: TableAdvice) -> list[str]:
         )
         lines = [f"-- {item.table}: {item.action.value} index on {columns}.", f"-- {item.reason}"]
     lines += [f"--   {note}" for note in item.notes]
-    if item.rows_after is not None:
-        lines.append(
-            f"--   Rows examined per call: about {item.rows_before:,} now, about "
-            f"{item.rows_after:,} with the index; the index takes {item.index_bytes} bytes per row."
-        )
+    numbers = numbers_text(item)
+    if numbers:
+        lines.append(f"--   {numbers}")
     if item.ddl:
         lines.append(f"{item.ddl};")
     return lines
