@@ -709,8 +709,8 @@ def _read_sort(select: exp.Select, builders: dict[str, _Builder]) -> None:
     if group is not None and group.expressions:
         keys = [(e, False) for e in group.expressions]
         rule = Rule.GROUP_BY
-    elif select.args.get("distinct") and order is None:
-        # SELECT DISTINCT a, b groups like GROUP BY a, b (and can use the same index).
+    elif select.args.get("distinct") and order is None and _plain_columns(select, builders):
+        # SELECT DISTINCT a, b of one table groups like GROUP BY a, b (and uses the same index).
         keys = [(e.unalias(), False) for e in select.expressions]
         rule = Rule.GROUP_BY
     elif order is not None:
@@ -747,7 +747,8 @@ def _read_shape(scope: Scope, select: exp.Select, builders: dict[str, _Builder])
     single = len(scope.sources) == 1 and len(builders) == 1
     for builder in builders.values():
         builder.limit, builder.limit_assumed, builder.single_table = limit, assumed, single
-    for projection in select.expressions:
+    having = select.args.get("having")
+    for projection in [*select.expressions, *([having] if having is not None else [])]:
         for function in _own_aggregates(projection):
             argument = function.this
             distinct = isinstance(argument, exp.Distinct)
@@ -761,6 +762,14 @@ def _read_shape(scope: Scope, select: exp.Select, builders: dict[str, _Builder])
             else:
                 for builder in builders.values():
                     builder.aggregates.append(Aggregate(name, "", distinct))
+
+
+def _plain_columns(select: exp.Select, builders: dict[str, _Builder]) -> bool:
+    """Whether every projection is a column of one and the same table of this scope."""
+    columns = [e.unalias() for e in select.expressions]
+    tables = {c.table for c in columns if isinstance(c, exp.Column)}
+    plain = all(isinstance(c, exp.Column) and not isinstance(c.this, exp.Star) for c in columns)
+    return plain and len(tables) == 1 and tables <= set(builders)
 
 
 def _own_aggregates(node: exp.Expr) -> list[exp.AggFunc]:
