@@ -296,3 +296,25 @@ def test_range_and_order_by_on_one_column_needs_no_sort(
             undo(cursor, [item], schema)
     assert key == "idx_orders_status_created_at", extra
     assert "Using filesort" not in extra
+
+
+def test_max_after_an_equality_is_read_from_the_index_edge(
+    connection: pymysql.connections.Connection[Any],
+) -> None:
+    """MAX() with no GROUP BY: (status, created_at) answers it without reading a row."""
+    sql = "SELECT MAX(created_at) FROM orders WHERE status = 'paid'"
+    schema = snapshot(connection)
+    [item] = advise(sql, schema, DB)
+    assert [(c.name, c.rule.value) for c in item.columns] == [
+        ("status", "equality"),
+        ("created_at", "min_max"),
+    ]
+    with connection.cursor() as cursor:
+        before = explain_extra(cursor, sql)
+        apply(cursor, [item])
+        try:
+            after = explain_extra(cursor, sql)
+        finally:
+            undo(cursor, [item], schema)
+    assert "Select tables optimized away" in after[1], (before, after)
+    assert "Select tables optimized away" not in before[1]

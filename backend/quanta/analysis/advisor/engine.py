@@ -139,6 +139,9 @@ def _advise_single(
         notes.append(sort_note)
     if access.sort_problem:
         notes.append(_sentence(access.sort_problem))
+    extreme = _min_max_only(access, table, predicates)
+    if extreme is not None:
+        return _finish(extreme, access, table, notes, predicates)
     equalities, ranges = _split(predicates, sort)
     if not equalities and not ranges and not sort:
         return _nothing(table, notes, access)
@@ -245,6 +248,35 @@ def _loose_scan(
         note = f"No loose index scan: it would need a {len(tail)}-column index."
         return None, (note if extremes else "")
     return _Candidate((), tuple(tail), loose=True), ""
+
+
+def _min_max_only(
+    access: TableAccess, table: Table, predicates: Sequence[Predicate]
+) -> _Candidate | None:
+    """``SELECT MAX(c) ... WHERE a = ?`` with no GROUP BY: (a, c) reads one entry per call.
+
+    The server reads MIN()/MAX() from the edge of the index range ("Select tables optimized
+    away") when: one table; only MIN()/MAX() of one column; the other conditions are
+    equalities on the columns before it (a range only on the column itself).
+    """
+    if access.sort or access.sort_problem or access.dml or access.or_branches:
+        return None
+    if access.obstacles or not access.single_table or not access.aggregates:
+        return None
+    if any(a.function not in _MIN_MAX or not a.column or a.distinct for a in access.aggregates):
+        return None
+    columns = {a.column for a in access.aggregates}
+    extreme = columns.pop()
+    if columns or extreme not in table.columns or table.columns[extreme].is_lob:
+        return None
+    if any(p.kind not in _EQUALITY_KINDS and p.column != extreme for p in predicates):
+        return None
+    fixed = [p.column for p in predicates if p.kind in _EQUALITY_KINDS and p.column != extreme]
+    if access.read_all or any(name not in (*fixed, extreme) for name in access.read_columns):
+        return None
+    equalities = [AdviceColumn(name, False, Rule.EQUALITY) for name in dict.fromkeys(fixed)]
+    tail = (AdviceColumn(extreme, False, Rule.MIN_MAX),)
+    return _Candidate(_order_equalities(equalities, table), tail, loose=True)
 
 
 def _no_loose_scan(access: TableAccess, table: Table, predicates: Sequence[Predicate]) -> str:
@@ -603,6 +635,8 @@ def _reason(
 
 def _loose_reason(candidate: _Candidate, replaced: Sequence[str], table: Table) -> str:
     grouped = [c for c in candidate.tail if c.rule is Rule.GROUP_BY]
+    if not grouped:
+        return _min_max_reason(candidate, replaced)
     fixed = [c for c in candidate.tail if c.rule is Rule.EQUALITY]
     extreme = [c for c in candidate.tail if c.rule is Rule.MIN_MAX]
     sentence = f"The index reads one entry per group of {_names(grouped)}"
@@ -619,6 +653,20 @@ def _loose_reason(candidate: _Candidate, replaced: Sequence[str], table: Table) 
             f"; with about {_rows_text(per_group)} per group the server may read the whole index "
             "instead, still with no sort"
         )
+    if replaced:
+        sentence += f"; it extends {_names_text(replaced)}, which it replaces"
+    return sentence + "."
+
+
+def _min_max_reason(candidate: _Candidate, replaced: Sequence[str]) -> str:
+    extreme = candidate.tail[-1].name
+    sentence = "The index "
+    if candidate.equalities:
+        sentence += f"finds the rows by {_names(candidate.equalities)} and "
+    sentence += (
+        f"reads the MIN()/MAX() of {extreme} from the edge of "
+        f"{'them' if candidate.equalities else 'the index'}: one entry per call, no row read"
+    )
     if replaced:
         sentence += f"; it extends {_names_text(replaced)}, which it replaces"
     return sentence + "."
@@ -643,11 +691,13 @@ def _served_reason(index: Index, candidate: _Candidate, table: Table) -> str:
         described = f"primary key ({', '.join(table.primary_key)})"
     if index.unique and set(index.columns) <= {c.name for c in candidate.equalities}:
         return f"The conditions fix every column of the {described}, so at most one row is read."
-    if candidate.loose:
+    if candidate.loose and candidate.tail[0].rule is Rule.GROUP_BY:
         return (
             f"The existing {described} already serves this GROUP BY as a left-most prefix, "
             "with a loose index scan."
         )
+    if candidate.loose:
+        return f"The existing {described} already serves this MIN()/MAX() as a left-most prefix."
     what = "sort" if candidate.sorts else "filter"
     if candidate.range_sorts:
         what = "filter and sort"
