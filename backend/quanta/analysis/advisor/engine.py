@@ -59,6 +59,7 @@ class _Candidate:
     # The range column is also the first sort column: the range scan returns rows in order.
     range_sorts: bool = False
     loose: bool = False  # read by a loose index scan: one entry per group
+    implicit_extreme: str = ""  # the MIN()/MAX() column is the primary key InnoDB appends
 
     @property
     def columns(self) -> tuple[AdviceColumn, ...]:
@@ -242,12 +243,14 @@ def _loose_scan(
     extreme = extremes[0].column if extremes else ""
     tail = [AdviceColumn(name, False, Rule.GROUP_BY) for name in grouped]
     tail += [AdviceColumn(name, False, Rule.EQUALITY) for name in fixed]
-    if extreme and extreme not in grouped and extreme not in fixed:
+    # InnoDB appends a one-column primary key to every secondary index: MAX(id) needs no id.
+    implicit = table.clustered and table.primary_key == (extreme,)
+    if extreme and extreme not in grouped and extreme not in fixed and not implicit:
         tail.append(AdviceColumn(extreme, False, Rule.MIN_MAX))
     if len(tail) > MAX_INDEX_COLUMNS:
         note = f"No loose index scan: it would need a {len(tail)}-column index."
         return None, (note if extremes else "")
-    return _Candidate((), tuple(tail), loose=True), ""
+    return _Candidate((), tuple(tail), loose=True, implicit_extreme=extreme if implicit else ""), ""
 
 
 def _min_max_only(
@@ -643,8 +646,10 @@ def _loose_reason(candidate: _Candidate, replaced: Sequence[str], table: Table) 
     if fixed:
         sentence += f" with {_names(fixed)} fixed"
     sentence += ' (a loose index scan, "Using index for group-by")'
-    if extreme:
-        sentence += f": the MIN()/MAX() of {extreme[0].name} is at the edge of each group"
+    if extreme or candidate.implicit_extreme:
+        name = extreme[0].name if extreme else candidate.implicit_extreme
+        appended = " (the primary key, which InnoDB appends)" if not extreme else ""
+        sentence += f": the MIN()/MAX() of {name}{appended} is at the edge of each group"
     sentence += ", with no sort and no row read"
     rows = table.rows if table.rows is not None else cost.UNKNOWN_ROWS
     per_group = rows // max(1, cost.groups(table, [c.name for c in grouped]))
