@@ -20,6 +20,7 @@ from quanta.analysis.advisor import (
     normalise_fingerprint,
     parse_schema,
 )
+from quanta.analysis.advisor.schema import type_width
 from quanta.cli import app
 
 DATA = Path(__file__).parent / "data" / "advisor"
@@ -164,6 +165,21 @@ def test_bad_snapshots(data: Any, message: str) -> None:
 def test_descending_index_support(flavor: str, version: str, descending: bool) -> None:
     schema = parse_schema({"server": {"flavor": flavor, "version": version}, "tables": {}})
     assert schema.server.descending_indexes is descending
+
+
+@pytest.mark.parametrize(
+    ("column_type", "width"),
+    [("tinyint(1)", 1), ("smallint unsigned", 2), ("mediumint", 3), ("int(11)", 4),
+     ("bigint(20) unsigned", 8), ("float", 4), ("double", 8), ("decimal(10,2)", 5),
+     ("decimal(18,9)", 8), ("decimal(20,0)", 9), ("date", 3), ("datetime", 5),
+     ("datetime(6)", 8), ("timestamp(3)", 6), ("time", 3), ("year", 1), ("char(2)", 2),
+     ("varchar(20)", 21), ("varchar(300)", 302), ("binary(16)", 16), ("varbinary(8)", 9),
+     ("enum('a','b')", 1), ("set('a','b')", 1), ("bit(10)", 2), ("text", 20), ("json", 20),
+     ("mediumblob", 20), ("uuid", 16), ("inet6", 16), ("geometry", 20), ("mystery", 8)],
+)  # fmt: skip
+def test_type_widths(column_type: str, width: int) -> None:
+    """Bytes per value, per the manual's storage requirements (one byte per character)."""
+    assert type_width(column_type) == width
 
 
 # --------------------------------------------------------------------------- CLI
