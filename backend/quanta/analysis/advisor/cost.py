@@ -115,10 +115,8 @@ def rows_examined(
         best = min(found, key=lambda p: _selectivity(table, p))
         fraction *= _selectivity(table, best)
         used.add(name)
-        if best.kind is PredicateKind.RANGE or (
-            best.kind is PredicateKind.IN_LIST and not in_order
-        ):
-            break
+        if best.kind is PredicateKind.RANGE:
+            break  # an IN list is several equalities: the next column still narrows
     rows = max(1.0, _table_rows(table) * fraction)
     if limit is not None and in_order:
         residual = 1.0
