@@ -33,6 +33,7 @@ from quanta.analysis.advisor.schema import IndexPart, Table
 
 __all__ = [
     "IN_LIST_VALUES",
+    "LOOSE_SCAN_MIN_ROWS_PER_GROUP",
     "MAX_COVERING_ADDED_COLUMNS",
     "MAX_INDEX_COLUMNS",
     "MAX_INDEX_ROW_SHARE",
@@ -58,6 +59,9 @@ NARROW_COLUMN_BYTES = 8
 MAX_NARROW_ADDED_COLUMNS = 2
 # Covering pays when the query reads at least this many rows per call through the index.
 MIN_ROWS_TO_COVER = 1000
+# A loose index scan pays when a group holds at least this many rows; with fewer the server
+# may read the whole index instead (still in order, with no row read), and the reason says so.
+LOOSE_SCAN_MIN_ROWS_PER_GROUP = 10
 # The optimizer's guesses where the snapshot is silent.
 RANGE_FRACTION = 1 / 3
 IN_LIST_VALUES = 3

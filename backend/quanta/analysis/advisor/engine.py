@@ -32,9 +32,6 @@ from quanta.analysis.advisor.schema import Index, IndexPart, Server, Table
 
 __all__ = ["MAX_INDEX_COLUMNS", "advise_access", "effective_parts", "index_ddl"]
 
-# A loose index scan pays when a group holds at least this many rows; with fewer the server
-# reads the whole index instead (still in order, with no row read).
-LOOSE_SCAN_MIN_ROWS_PER_GROUP = 10
 _MIN_MAX = ("min", "max")
 # A column with this many distinct values or fewer matches about half the rows per value.
 TWO_VALUES = 2
@@ -172,7 +169,7 @@ def _advise_single(
         primary = _finish(by_range, access, table, [], predicates)
         alternative = _finish(by_sort, access, table, [], predicates)
         if _same_index(primary, alternative):
-            return replace(primary, notes=tuple(notes))
+            return replace(primary, notes=(*notes, *primary.notes))  # never an equal alternative
         notes.append(_competing_note(range_column, sort, access.sort_rule))
         return replace(primary, notes=(*notes, *primary.notes), alternative=alternative)
     tail = (range_column,) if range_column else sort
@@ -653,7 +650,7 @@ def _loose_reason(candidate: _Candidate, replaced: Sequence[str], table: Table) 
     sentence += ", with no sort and no row read"
     rows = table.rows if table.rows is not None else cost.UNKNOWN_ROWS
     per_group = rows // max(1, cost.groups(table, [c.name for c in grouped]))
-    if per_group < LOOSE_SCAN_MIN_ROWS_PER_GROUP:
+    if per_group < cost.LOOSE_SCAN_MIN_ROWS_PER_GROUP:
         sentence += (
             f"; with about {_rows_text(per_group)} per group the server may read the whole index "
             "instead, still with no sort"
