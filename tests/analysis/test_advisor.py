@@ -20,6 +20,7 @@ from quanta.analysis.advisor import (
     normalise_fingerprint,
     parse_schema,
 )
+from quanta.analysis.advisor.schema import type_width
 from quanta.cli import app
 
 DATA = Path(__file__).parent / "data" / "advisor"
@@ -70,6 +71,9 @@ def as_fixture(advice: TableAdvice, *, nested: bool = False) -> dict[str, Any]:
         entry["ddl"] = advice.ddl
     if advice.redundant:
         entry["redundant"] = list(advice.redundant)
+    if advice.rows_after is not None:
+        entry["rows"] = f"{advice.rows_before} -> {advice.rows_after}"
+        entry["bytes"] = advice.index_bytes
     entry["reason"] = advice.reason
     if advice.notes:
         entry["notes"] = list(advice.notes)
@@ -163,6 +167,21 @@ def test_descending_index_support(flavor: str, version: str, descending: bool) -
     assert schema.server.descending_indexes is descending
 
 
+@pytest.mark.parametrize(
+    ("column_type", "width"),
+    [("tinyint(1)", 1), ("smallint unsigned", 2), ("mediumint", 3), ("int(11)", 4),
+     ("bigint(20) unsigned", 8), ("float", 4), ("double", 8), ("decimal(10,2)", 5),
+     ("decimal(18,9)", 8), ("decimal(20,0)", 9), ("date", 3), ("datetime", 5),
+     ("datetime(6)", 8), ("timestamp(3)", 6), ("time", 3), ("year", 1), ("char(2)", 2),
+     ("varchar(20)", 21), ("varchar(300)", 302), ("binary(16)", 16), ("varbinary(8)", 9),
+     ("enum('a','b')", 1), ("set('a','b')", 1), ("bit(10)", 2), ("text", 20), ("json", 20),
+     ("mediumblob", 20), ("uuid", 16), ("inet6", 16), ("geometry", 20), ("mystery", 8)],
+)  # fmt: skip
+def test_type_widths(column_type: str, width: int) -> None:
+    """Bytes per value, per the manual's storage requirements (one byte per character)."""
+    assert type_width(column_type) == width
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -182,15 +201,21 @@ def test_cli_json(schema_file: Path) -> None:
     [entry] = json.loads(result.stdout)
     assert entry["table"] == "shop.orders"
     assert entry["action"] == "replace"
+    # Not covering since issue 26: the query reads about one row, one lookup is cheap.
     assert entry["columns"] == [
         {"name": "customer_id", "desc": False, "rule": "equality"},
         {"name": "phone", "desc": False, "rule": "equality"},
-        {"name": "amount", "desc": False, "rule": "covering"},
     ]
     assert entry["ddl"] == (
         "ALTER TABLE shop.orders DROP INDEX idx_customer, "
-        "ADD INDEX idx_orders_customer_id_phone_amount (customer_id, phone, amount)"
+        "ADD INDEX idx_orders_customer_id_phone (customer_id, phone)"
     )
+    assert entry["notes"] == [
+        "Not covering: the query reads about 1 row per call; 1 primary-key lookup costs less "
+        "than a 3-column index."
+    ]
+    # int + varchar(20) + the bigint primary key; about 11 rows per customer before.
+    assert (entry["rows_before"], entry["rows_after"], entry["index_bytes"]) == (11, 1, 33)
     assert entry["redundant"] == ["idx_customer"]
     assert entry["alternative"] is None
     assert entry["existing"] == []
@@ -206,21 +231,25 @@ def test_cli_text_with_usage(schema_file: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "-- shop.orders: add index on phone (equality), amount (range), shipped_at (covering).",
-        "-- The index finds the rows by phone, then the range on amount; it holds shipped_at too,"
-        " so the rows are never read (covering).",
+        "-- shop.orders: add index on phone (equality), amount (range).",
+        "-- The index finds the rows by phone, then the range on amount.",
         "--   The range on amount and the ORDER BY on shipped_at compete: after a range an index is"
         " not in ORDER BY order, so this index still sorts; the alternative index avoids the sort"
         " but reads the whole range (better with a small LIMIT).",
-        "ALTER TABLE shop.orders ADD INDEX idx_orders_phone_amount_shipped_at"
-        " (phone, amount, shipped_at);",
+        "--   Not covering: the query reads about 1 row per call; 1 primary-key lookup costs less"
+        " than a 3-column index.",
+        "--   Rows examined per call: about 10,000,000 now, about 1 with the index; the index"
+        " takes 34 bytes per row.",
+        "ALTER TABLE shop.orders ADD INDEX idx_orders_phone_amount (phone, amount);",
         "-- Alternative, to avoid the sort instead:",
-        "-- -- shop.orders: add index on phone (equality), shipped_at (order_by),"
-        " amount (covering).",
+        "-- -- shop.orders: add index on phone (equality), shipped_at (order_by).",
         "-- -- The index finds the rows by phone and returns them in ORDER BY order (shipped_at),"
-        " with no sort; it holds amount too, so the rows are never read (covering).",
-        "-- ALTER TABLE shop.orders ADD INDEX idx_orders_phone_shipped_at_amount"
-        " (phone, shipped_at, amount);",
+        " with no sort.",
+        "-- --   Not covering: the query reads about 2 rows per call; 2 primary-key lookups cost"
+        " less than a 3-column index.",
+        "-- --   Rows examined per call: about 10,000,000 now, about 2 with the index; the index"
+        " takes 34 bytes per row.",
+        "-- ALTER TABLE shop.orders ADD INDEX idx_orders_phone_shipped_at (phone, shipped_at);",
         "-- Existing indexes that can go:",
         "-- shop.orders.idx_status_created (unused): idx_status_created has not been read since"
         " the statistics began; check replicas and monthly jobs before dropping it.",

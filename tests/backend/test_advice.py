@@ -49,7 +49,8 @@ ORDERS: dict[str, Any] = {
     "columns": {
         "id": {"type": "int", "nullable": False, "distinct": 100000},
         "customer_id": {"type": "int", "nullable": False, "distinct": 5000},
-        "phone": {"type": "varchar(20)", "nullable": False},
+        # 2,000 rows per phone: enough rows per call for covering (amount) to pay.
+        "phone": {"type": "varchar(20)", "nullable": False, "distinct": 50},
         "amount": {"type": "int", "nullable": False},
         "created_at": {"type": "datetime", "nullable": False},
     },

@@ -233,3 +233,90 @@ def test_or_across_columns_is_an_index_merge(
     key, rows = after["orders"]
     assert set((key or "").split(",")) == {"idx_orders_phone", "idx_orders_ref"}
     assert rows < before["orders"][1]
+
+
+# GROUP BY with MIN()/MAX(): the suggested index is read one entry per group. The second
+# statement checks the order the advisor chooses for an equality on a non-grouped column:
+# the group columns, then the fixed column, then the MIN()/MAX() column.
+LOOSE_SCANS = [
+    "SELECT status, MAX(amount) FROM orders GROUP BY status",
+    "SELECT status, MIN(created_at), MAX(created_at) FROM orders WHERE flag = 1 GROUP BY status",
+    "SELECT DISTINCT status FROM orders",
+    # MAX of the primary key: InnoDB appends it to (status), so the index is (status) alone.
+    "SELECT status, MAX(id) FROM orders GROUP BY status",
+]
+
+
+@pytest.mark.parametrize("sql", LOOSE_SCANS)
+def test_loose_index_scan_is_using_index_for_group_by(
+    connection: pymysql.connections.Connection[Any], sql: str
+) -> None:
+    schema = snapshot(connection)
+    [item] = advise(sql, schema, DB)
+    assert item.action is Action.ADD, item.reason
+    assert "loose index scan" in item.reason
+    with connection.cursor() as cursor:
+        before = explain_extra(cursor, sql)
+        apply(cursor, [item])
+        try:
+            after = explain_extra(cursor, sql)
+        finally:
+            undo(cursor, [item], schema)
+    name = item.ddl.split("ADD INDEX ")[1].split(" ")[0]
+    assert after[0] == name, (item.ddl, before, after)
+    assert "Using index for group-by" in after[1], (item.ddl, before, after)
+    assert "Using index for group-by" not in before[1]
+
+
+def explain_extra(cursor: Any, sql: str) -> tuple[str | None, str]:
+    """(key, Extra) of a one-table EXPLAIN."""
+    cursor.execute(f"EXPLAIN {sql}")
+    names = [d[0] for d in cursor.description]
+    [row] = cursor.fetchall()
+    fields = dict(zip(names, row, strict=True))
+    return fields["key"], fields["Extra"] or ""
+
+
+def test_range_and_order_by_on_one_column_needs_no_sort(
+    connection: pymysql.connections.Connection[Any],
+) -> None:
+    """Issue 28: no competing alternative, and EXPLAIN agrees: a range, no filesort."""
+    sql = (
+        "SELECT id FROM orders WHERE status = 'paid'"
+        " AND created_at BETWEEN '2024-01-02' AND '2024-01-03' ORDER BY created_at"
+    )
+    schema = snapshot(connection)
+    [item] = advise(sql, schema, DB)
+    assert item.alternative is None
+    assert not any("still sorts" in note for note in item.notes)
+    assert [c.name for c in item.columns] == ["status", "created_at"]
+    with connection.cursor() as cursor:
+        apply(cursor, [item])
+        try:
+            key, extra = explain_extra(cursor, sql)
+        finally:
+            undo(cursor, [item], schema)
+    assert key == "idx_orders_status_created_at", extra
+    assert "Using filesort" not in extra
+
+
+def test_max_after_an_equality_is_read_from_the_index_edge(
+    connection: pymysql.connections.Connection[Any],
+) -> None:
+    """MAX() with no GROUP BY: (status, created_at) answers it without reading a row."""
+    sql = "SELECT MAX(created_at) FROM orders WHERE status = 'paid'"
+    schema = snapshot(connection)
+    [item] = advise(sql, schema, DB)
+    assert [(c.name, c.rule.value) for c in item.columns] == [
+        ("status", "equality"),
+        ("created_at", "min_max"),
+    ]
+    with connection.cursor() as cursor:
+        before = explain_extra(cursor, sql)
+        apply(cursor, [item])
+        try:
+            after = explain_extra(cursor, sql)
+        finally:
+            undo(cursor, [item], schema)
+    assert "Select tables optimized away" in after[1], (before, after)
+    assert "Select tables optimized away" not in before[1]

@@ -11,7 +11,9 @@ class SuggestionColumnOut(BaseModel):
 
     name: str
     desc: bool
-    rule: str = Field(description="equality, in_list, join, range, order_by, group_by, covering")
+    rule: str = Field(
+        description="equality, in_list, join, range, order_by, group_by, min_max, covering"
+    )
 
 
 class SuggestionOut(BaseModel):

@@ -52,6 +52,7 @@ from quanta.analysis.advisor import (
     advise,
     parse_schema,
 )
+from quanta.analysis.advisor.render import numbers_text
 from quanta.analysis.statement import describe_statement
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
@@ -455,13 +456,15 @@ def _item(advice: TableAdvice, prefix: str) -> _Item:
         notes.append(f"Alternative: {advice.alternative.ddl} ({advice.alternative.reason})")
     reason = prefix + advice.reason
     redundant = list(advice.redundant)
+    # The estimates move with the statistics: shown, but not a change of the advice.
+    numbers = [numbers_text(advice)] if advice.rows_after is not None else []
     return _Item(
         table=advice.table,
         action=advice.action.value,
         columns=columns,
         ddl=advice.ddl,
         reason=reason,
-        notes=notes,
+        notes=notes + numbers,
         redundant=redundant,
         content_hash=_content_hash(
             advice.table, advice.action.value, columns, advice.ddl, reason, notes, redundant

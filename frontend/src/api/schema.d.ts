@@ -2197,7 +2197,7 @@ export interface components {
             name: string;
             /**
              * Rule
-             * @description equality, in_list, join, range, order_by, group_by, covering
+             * @description equality, in_list, join, range, order_by, group_by, min_max, covering
              */
             rule: string;
         };

@@ -10,8 +10,18 @@ suggests at most one index, following how the server uses a B-tree:
    ``IN`` before a sort), the most selective; or instead the ORDER BY / GROUP BY columns,
    since an index is in order only after equalities: when a range and a sort compete, both
    candidates are offered;
-3. then the other columns the query reads, when the index stays within 5 columns without
-   TEXT/BLOB (the InnoDB primary key is in every secondary index already).
+3. then the other columns the query reads, only when covering pays: the query reads enough
+   rows per call through the index for the saved primary-key lookups to matter, and the
+   added columns are few and narrow next to the row, never the whole row (the policy and
+   its thresholds are in :mod:`.cost`; the InnoDB primary key is in every secondary index
+   already). A declined covering says why in one sentence.
+
+GROUP BY / DISTINCT with only MIN()/MAX() of one column gets the index a loose index scan
+reads one entry per group of ("Using index for group-by"): the group columns, the columns
+fixed by equalities, then the MIN()/MAX() column; when the server cannot use one, a note
+says why. A range on the first ORDER BY column returns the rows in order, so it is no
+competing sort. Every suggestion carries the estimated rows examined per call with the
+best existing index and with the new one, and the new index's width in bytes per row.
 
 Nothing is suggested that an existing index serves as a left-most prefix; a table joined on
 its primary key needs nothing; an OR across columns gets one index per branch; UPDATE and

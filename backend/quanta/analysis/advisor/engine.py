@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from quanta.analysis.advisor import cost
+from quanta.analysis.advisor.cost import MAX_INDEX_COLUMNS
 from quanta.analysis.advisor.model import (
     Action,
     AdviceColumn,
@@ -30,8 +32,7 @@ from quanta.analysis.advisor.schema import Index, IndexPart, Server, Table
 
 __all__ = ["MAX_INDEX_COLUMNS", "advise_access", "effective_parts", "index_ddl"]
 
-# An index wider than this costs more on every write than a covering read saves.
-MAX_INDEX_COLUMNS = 5
+_MIN_MAX = ("min", "max")
 # A column with this many distinct values or fewer matches about half the rows per value.
 TWO_VALUES = 2
 MAX_NAME_LENGTH = 64
@@ -52,6 +53,10 @@ class _Candidate:
 
     equalities: tuple[AdviceColumn, ...]
     tail: tuple[AdviceColumn, ...]
+    # The range column is also the first sort column: the range scan returns rows in order.
+    range_sorts: bool = False
+    loose: bool = False  # read by a loose index scan: one entry per group
+    implicit_extreme: str = ""  # the MIN()/MAX() column is the primary key InnoDB appends
 
     @property
     def columns(self) -> tuple[AdviceColumn, ...]:
@@ -60,6 +65,11 @@ class _Candidate:
     @property
     def sorts(self) -> bool:
         return bool(self.tail) and self.tail[0].rule in (Rule.ORDER_BY, Rule.GROUP_BY)
+
+    @property
+    def in_order(self) -> bool:
+        """Whether the index returns the rows in the wanted order (so a LIMIT stops it)."""
+        return self.sorts or self.range_sorts
 
 
 def advise_access(access: TableAccess, table: Table, server: Server) -> list[TableAdvice]:
@@ -127,6 +137,9 @@ def _advise_single(
         notes.append(sort_note)
     if access.sort_problem:
         notes.append(_sentence(access.sort_problem))
+    extreme = _min_max_only(access, table, predicates)
+    if extreme is not None:
+        return _finish(extreme, access, table, notes, predicates)
     equalities, ranges = _split(predicates, sort)
     if not equalities and not ranges and not sort:
         return _nothing(table, notes, access)
@@ -135,17 +148,36 @@ def _advise_single(
         return TableAdvice(
             table.name, Action.NONE, reason=_two_value_reason(two_values), notes=tuple(notes)
         )
+    loose, loose_note = _loose_scan(access, table, predicates)
+    if loose is not None:
+        return _finish(loose, access, table, notes, predicates)
+    if loose_note:
+        notes.append(loose_note)
     ordered = _order_equalities(equalities, table)
     range_column = _most_selective(ranges, table)
+    if range_column and len(ranges) > 1:
+        notes.append(_stops_at_range_note(range_column, ranges))
+    if range_column and sort and sort[0].name == range_column.name:
+        # A range on the first sort column scans the index in that order: no sort, and no
+        # competing candidate (EXPLAIN shows range with no filesort).
+        tail = (range_column, *sort[1:])
+        candidate = _Candidate(ordered, tail, range_sorts=True)
+        return _finish(candidate, access, table, notes, predicates)
     if range_column and sort:
         by_range = _Candidate(ordered, (range_column,))
         by_sort = _Candidate(ordered, sort)
+        primary = _finish(by_range, access, table, [], predicates)
+        alternative = _finish(by_sort, access, table, [], predicates)
+        if _same_index(primary, alternative):
+            return replace(primary, notes=(*notes, *primary.notes))  # never an equal alternative
         notes.append(_competing_note(range_column, sort, access.sort_rule))
-        primary = _finish(by_range, access, table, notes)
-        alternative = _finish(by_sort, access, table, [])
-        return replace(primary, alternative=alternative)
+        return replace(primary, notes=(*notes, *primary.notes), alternative=alternative)
     tail = (range_column,) if range_column else sort
-    return _finish(_Candidate(ordered, tail), access, table, notes)
+    return _finish(_Candidate(ordered, tail), access, table, notes, predicates)
+
+
+def _same_index(first: TableAdvice, second: TableAdvice) -> bool:
+    return [c.name for c in first.columns] == [c.name for c in second.columns]
 
 
 def _advise_or(
@@ -165,6 +197,126 @@ def _advise_or(
         )
         advice.append(replace(single, reason=f"{prefix}: {_lower_first(single.reason)}"))
     return advice
+
+
+def _loose_scan(
+    access: TableAccess, table: Table, predicates: Sequence[Predicate]
+) -> tuple[_Candidate | None, str]:
+    """The loose-index-scan candidate for GROUP BY / DISTINCT, or why there is none.
+
+    MySQL and MariaDB read one entry per group ("Using index for group-by") when: one table;
+    the GROUP BY (or DISTINCT) columns are a left-most prefix of the index; the only
+    aggregates are MIN() and MAX() of one column, the index column right after; every other
+    index column the query refers to is fixed by an equality (ranges are allowed on the
+    grouped and the MIN/MAX columns); whole columns, no prefix. The reason is given only
+    when the query has a MIN() or MAX() (the case a reader expects it).
+    """
+    if access.sort_rule is not Rule.GROUP_BY or not access.sort or access.dml:
+        return None, ""
+    if access.or_branches or access.obstacles or access.role is not Role.DRIVING:
+        return None, ""
+    extremes = [a for a in access.aggregates if a.function in _MIN_MAX]
+    why = _no_loose_scan(access, table, predicates)
+    if why:
+        return None, (f"No loose index scan: {why}." if extremes else "")
+    grouped = [k.column for k in access.sort]
+    fixed = [
+        p.column for p in predicates
+        if p.kind in _EQUALITY_KINDS and p.column not in grouped
+    ]  # fmt: skip
+    fixed = sorted(dict.fromkeys(fixed), key=lambda name: -_distinct(table, name))
+    if fixed:
+        # Equalities first then the groups in order may read fewer entries than one per group.
+        equal = [p for p in predicates if p.column in fixed]
+        filtered = cost.rows_examined(table, fixed, equal)
+        count = cost.groups(table, grouped)
+        if filtered < count:
+            note = (
+                f"No loose index scan: the equality on {_names_text(fixed)} leaves about "
+                f"{_rows_text(filtered)}, fewer than the {count:,} groups a loose index scan "
+                "would read."
+            )
+            return None, (note if extremes else "")
+    extreme = extremes[0].column if extremes else ""
+    tail = [AdviceColumn(name, False, Rule.GROUP_BY) for name in grouped]
+    tail += [AdviceColumn(name, False, Rule.EQUALITY) for name in fixed]
+    # InnoDB appends a one-column primary key to every secondary index: MAX(id) needs no id.
+    implicit = table.clustered and table.primary_key == (extreme,)
+    if extreme and extreme not in grouped and extreme not in fixed and not implicit:
+        tail.append(AdviceColumn(extreme, False, Rule.MIN_MAX))
+    if len(tail) > MAX_INDEX_COLUMNS:
+        note = f"No loose index scan: it would need a {len(tail)}-column index."
+        return None, (note if extremes else "")
+    return _Candidate((), tuple(tail), loose=True, implicit_extreme=extreme if implicit else ""), ""
+
+
+def _min_max_only(
+    access: TableAccess, table: Table, predicates: Sequence[Predicate]
+) -> _Candidate | None:
+    """``SELECT MAX(c) ... WHERE a = ?`` with no GROUP BY: (a, c) reads one entry per call.
+
+    The server reads MIN()/MAX() from the edge of the index range ("Select tables optimized
+    away") when: one table; only MIN()/MAX() of one column; the other conditions are
+    equalities on the columns before it (a range only on the column itself).
+    """
+    if access.sort or access.sort_problem or access.dml or access.or_branches:
+        return None
+    if access.obstacles or not access.single_table or not access.aggregates:
+        return None
+    if any(a.function not in _MIN_MAX or not a.column or a.distinct for a in access.aggregates):
+        return None
+    columns = {a.column for a in access.aggregates}
+    extreme = columns.pop()
+    if columns or extreme not in table.columns or table.columns[extreme].is_lob:
+        return None
+    if any(p.kind not in _EQUALITY_KINDS and p.column != extreme for p in predicates):
+        return None
+    fixed = [p.column for p in predicates if p.kind in _EQUALITY_KINDS and p.column != extreme]
+    if access.read_all or any(name not in (*fixed, extreme) for name in access.read_columns):
+        return None
+    equalities = [AdviceColumn(name, False, Rule.EQUALITY) for name in dict.fromkeys(fixed)]
+    tail = (AdviceColumn(extreme, False, Rule.MIN_MAX),)
+    return _Candidate(_order_equalities(equalities, table), tail, loose=True)
+
+
+def _no_loose_scan(access: TableAccess, table: Table, predicates: Sequence[Predicate]) -> str:
+    """Why a loose index scan cannot serve this GROUP BY, or "" when it can."""
+    if not access.single_table:
+        return "it reads a single table, and this query joins others"
+    others = sorted({a.function.upper() for a in access.aggregates if a.function not in _MIN_MAX})
+    if others:
+        return (
+            f"{_names_text([f + '()' for f in others])} needs every row of each group; only "
+            "MIN() and MAX() can be read from one index entry per group"
+        )
+    if any(not a.column or a.distinct for a in access.aggregates):
+        return "the argument of MIN()/MAX() is an expression, not a column"
+    extremes = sorted({a.column for a in access.aggregates})
+    if len(extremes) > 1:
+        return (
+            f"MIN()/MAX() read {_names_text(extremes)}; a loose index scan serves one column, "
+            "the one right after the GROUP BY columns"
+        )
+    grouped = {k.column for k in access.sort}
+    allowed_ranges = grouped | set(extremes)
+    for predicate in predicates:
+        if predicate.kind not in _EQUALITY_KINDS and predicate.column not in allowed_ranges:
+            return (
+                f"the condition on {predicate.column} is not an equality, and every index column "
+                "other than the grouped and the MIN()/MAX() one must be fixed by one"
+            )
+    known = allowed_ranges | {p.column for p in predicates}
+    extra = [name for name in access.read_columns if name not in known]
+    if access.read_all or extra:
+        what = "SELECT *" if access.read_all else _names_text(extra)
+        return (
+            f"the query reads {what}, which is neither grouped, fixed by an equality nor the "
+            "MIN()/MAX() column"
+        )
+    lobs = [name for name in sorted(known) if name in table.columns and table.columns[name].is_lob]
+    if lobs:
+        return f"{_names_text(lobs)} is TEXT/BLOB, which an index holds only by a prefix"
+    return ""
 
 
 def _usable_sort(
@@ -256,7 +408,11 @@ def _two_value_columns(
 
 
 def _finish(
-    candidate: _Candidate, access: TableAccess, table: Table, notes: list[str]
+    candidate: _Candidate,
+    access: TableAccess,
+    table: Table,
+    notes: list[str],
+    predicates: Sequence[Predicate],
 ) -> TableAdvice:
     """Check the candidate against the existing indexes, make it covering, write the DDL."""
     served = _served_by(candidate, table)
@@ -267,7 +423,11 @@ def _finish(
             reason=_served_reason(served, candidate, table),
             notes=tuple(notes),
         )
-    covering, covers, covering_note = _covering_columns(candidate, access, table)
+    limit = _row_limit(access)
+    # An inner table is looked up once per row of the table read first.
+    before = _rows_before(access, table, predicates, limit) * access.lookups
+    after = _rows_after(candidate, access, table, predicates, limit) * access.lookups
+    covering, covers, covering_note = _covering_columns(candidate, access, table, after)
     if covering_note:
         notes = [*notes, covering_note]
     columns = candidate.columns + covering
@@ -275,11 +435,51 @@ def _finish(
     replaced = _replaced(parts, table)
     name = _index_name(table, columns)
     action = Action.REPLACE if replaced else Action.ADD
-    reason = _reason(candidate, covering, covers, replaced)
+    reason = _reason(candidate, covering, covers, replaced, table)
     return TableAdvice(
         table.name, action, columns, index_ddl(table.name, name, columns, replaced), reason,
-        redundant=replaced, notes=tuple(notes),
+        redundant=replaced, notes=tuple(notes), rows_before=before,
+        rows_after=after, index_bytes=cost.index_bytes(table, parts),
     )  # fmt: skip
+
+
+def _row_limit(access: TableAccess) -> int | None:
+    """The LIMIT, when it bounds this table's rows (one table, no grouping)."""
+    if not access.single_table or access.aggregates or access.sort_rule is Rule.GROUP_BY:
+        return None
+    return access.limit
+
+
+def _rows_before(
+    access: TableAccess, table: Table, predicates: Sequence[Predicate], limit: int | None
+) -> int:
+    """Rows per call with the best existing index (or a full scan)."""
+    in_order = not access.sort
+    best = cost.rows_examined(table, (), predicates, limit=limit, in_order=in_order)
+    for index in table.all_indexes:
+        if index.kind != BTREE:
+            continue
+        names = [p.name for p in effective_parts(index, table)]
+        rows = cost.rows_examined(table, names, predicates, limit=limit, in_order=in_order)
+        best = min(best, rows)
+    return best
+
+
+def _rows_after(
+    candidate: _Candidate,
+    access: TableAccess,
+    table: Table,
+    predicates: Sequence[Predicate],
+    limit: int | None,
+) -> int:
+    """Rows per call through the candidate: one entry per group for a loose index scan."""
+    if candidate.loose:
+        grouped = [c.name for c in candidate.tail if c.rule is Rule.GROUP_BY]
+        fixed = [p for p in predicates if p.kind is not PredicateKind.RANGE]
+        return min(cost.groups(table, grouped), cost.rows_examined(table, (), fixed))
+    names = [c.name for c in candidate.columns]
+    in_order = not access.sort or candidate.in_order
+    return cost.rows_examined(table, names, predicates, limit=limit, in_order=in_order)
 
 
 def effective_parts(index: Index, table: Table) -> tuple[IndexPart, ...]:
@@ -329,11 +529,12 @@ def _serves(parts: tuple[IndexPart, ...], equal: set[str], candidate: _Candidate
 
 
 def _covering_columns(
-    candidate: _Candidate, access: TableAccess, table: Table
+    candidate: _Candidate, access: TableAccess, table: Table, rows_read: int
 ) -> tuple[tuple[AdviceColumn, ...], bool, str]:
     """Columns to append so the index holds every column read; whether it then covers; why not.
 
     The primary key columns are never appended: InnoDB keeps them in every secondary index.
+    Whether appending pays is :func:`.cost.covering_verdict`'s call.
     """
     if access.dml:
         return (), False, ""  # an UPDATE or DELETE reads the row anyway
@@ -343,19 +544,10 @@ def _covering_columns(
     missing = [name for name in read if name not in keyed]
     if not missing:
         return (), True, ""
-    lobs = [name for name in missing if name in table.columns and table.columns[name].is_lob]
-    if lobs:
-        note = f"Not covering: {_names_text(lobs)} is TEXT/BLOB, which an index cannot hold whole."
-        return (), False, note
-    if len(candidate.columns) + len(missing) > MAX_INDEX_COLUMNS:
-        return (
-            (),
-            False,
-            (
-                f"Not covering: the query reads {len(missing)} more columns, which would make the "
-                f"index wider than {MAX_INDEX_COLUMNS} columns."
-            ),
-        )
+    key = [c.name for c in candidate.columns]
+    verdict = cost.covering_verdict(table, key, missing, rows_read, access)
+    if not verdict.cover:
+        return (), False, verdict.reason
     return tuple(AdviceColumn(name, False, Rule.COVERING) for name in missing), True, ""
 
 
@@ -414,7 +606,10 @@ def _reason(
     covering: Sequence[AdviceColumn],
     covers: bool,
     replaced: Sequence[str],
+    table: Table,
 ) -> str:
+    if candidate.loose:
+        return _loose_reason(candidate, replaced, table)
     equalities = _names(candidate.equalities)
     range_column = candidate.tail[0].name if candidate.tail and not candidate.sorts else ""
     if equalities and range_column:
@@ -423,8 +618,9 @@ def _reason(
         clauses = [f"finds the rows by {equalities or 'the range on ' + range_column}"]
     else:
         clauses = []
-    if candidate.sorts:
-        clause = "GROUP BY" if candidate.tail[0].rule is Rule.GROUP_BY else "ORDER BY"
+    if candidate.sorts or candidate.range_sorts:
+        rule = candidate.tail[-1].rule if candidate.range_sorts else candidate.tail[0].rule
+        clause = "GROUP BY" if rule is Rule.GROUP_BY else "ORDER BY"
         order = f"{clause} order ({_names(candidate.tail, directions=True)}), with no sort"
         clauses.append(f"returns them in {order}" if clauses else f"returns the rows in {order}")
     sentence = "The index " + " and ".join(clauses)
@@ -437,13 +633,76 @@ def _reason(
     return sentence + "."
 
 
+def _loose_reason(candidate: _Candidate, replaced: Sequence[str], table: Table) -> str:
+    grouped = [c for c in candidate.tail if c.rule is Rule.GROUP_BY]
+    if not grouped:
+        return _min_max_reason(candidate, replaced)
+    fixed = [c for c in candidate.tail if c.rule is Rule.EQUALITY]
+    extreme = [c for c in candidate.tail if c.rule is Rule.MIN_MAX]
+    sentence = f"The index reads one entry per group of {_names(grouped)}"
+    if fixed:
+        sentence += f" with {_names(fixed)} fixed"
+    sentence += ' (a loose index scan, "Using index for group-by")'
+    if extreme or candidate.implicit_extreme:
+        name = extreme[0].name if extreme else candidate.implicit_extreme
+        appended = " (the primary key, which InnoDB appends)" if not extreme else ""
+        sentence += f": the MIN()/MAX() of {name}{appended} is at the edge of each group"
+    sentence += ", with no sort and no row read"
+    rows = table.rows if table.rows is not None else cost.UNKNOWN_ROWS
+    per_group = rows // max(1, cost.groups(table, [c.name for c in grouped]))
+    if per_group < cost.LOOSE_SCAN_MIN_ROWS_PER_GROUP:
+        sentence += (
+            f"; with about {_rows_text(per_group)} per group the server may read the whole index "
+            "instead, still with no sort"
+        )
+    if replaced:
+        sentence += f"; it extends {_names_text(replaced)}, which it replaces"
+    return sentence + "."
+
+
+def _min_max_reason(candidate: _Candidate, replaced: Sequence[str]) -> str:
+    extreme = candidate.tail[-1].name
+    sentence = "The index "
+    if candidate.equalities:
+        sentence += f"finds the rows by {_names(candidate.equalities)} and "
+    sentence += (
+        f"reads the MIN()/MAX() of {extreme} from the edge of "
+        f"{'them' if candidate.equalities else 'the index'}: one entry per call, no row read"
+    )
+    if replaced:
+        sentence += f"; it extends {_names_text(replaced)}, which it replaces"
+    return sentence + "."
+
+
+def _rows_text(rows: int) -> str:
+    return f"{rows:,} row" + ("" if rows == 1 else "s")
+
+
+def _stops_at_range_note(chosen: AdviceColumn, ranges: Sequence[AdviceColumn]) -> str:
+    others = [r.name for r in ranges if r.name != chosen.name]
+    verb = "is" if len(others) == 1 else "are"
+    return (
+        f"The index stops at the range on {chosen.name} (the most selective): an index narrows "
+        f"by one range column only, so {_names_text(others)} {verb} checked on the rows it finds."
+    )
+
+
 def _served_reason(index: Index, candidate: _Candidate, table: Table) -> str:
     described = f"index {index.name} ({', '.join(p.name for p in effective_parts(index, table))})"
     if index.name == "primary":
         described = f"primary key ({', '.join(table.primary_key)})"
     if index.unique and set(index.columns) <= {c.name for c in candidate.equalities}:
         return f"The conditions fix every column of the {described}, so at most one row is read."
+    if candidate.loose and candidate.tail[0].rule is Rule.GROUP_BY:
+        return (
+            f"The existing {described} already serves this GROUP BY as a left-most prefix, "
+            "with a loose index scan."
+        )
+    if candidate.loose:
+        return f"The existing {described} already serves this MIN()/MAX() as a left-most prefix."
     what = "sort" if candidate.sorts else "filter"
+    if candidate.range_sorts:
+        what = "filter and sort"
     return f"The existing {described} already serves this {what} as a left-most prefix."
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "Action",
     "AdviceColumn",
     "AdviceError",
+    "Aggregate",
     "Obstacle",
     "ObstacleKind",
     "Predicate",
@@ -64,6 +65,7 @@ class Rule(StrEnum):
     RANGE = "range"
     ORDER_BY = "order_by"
     GROUP_BY = "group_by"
+    MIN_MAX = "min_max"  # the MIN()/MAX() column after the GROUP BY ones: a loose index scan
     COVERING = "covering"
 
 
@@ -107,12 +109,30 @@ class SortKey:
 
 
 @dataclass(frozen=True)
+class Aggregate:
+    """One aggregate of the select list: ``MAX(c)`` is ("max", "c"); ``COUNT(*)`` ("count", "").
+
+    ``column`` is empty when the argument is ``*`` or an expression; ``distinct`` marks
+    ``COUNT(DISTINCT c)`` and the like.
+    """
+
+    function: str
+    column: str = ""
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
 class TableAccess:
     """Everything one reference to a table in a statement asks of an index.
 
     ``or_branches`` holds, for a WHERE that is an OR across columns, the sargable conditions
     of each branch. ``sort_problem`` says why the sort cannot come from this table's index
-    when there is a sort it cannot serve. ``read_all`` means ``SELECT *``.
+    when there is a sort it cannot serve. ``read_all`` means ``SELECT *``. ``aggregates``
+    are the select list's aggregates on this table; ``single_table`` says the SELECT reads
+    no other table; ``limit`` is the rows the statement stops after (offset included), None
+    without a LIMIT; ``limit_assumed`` marks a placeholder LIMIT taken as a typical page.
+    ``lookups`` is how many times an inner table is looked up per call: the rows the table
+    read first is estimated to find (1 for the table read first).
     """
 
     table: str
@@ -127,6 +147,11 @@ class TableAccess:
     set_columns: tuple[str, ...] = ()
     dml: bool = False
     obstacles: tuple[Obstacle, ...] = ()
+    aggregates: tuple[Aggregate, ...] = ()
+    single_table: bool = False
+    limit: int | None = None
+    limit_assumed: bool = False
+    lookups: int = 1
 
 
 @dataclass(frozen=True)
@@ -145,7 +170,11 @@ class TableAdvice:
     ``redundant`` names the existing indexes the new one makes redundant (a ``replace``
     drops them in its DDL). ``notes`` are further sentences: obstacles the index works
     around, the sort a range gave up. ``alternative`` is the other candidate when a range
-    and a sort compete.
+    and a sort compete. ``rows_before`` and ``rows_after`` estimate the rows examined per
+    call (for a table joined after the first: per lookup times ``lookups``) with the best
+    existing index and
+    with the suggested one, from the same cardinalities; ``index_bytes`` is the suggested
+    index's width per row (its columns plus the primary key InnoDB appends).
     """
 
     table: str
@@ -156,3 +185,6 @@ class TableAdvice:
     redundant: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     alternative: TableAdvice | None = None
+    rows_before: int | None = None
+    rows_after: int | None = None
+    index_bytes: int | None = None

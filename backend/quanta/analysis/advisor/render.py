@@ -8,7 +8,7 @@ from typing import Any
 from quanta.analysis.advisor.existing import IndexFinding
 from quanta.analysis.advisor.model import Action, TableAdvice
 
-__all__ = ["advice_to_json", "render_text"]
+__all__ = ["advice_to_json", "numbers_text", "render_text"]
 
 
 def advice_to_json(
@@ -17,9 +17,11 @@ def advice_to_json(
     """The advice as a list of JSON objects, one per table access.
 
     Each object has ``table``, ``action``, ``columns`` (``name``, ``desc``, ``rule``),
-    ``ddl``, ``reason``, ``redundant``, ``notes`` and ``alternative`` (an object of the same
-    shape or null); the first object of a table also lists the ``existing`` indexes that
-    can go.
+    ``ddl``, ``reason``, ``redundant``, ``notes``, ``rows_before`` and ``rows_after`` (the
+    estimated rows examined per call with the best existing index and with the suggested one,
+    null when nothing is suggested), ``index_bytes`` (the suggested index's width per row)
+    and ``alternative`` (an object of the same shape or null); the first object of a table
+    also lists the ``existing`` indexes that can go.
 
     Example:
         >>> advice_to_json([TableAdvice("db.t", Action.NONE, reason="Nothing.")])[0]["action"]
@@ -45,6 +47,9 @@ def _entry(item: TableAdvice) -> dict[str, Any]:
         "reason": item.reason,
         "redundant": list(item.redundant),
         "notes": list(item.notes),
+        "rows_before": item.rows_before,
+        "rows_after": item.rows_after,
+        "index_bytes": item.index_bytes,
         "alternative": _entry(item.alternative) if item.alternative else None,
     }
 
@@ -82,6 +87,23 @@ def render_text(advice: Sequence[TableAdvice], findings: Sequence[IndexFinding] 
     return "".join(line + "\n" for line in lines)
 
 
+def numbers_text(item: TableAdvice) -> str:
+    """The estimates of a suggestion as one sentence; empty when nothing is suggested.
+
+    Example:
+        >>> item = TableAdvice("db.t", Action.ADD, rows_before=1000, rows_after=10,
+        ...     index_bytes=12)
+        >>> numbers_text(item)[:64]
+        'Rows examined per call: about 1,000 now, about 10 with the index'
+    """
+    if item.rows_after is None:
+        return ""
+    return (
+        f"Rows examined per call: about {item.rows_before or 0:,} now, about "
+        f"{item.rows_after:,} with the index; the index takes {item.index_bytes} bytes per row."
+    )
+
+
 def _advice_lines(item: TableAdvice) -> list[str]:
     if item.action is Action.NONE:
         lines = [f"-- {item.table}: no new index. {item.reason}"]
@@ -91,6 +113,9 @@ def _advice_lines(item: TableAdvice) -> list[str]:
         )
         lines = [f"-- {item.table}: {item.action.value} index on {columns}.", f"-- {item.reason}"]
     lines += [f"--   {note}" for note in item.notes]
+    numbers = numbers_text(item)
+    if numbers:
+        lines.append(f"--   {numbers}")
     if item.ddl:
         lines.append(f"{item.ddl};")
     return lines

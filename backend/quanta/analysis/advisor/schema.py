@@ -30,6 +30,7 @@ __all__ = [
     "Server",
     "Table",
     "parse_schema",
+    "type_width",
 ]
 
 PRIMARY = "primary"
@@ -43,6 +44,21 @@ FLAVORS = ("mysql", "mariadb")
 _LOB_TYPE_RE = re.compile(r"(tiny|medium|long)?(text|blob)\b|json|geometry|point|polygon")
 _STRING_TYPE_RE = re.compile(r"(var)?char|(tiny|medium|long)?text|enum|set\b")
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+# Bytes per value by type (the MySQL manual's "Data Type Storage Requirements"; MariaDB's are
+# the same). Strings count one byte per character, as for ASCII data: a utf8mb4 column may
+# take up to four times that, so the widths are a lower bound for text.
+_FIXED_BYTES = {
+    "tinyint": 1, "bool": 1, "boolean": 1, "smallint": 2, "mediumint": 3, "int": 4,
+    "integer": 4, "bigint": 8, "float": 4, "double": 8, "real": 8, "year": 1, "date": 3,
+    "time": 3, "datetime": 5, "timestamp": 4, "uuid": 16, "inet6": 16, "inet4": 4,
+}  # fmt: skip
+# An off-page TEXT/BLOB/JSON keeps a 20-byte pointer in the row (DYNAMIC row format).
+LOB_ROW_BYTES = 20
+# A type the table above does not know: as wide as a BIGINT.
+UNKNOWN_TYPE_BYTES = 8
+_TYPE_RE = re.compile(r"([a-z0-9]+)\s*(?:\(([^)]*)\))?")
+# Bytes of a DECIMAL by leftover digits (each full group of 9 digits takes 4 bytes).
+_DECIMAL_LEFTOVER_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
 
 class SchemaError(ValueError):
@@ -83,9 +99,54 @@ class Column:
         return bool(_LOB_TYPE_RE.match(self.type))
 
     @property
+    def width(self) -> int:
+        """Bytes a value takes in a row or an index entry (see ``_FIXED_BYTES``).
+
+        Example:
+            >>> [Column("a", t).width for t in ("int", "decimal(10,2)", "varchar(20)", "text")]
+            [4, 5, 21, 20]
+        """
+        return type_width(self.type)
+
+    @property
     def is_string(self) -> bool:
         """A character type: compared to a number, every row is converted, so no index."""
         return bool(_STRING_TYPE_RE.match(self.type))
+
+
+def type_width(column_type: str) -> int:
+    """Bytes one value of a column type takes (strings: one byte per character)."""
+    match = _TYPE_RE.match(column_type.strip())
+    if not match:
+        return UNKNOWN_TYPE_BYTES
+    name, arguments = match.group(1), [a.strip() for a in (match.group(2) or "").split(",")]
+    fractional = int(arguments[0]) if arguments[0].isdigit() else 0
+    if name in ("datetime", "timestamp", "time"):
+        return _FIXED_BYTES[name] + (fractional + 1) // 2
+    if name in _FIXED_BYTES:
+        return _FIXED_BYTES[name]
+    if _LOB_TYPE_RE.match(name):
+        return LOB_ROW_BYTES
+    if name in ("decimal", "numeric", "dec", "fixed"):
+        precision = int(arguments[0]) if arguments[0].isdigit() else 10
+        scale = int(arguments[1]) if len(arguments) > 1 and arguments[1].isdigit() else 0
+        return _decimal_bytes(precision - scale) + _decimal_bytes(scale)
+    if name in ("char", "binary"):
+        return int(arguments[0]) if arguments[0].isdigit() else 1
+    if name in ("varchar", "varbinary"):
+        length = int(arguments[0]) if arguments[0].isdigit() else 255
+        return length + (1 if length < 256 else 2)
+    if name == "bit":
+        return ((int(arguments[0]) if arguments[0].isdigit() else 1) + 7) // 8
+    if name == "enum":
+        return 1 if len(arguments) < 256 else 2
+    if name == "set":
+        return min(8, (len(arguments) + 7) // 8)
+    return UNKNOWN_TYPE_BYTES
+
+
+def _decimal_bytes(digits: int) -> int:
+    return digits // 9 * 4 + _DECIMAL_LEFTOVER_BYTES[digits % 9]
 
 
 @dataclass(frozen=True)
@@ -134,6 +195,11 @@ class Table:
         if not self.primary_key:
             return None
         return Index(PRIMARY, tuple(IndexPart(c) for c in self.primary_key), unique=True)
+
+    @property
+    def row_bytes(self) -> int:
+        """The bytes of one row: the sum of its columns' widths (TEXT/BLOB as a pointer)."""
+        return sum(column.width for column in self.columns.values())
 
     @property
     def all_indexes(self) -> tuple[Index, ...]:

@@ -24,6 +24,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from quanta.analysis.advisor.model import (
     AdviceError,
+    Aggregate,
     Obstacle,
     ObstacleKind,
     Predicate,
@@ -49,6 +50,8 @@ _FINGERPRINT_FORMS = (
 # Estimates for choosing the table read first: the optimizer's own default guesses.
 UNKNOWN_ROWS = 1000
 RANGE_FRACTION = 1 / 3
+# A placeholder LIMIT (a fingerprint's ``LIMIT ?``) is taken as a typical page of rows.
+ASSUMED_LIMIT = 100
 _CUT_SHORT_RE = re.compile(r"\s\.\.\.\s*$")
 _WILDCARDS = ("%", "_")
 _COMPARISONS: dict[type[exp.Expr], str] = {
@@ -231,6 +234,11 @@ class _Builder:
     # Join conditions as (column, other alias, operator): usable once the join order is known.
     joins: list[tuple[str, str, str]] = field(default_factory=list)
     outer_joined: bool = False  # the right side of a LEFT JOIN: never read first
+    aggregates: list[Aggregate] = field(default_factory=list)
+    single_table: bool = False
+    limit: int | None = None
+    limit_assumed: bool = False
+    lookups: int = 1
 
     def read(self, column: str) -> None:
         if column not in self.reads:
@@ -242,7 +250,9 @@ class _Builder:
             or_branches=tuple(self.or_branches), sort=self.sort, sort_rule=self.sort_rule,
             sort_problem=self.sort_problem, read_columns=tuple(self.reads),
             read_all=self.read_all, set_columns=set_columns, dml=dml,
-            obstacles=tuple(self.obstacles),
+            obstacles=tuple(self.obstacles), aggregates=tuple(self.aggregates),
+            single_table=self.single_table, limit=self.limit, limit_assumed=self.limit_assumed,
+            lookups=self.lookups,
         )  # fmt: skip
 
 
@@ -290,6 +300,7 @@ class _Reader:
         self._link_subquery(scope, select, builders)
         self._read_columns(scope, select, builders)
         _read_sort(select, builders)
+        _read_shape(scope, select, builders)
         self._note_outer_reads(scope)
         for alias, builder in builders.items():
             set_columns = self.set_columns.get(alias, ()) if scope.is_root else ()
@@ -332,6 +343,10 @@ class _Reader:
             ]
             driving = min(filtered, key=lambda a: _estimated_rows(builders[a]), default=aliases[0])
             builders[driving].role = Role.DRIVING
+            lookups = max(1, round(_estimated_rows(builders[driving])))
+            for alias in aliases:
+                if alias != driving:
+                    builders[alias].lookups = lookups
             aliases.remove(driving)
             aliases.insert(0, driving)
         for position, alias in enumerate(aliases):
@@ -694,6 +709,10 @@ def _read_sort(select: exp.Select, builders: dict[str, _Builder]) -> None:
     if group is not None and group.expressions:
         keys = [(e, False) for e in group.expressions]
         rule = Rule.GROUP_BY
+    elif select.args.get("distinct") and order is None and _plain_columns(select, builders):
+        # SELECT DISTINCT a, b of one table groups like GROUP BY a, b (and uses the same index).
+        keys = [(e.unalias(), False) for e in select.expressions]
+        rule = Rule.GROUP_BY
     elif order is not None:
         keys = [(o.this, bool(o.args.get("desc"))) for o in order.expressions]
         keys = [(e, d) for e, d in keys if not isinstance(e, exp.Null)]  # ORDER BY NULL
@@ -720,6 +739,66 @@ def _read_sort(select: exp.Select, builders: dict[str, _Builder]) -> None:
         return
     builder.sort = tuple(SortKey(c.name, desc) for c, (_, desc) in zip(columns, keys, strict=True))
     builder.sort_rule = rule
+
+
+def _read_shape(scope: Scope, select: exp.Select, builders: dict[str, _Builder]) -> None:
+    """The aggregates, the LIMIT and whether the SELECT reads one table only."""
+    limit, assumed = _limit(select)
+    single = len(scope.sources) == 1 and len(builders) == 1
+    for builder in builders.values():
+        builder.limit, builder.limit_assumed, builder.single_table = limit, assumed, single
+    having = select.args.get("having")
+    for projection in [*select.expressions, *([having] if having is not None else [])]:
+        for function in _own_aggregates(projection):
+            argument = function.this
+            distinct = isinstance(argument, exp.Distinct)
+            if distinct:
+                values = argument.expressions
+                argument = values[0] if len(values) == 1 else None
+            name = function.key.lower()
+            if isinstance(argument, exp.Column) and argument.table in builders:
+                aggregate = Aggregate(name, argument.name, distinct)
+                builders[argument.table].aggregates.append(aggregate)
+            else:
+                for builder in builders.values():
+                    builder.aggregates.append(Aggregate(name, "", distinct))
+
+
+def _plain_columns(select: exp.Select, builders: dict[str, _Builder]) -> bool:
+    """Whether every projection is a column of one and the same table of this scope."""
+    columns = [e.unalias() for e in select.expressions]
+    tables = {c.table for c in columns if isinstance(c, exp.Column)}
+    plain = all(isinstance(c, exp.Column) and not isinstance(c.this, exp.Star) for c in columns)
+    return plain and len(tables) == 1 and tables <= set(builders)
+
+
+def _own_aggregates(node: exp.Expr) -> list[exp.AggFunc]:
+    """The aggregate functions of a select-list item, not looking into subqueries."""
+    found: list[exp.AggFunc] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, exp.AggFunc):
+            found.append(current)
+        elif not isinstance(current, (exp.Select, exp.Subquery)):
+            stack.extend(current.iter_expressions())
+    return found
+
+
+def _limit(select: exp.Select) -> tuple[int | None, bool]:
+    """The rows the statement stops after (offset included); whether a placeholder was assumed."""
+    limit = select.args.get("limit")
+    if limit is None:
+        return None, False
+    offset = select.args.get("offset")
+    parts = [limit.expression, offset.expression if offset is not None else None]
+    total, assumed = 0, False
+    for part in parts:
+        if isinstance(part, exp.Literal) and part.is_int:
+            total += int(part.this)
+        elif part is not None:
+            total, assumed = total + ASSUMED_LIMIT, True
+    return total, assumed
 
 
 def _projection(select: exp.Select, key: exp.Expr) -> exp.Expr:
