@@ -444,7 +444,7 @@ test('open a query: metrics, charts with the annotation, tabs, deep link', async
 
 test('profile a point lookup from its Profile tab', async (t) => {
   await step(t, 'detail-profile', async () => {
-    // Not the SLEEP query: the server refuses to profile a SELECT that does more than read.
+    // A point lookup: each profile run executes it on the execution target, so a cheap one.
     await page.goto(new URL(`/?q=${encodeURIComponent(searchText)}`, baseUrl).href);
     await waitForTable();
     await page.locator('[data-testid="query-link"][title*="where id"]').first().click();
