@@ -648,6 +648,13 @@ static PyObject *to_float(const Text *text, Span span) {
 
 /* int() of a [0-9]+ span. */
 static PyObject *to_int(const Text *text, Span span) {
+    if (span.end - span.start <= 18) { /* fits a long long: no string to parse */
+        long long value = 0;
+        for (Py_ssize_t i = span.start; i < span.end; i++) {
+            value = value * 10 + (long long)(at(text, i) - '0');
+        }
+        return PyLong_FromLongLong(value);
+    }
     char buffer[128];
     const char *digits = ascii(text, span, buffer, sizeof buffer);
     if (digits == NULL) {
@@ -699,6 +706,9 @@ static Span use_database(const Text *text, Span line) {
     return (Span){start, end};
 }
 
+/* Attribute names remembered: the entries of a log name the same ones in the same order. */
+#define KEYS 64
+
 typedef struct {
     PyObject_HEAD
     PyObject *event_type;
@@ -706,6 +716,7 @@ typedef struct {
     PyObject *read_connection; /* line -> (user, host, attributes), caching it */
     PyObject *epoch_time;      /* SET timestamp value -> datetime, or None out of range */
     PyObject *typed;           /* (key, value) -> the attribute's value: slowlog._typed */
+    PyObject *keys[KEYS];      /* the attribute names of the last entry, in order */
     PyObject *stamp;           /* the last value given to epoch_time, and its answer */
     PyObject *stamp_time;
 } PlainReader;
@@ -800,6 +811,20 @@ static Py_ssize_t pairs_start(const Text *text, Py_ssize_t line, const Entry *en
     return line + 1;
 }
 
+/* The str of the attribute name `key`, the `ordinal`th of its entry (a new reference):
+ * the same object as the last entry's, when it is the same name. */
+static PyObject *attribute_name(PlainReader *self, const Text *text, Span key, int ordinal) {
+    if (ordinal < KEYS && self->keys[ordinal] != NULL &&
+        span_equals(text, key, self->keys[ordinal])) {
+        return Py_NewRef(self->keys[ordinal]);
+    }
+    PyObject *name = substring(text, key);
+    if (name != NULL && ordinal < KEYS) {
+        Py_XSETREF(self->keys[ordinal], Py_NewRef(name));
+    }
+    return name;
+}
+
 /* Give each attribute of the entry's header lines (but the event's own fields) to `add`:
  * 0, or -1 on error. */
 typedef int (*AttributeSink)(PyObject *target, PyObject *key, PyObject *value);
@@ -807,6 +832,7 @@ typedef int (*AttributeSink)(PyObject *target, PyObject *key, PyObject *value);
 static int each_attribute(PlainReader *self, const Text *text, const Entry *entry,
                           AttributeSink add, PyObject *target) {
     Py_ssize_t line = entry->header.start;
+    int ordinal = 0;
     while (line < entry->header.end) {
         Py_ssize_t next = find_newline(text, line) + 1, position = pairs_start(text, line, entry);
         Span key, value;
@@ -814,7 +840,7 @@ static int each_attribute(PlainReader *self, const Text *text, const Entry *entr
             if (span_is(text, key, "Rows_affected") || span_is(text, key, "Schema")) {
                 continue;
             }
-            PyObject *name = substring(text, key);
+            PyObject *name = attribute_name(self, text, key, ordinal++);
             PyObject *typed = name == NULL ? NULL : typed_value(self, text, key, value);
             int status = typed == NULL ? -1 : add(target, name, typed);
             Py_XDECREF(name);
@@ -1247,6 +1273,9 @@ static int reader_clear(PlainReader *self) {
     Py_CLEAR(self->read_connection);
     Py_CLEAR(self->epoch_time);
     Py_CLEAR(self->typed);
+    for (int k = 0; k < KEYS; k++) {
+        Py_CLEAR(self->keys[k]);
+    }
     Py_CLEAR(self->stamp);
     Py_CLEAR(self->stamp_time);
     return 0;

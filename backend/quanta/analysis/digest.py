@@ -159,7 +159,9 @@ class QueryClassDigest:
                 metric = self.attributes.get(name)
                 if metric is None:
                     metric = self.attributes[name] = Metric()
-                metric.add_all(list(map(float, values)))
+                # Ints and flags as they are (fsum takes them), the extremes as floats.
+                metric.add_all(values)
+                metric.min, metric.max = float(metric.min), float(metric.max)
         self.count += len(queries)
         self.query_time.add_all(query_times)
         self.query_time_histogram.add_many(query_times)
