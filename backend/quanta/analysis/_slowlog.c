@@ -911,6 +911,24 @@ static int append_attribute(PyObject *columns, PyObject *key, PyObject *value) {
     return PyList_Check(column) ? PyList_Append(column, value) : -1;
 }
 
+/* Whether the entry's header gives attributes (beyond the event's own fields). */
+static int has_attributes(const Text *text, const Entry *entry) {
+    if (entry->explains > 0) {
+        return 1;
+    }
+    for (Py_ssize_t line = entry->header.start; line < entry->header.end;
+         line = find_newline(text, line) + 1) {
+        Py_ssize_t position = pairs_start(text, line, entry);
+        Span key, value;
+        while (position >= 0 && next_pair(text, &position, &key, &value) == 1) {
+            if (!span_is(text, key, "Rows_affected") && !span_is(text, key, "Schema")) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* The attributes of an event: its connection's, then its header's, then 'explain'. */
 static int add_attributes(PlainReader *self, const Text *text, const Entry *entry,
                           PyObject *attributes) {
@@ -1066,7 +1084,7 @@ static int has_checksum_comment(PyObject *query) {
     return 0;
 }
 
-/* The columns (COLUMNS lists, then a dict of attribute columns) an entry's values go to: sink.groups[its literal
+/* The columns (COLUMNS lists, then optionally a dict of attribute columns) an entry's values go to: sink.groups[its literal
  * mask] (a borrowed reference), else sink.classify(query) (a new one, in *owned). */
 static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
                           PyObject **owned) {
@@ -1084,8 +1102,10 @@ static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
     if (group == NULL && !PyErr_Occurred()) {
         group = *owned = PyObject_CallOneArg(classify, query);
     }
-    if (group != NULL && (!PyList_Check(group) || PyList_GET_SIZE(group) != COLUMNS + 1 ||
-                          !PyDict_Check(PyList_GET_ITEM(group, COLUMNS)))) {
+    if (group != NULL &&
+        (!PyList_Check(group) ||
+         (PyList_GET_SIZE(group) != COLUMNS &&
+          (PyList_GET_SIZE(group) != COLUMNS + 1 || !PyDict_Check(PyList_GET_ITEM(group, COLUMNS)))))) {
         PyErr_SetString(PyExc_TypeError, "a sink's columns must be lists and a dict");
         Py_CLEAR(*owned);
         return NULL;
@@ -1093,7 +1113,8 @@ static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
     return group;
 }
 
-/* Append an entry's values to its group's columns; -1 on error. */
+/* Append an entry's values to its group's columns: 0, 1 when the group has no attribute
+ * columns and the entry has attributes (nothing appended), -1 on error. */
 static int add_to_columns(PlainReader *self, const Text *text, const Entry *entry,
                           PyObject *ts, PyObject *database, PyObject *groups,
                           PyObject *classify) {
@@ -1107,13 +1128,17 @@ static int add_to_columns(PlainReader *self, const Text *text, const Entry *entr
     PyObject *group = all_made(fields, COLUMNS)
                           ? group_of(fields[0], groups, classify, &owned)
                           : NULL;
-    if (group != NULL) {
+    int with_attributes = group != NULL && PyList_GET_SIZE(group) == COLUMNS + 1;
+    if (group != NULL && !with_attributes && has_attributes(text, entry)) {
+        status = 1; /* a sink without attribute columns: the caller yields this one */
+    }
+    else if (group != NULL) {
         status = 0;
         for (int k = 0; k < COLUMNS && status == 0; k++) {
             PyObject *column = PyList_GET_ITEM(group, k);
             status = PyList_Check(column) ? PyList_Append(column, fields[k]) : -1;
         }
-        if (status == 0) {
+        if (status == 0 && with_attributes) {
             status = each_attribute(self, text, entry, append_attribute,
                                     PyList_GET_ITEM(group, COLUMNS));
         }
@@ -1172,6 +1197,7 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
             Py_DECREF(ts);
             break;
         }
+        PyObject *previous = Py_NewRef(database); /* kept should the sink decline it */
         if (entry.use_line.start >= 0) {
             /* A 'use' line naming no database changes nothing (slowlog._carry_database). */
             Span name = use_database(&text, entry.use_line);
@@ -1179,6 +1205,7 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
                 PyObject *named = substring(&text, name);
                 if (named == NULL) {
                     Py_DECREF(ts);
+                    Py_DECREF(previous);
                     goto error;
                 }
                 Py_SETREF(database, named);
@@ -1189,13 +1216,18 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
         }
         else if (entry.has_schema) {
         schema:; /* the database of a 'Schema:' pair, as slowlog._carry_database takes it */
-            PyObject *named = entry.schema.start < 0 ? Py_NewRef(Py_None)
-                                                     : substring(&text, entry.schema);
-            if (named == NULL) {
-                Py_DECREF(ts);
-                goto error;
+            if (entry.schema.start < 0) {
+                Py_SETREF(database, Py_NewRef(Py_None));
             }
-            Py_SETREF(database, named);
+            else if (!span_equals(&text, entry.schema, database)) {
+                PyObject *named = substring(&text, entry.schema);
+                if (named == NULL) {
+                    Py_DECREF(ts);
+                    Py_DECREF(previous);
+                    goto error;
+                }
+                Py_SETREF(database, named);
+            }
         }
         int status;
         if (groups != NULL) {
@@ -1207,9 +1239,15 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
             Py_XDECREF(event);
         }
         Py_DECREF(ts);
-        if (status < 0) {
+        if (status != 0) {
+            if (status > 0) { /* declined: the entry and its database are the caller's */
+                Py_SETREF(database, previous);
+                break;
+            }
+            Py_DECREF(previous);
             goto error;
         }
+        Py_DECREF(previous);
         count++;
         if (entry.iso.start >= 0) {
             last_iso = entry.iso;
