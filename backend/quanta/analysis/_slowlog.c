@@ -1,36 +1,47 @@
 /*
- * The usual slow-log entry, read in C: most entries of a MySQL log have this one shape.
+ * The usual slow-log entry, read in C: most entries of a log have one of a few shapes.
  *
- * PlainReader(event_type, connections, read_connection, epoch_time).scan(text, position,
- * limit, at_end, line, database) reads the entries that start at `position` and before
- * `limit` for as long as each has the shape that quanta.analysis.slowlog's _ENTRY_RE (or
- * _LAST_ENTRY_RE when `at_end`) matches with a plain Query_time line and plain meta lines,
- * the shape _Parser._read_whole_entry turns straight into an event:
+ * PlainReader(event_type, connections, read_connection, epoch_time, typed).scan(text,
+ * position, limit, at_end, line, database) reads the entries that start at `position` and
+ * before `limit` for as long as each has the usual shape of one of the flavours the parser
+ * knows (MySQL 5.7 / 8.x with or without log_slow_extra, Percona Server with
+ * log_slow_verbosity=full, MariaDB with query_plan,innodb,explain):
  *
- *     [# Time: YYYY-MM-DDTHH:MM:SS[.ffffff]Z]
+ *     [# Time: YYYY-MM-DDTHH:MM:SS[.ffffff]Z  or  # Time: YYMMDD H:MM:SS[.f]]
  *     [# User@Host: ...]
- *     # Query_time: N.N  Lock_time: N.N Rows_sent: N  Rows_examined: N
+ *     ['#' lines of "Key: value" pairs, '# explain:' lines, '#' lines without pairs]
+ *     # Query_time: N.N  Lock_time: N.N Rows_sent: N  Rows_examined: N [Key: value ...]
+ *     ['#' lines of "Key: value" pairs, '# explain:' lines, '#' lines without pairs]
  *     [use DB;]
  *     SET timestamp=N;
  *     statement lines
  *
- * each line ending in \n, the entry ending where a line starts with "# Time:",
- * "# User@Host:" or "# Query_time:" (or at the end of the text when `at_end`), and builds the
- * event that method builds: `event_type(query, ts, query_time, lock_time, rows_sent,
- * rows_examined, None, database, user, host, line, attributes)`, with ts from
- * `epoch_time(stamp)`, the database carried over from `database` and each 'use' line,
- * and user, host and attributes from the `connections` cache of User@Host lines (filled by
+ * and builds the event quanta.analysis.slowlog's line-by-line parser builds: attributes
+ * typed as slowlog._typed types them (the usual forms here, any other by calling `typed`),
+ * Rows_affected and Schema as that parser takes them, the '# explain:' lines joined.
+ * A pair line must have exactly the form _PAIR_RE reads the same way ("Key: value" pairs
+ * separated by blanks, ASCII values): anything else is left to the Python reader.
+ *
+ * Each line ends in \n, the entry ends where a line starts with "# Time:", "# User@Host:"
+ * or "# Query_time:" (or at the end of the text when `at_end`); the event is
+ * `event_type(query, ts, query_time, lock_time, rows_sent, rows_examined, rows_affected,
+ * database, user, host, line, attributes)`, with ts from `epoch_time(stamp)`, the database
+ * carried over from `database`, each 'use' line and Schema pair, and user, host and the
+ * first attributes from the `connections` cache of User@Host lines (filled by
  * `read_connection(line)` on a miss). It returns (events, count, end, line, database,
- * last_iso): the events and their number, the offset and line number after the last one,
- * the database in effect, and the last '# Time:' value read (None if none), for the
- * caller's clock.
+ * last_time): the events and the number of entries read, the offset and line number after
+ * the last one, the database in effect, and the last '# Time:' value read (None if none;
+ * the ISO value, or the whole line of the other form), for the caller's clock.
  *
  * scan(..., sink) builds no events: it appends each one's fields (slowlog.SINK_COLUMNS) to
  * the columns `sink.groups[literal_mask(query)]`, or those `sink.classify(query)` returns
  * for a statement the groups do not know, is not ASCII or is a percona-toolkit checksum
  * query (told by a comment the mask drops: fingerprinter.cache_key gives it no key). The
- * offline digest aggregates whole columns at once this way. A `max_count` above 0 stops the
- * scan after that many entries.
+ * offline digest aggregates whole columns at once this way. A group is COLUMNS lists, then
+ * optionally a dict of attribute columns: the numeric and Yes/No values of the entry's
+ * header pairs are appended to its lists by attribute name. An entry with such attributes
+ * whose group has no such dict is made an event instead, the last of the scan's events
+ * (`count` counts it too). A `max_count` above 0 stops the scan after that many entries.
  *
  * It stops at the first entry of any other shape, or that it is not sure of (anything the
  * expression could read differently, a '# Time:' that is not a valid date, an entry
@@ -1114,7 +1125,8 @@ static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
 }
 
 /* Append an entry's values to its group's columns: 0, 1 when the group has no attribute
- * columns and the entry has attributes (nothing appended), -1 on error. */
+ * columns and the entry has attributes (nothing appended: the entry becomes an event), -1
+ * on error. */
 static int add_to_columns(PlainReader *self, const Text *text, const Entry *entry,
                           PyObject *ts, PyObject *database, PyObject *groups,
                           PyObject *classify) {
@@ -1197,7 +1209,6 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
             Py_DECREF(ts);
             break;
         }
-        PyObject *previous = Py_NewRef(database); /* kept should the sink decline it */
         if (entry.use_line.start >= 0) {
             /* A 'use' line naming no database changes nothing (slowlog._carry_database). */
             Span name = use_database(&text, entry.use_line);
@@ -1205,7 +1216,6 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
                 PyObject *named = substring(&text, name);
                 if (named == NULL) {
                     Py_DECREF(ts);
-                    Py_DECREF(previous);
                     goto error;
                 }
                 Py_SETREF(database, named);
@@ -1223,31 +1233,24 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
                 PyObject *named = substring(&text, entry.schema);
                 if (named == NULL) {
                     Py_DECREF(ts);
-                    Py_DECREF(previous);
                     goto error;
                 }
                 Py_SETREF(database, named);
             }
         }
-        int status;
-        if (groups != NULL) {
-            status = add_to_columns(self, &text, &entry, ts, database, groups, classify);
-        }
-        else {
+        int status = groups == NULL
+                         ? 1
+                         : add_to_columns(self, &text, &entry, ts, database, groups, classify);
+        int declined = groups != NULL && status == 1;
+        if (status == 1) { /* no sink, or one without attribute columns: an event */
             PyObject *event = make_event(self, &text, &entry, ts, database, line);
             status = event == NULL ? -1 : PyList_Append(events, event);
             Py_XDECREF(event);
         }
         Py_DECREF(ts);
-        if (status != 0) {
-            if (status > 0) { /* declined: the entry and its database are the caller's */
-                Py_SETREF(database, previous);
-                break;
-            }
-            Py_DECREF(previous);
+        if (status < 0) {
             goto error;
         }
-        Py_DECREF(previous);
         count++;
         if (entry.iso.start >= 0) {
             last_iso = entry.iso;
@@ -1257,6 +1260,9 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
         }
         line += entry.lines;
         position = entry.end;
+        if (declined) {
+            break; /* the event goes to the caller before the sink takes any later one */
+        }
     }
     Py_XDECREF(groups);
     Py_XDECREF(classify);

@@ -284,8 +284,10 @@ class ColumnSink(Protocol):
     (``fingerprinter.literal_mask``), or else to those ``classify(query)`` returns (which may
     add them to ``groups``), and each numeric or Yes/No attribute of its header lines
     (``Bytes_sent``, ``Full_scan`` ...; not the ``ip`` and ``Thread_id`` of its User@Host
-    line, nor text) to the dict's list under that attribute's name. A checksum query of
-    percona-toolkit, and a statement whose text is not ASCII, is always classified.
+    line, nor text) to the dict's list under that attribute's name. A group without that
+    dict takes only entries without such attributes: the others are yielded as events (read
+    in C all the same). A checksum query of percona-toolkit, and a statement whose text is
+    not ASCII, is always classified.
     """
 
     @property
@@ -466,8 +468,9 @@ class _Parser:
                             else:
                                 self._clock.set_iso(last_time)
                             self._stats.events += count
-                            if sink is not None:
-                                sink.filled(count)
+                            if sink is not None and count > len(events):
+                                # The events are not the sink's: the consumer takes them.
+                                sink.filled(count - len(events))
                             yield from events
                             pos = end
                             continue
