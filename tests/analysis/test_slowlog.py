@@ -676,3 +676,35 @@ def test_c_reader_reads_the_usual_entry_of_every_flavour(
 
 # Times whose sums do not depend on the order they are added in (to 9 places).
 SECONDS = st.builds("{}.{:06d}".format, st.integers(0, 100), st.integers(0, 999_999))
+
+
+# The header lines of every flavour, and near misses, in any order.
+FLAVOUR_LINES = (
+    b"# Time: 240102  3:04:05\n", b"# Time: 240102 13:04:05.123\n", b"# Time: 240231  3:04:05\n",
+    b"# User@Host: app[app] @  [127.0.0.1]\n", b"# Thread_id: 5  Schema: shop  QC_hit: No\n",
+    b"# Schema:   QC_hit: No\n", b"# Schema: crm  Last_errno: 0  Killed: 0\n",
+    b"# Rows_affected: 3  Bytes_sent: 11\n", b"# Rows_affected: x\n", b"# Foo:bar\n",
+    b"# Key: \xc3\xa9\n", b"# Key: a\x0bb\n",
+    b"#   InnoDB_IO_r_ops: 0  InnoDB_IO_r_wait: 0.000000\n",
+    b"# No InnoDB statistics available for this query\n", b"# InnoDB_trx_id: 1A2B\n",
+    b"# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 0  Rows_examined: 0 Thread_id: 8"
+    b" Start: 2024-01-02T03:04:05Z\n",
+    b"# Query_time: 0.2  Lock_time: 0.0  Rows_sent: 1  Rows_examined: 1  Rows_affected: 0\n",
+    b"# Pages_read_time: 5  Engine_time: 0.0247  X_wait: -1\n", b"# Lock_time: 1\n",
+    b"# Log_slow_rate_type: query  Log_slow_rate_limit: 10\n",
+    b"# Full_scan: Yes  Merge_passes: 1e3\n",
+    b"# explain: 1\tSIMPLE\tt\tALL \n", b"#\n", b"# \n", b"#Foo: 1\n", b"# Warnings\n",
+    b"use `shop`;\n", b"SET timestamp=1704164645;\n", b"SELECT 1;\n", b"FROM t;\n",
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(FLAVOUR_LINES + FAST_PATH_LINES), max_size=40),
+    st.sampled_from([7, 64, 1 << 20]),
+)
+def test_block_reader_agrees_on_any_flavour_line_soup(lines: list[bytes], block_size: int) -> None:
+    data = b"".join(lines)
+    by_line, by_block = both_ways(data, block_size)
+    assert by_block == by_line
+    assert read_python_only(data, block_size) == by_line
