@@ -29,11 +29,20 @@ beside ``IS NULL`` (both become ``is ?``), two shapes differing only by ``+`` or
 become ``?``), names starting with ``asc`` after ORDER BY, and ``#`` inside statements. So a
 disagreement with pt-query-digest on this corpus is a real one.
 
-Two flavors: ``"mysql80"`` (MySQL 8.0, ISO ``# Time:`` on every entry, ``Id:`` on the
-User@Host line) and ``"mariadb"`` (``# Time: 240102  3:04:05`` at most once a second,
-``# Thread_id:``/``Schema:``/``QC_hit:``, ``# Rows_affected:``/``Bytes_sent:`` and, for
-plans with a full scan, temporary table or filesort, ``log_slow_verbosity=query_plan``
-lines).
+Three flavors, with the attribute lines those servers write (as in percona-toolkit's and
+go-mysql's sample logs and MariaDB 10.11's own, tests/analysis/data/slowlogs):
+
+* ``"mysql80"``: MySQL 8.0, ISO ``# Time:`` on every entry, ``Id:`` on the User@Host line.
+* ``"percona"``: Percona Server 8.0 with ``log_slow_verbosity=full`` and
+  ``log_slow_rate_limit``: ``# Schema:``/``Last_errno:``, ``Rows_affected``/``Bytes_sent`` on
+  the Query_time line, ``# Tmp_tables:``, ``# InnoDB_trx_id:``, ``# QC_Hit:``/``Full_scan:``
+  ..., ``# Filesort:``, the three ``#   InnoDB_...`` lines and
+  ``# Log_slow_rate_type: query  Log_slow_rate_limit: 10``.
+* ``"mariadb"``: MariaDB 10.11 with ``log_slow_verbosity=query_plan,innodb,explain``:
+  ``# Time: 240102  3:04:05`` at most once a second, ``# Thread_id:``/``Schema:``/``QC_hit:``,
+  ``# Rows_affected:``/``Bytes_sent:``, the ``# Pages_accessed:`` and ``# Pages_read_time:``
+  lines of statements that touch tables, the query-plan lines of plans with a full scan,
+  temporary table or filesort, and the ``# explain:`` block of SELECTs.
 
 Example:
     >>> from bench._slowlog_corpus import write_slow_log
@@ -66,10 +75,10 @@ __all__ = [
     "write_slow_log",
 ]
 
-Flavor = Literal["mysql80", "mariadb"]
-FLAVORS: tuple[Flavor, ...] = ("mysql80", "mariadb")
+Flavor = Literal["mysql80", "percona", "mariadb"]
+FLAVORS: tuple[Flavor, ...] = ("mysql80", "percona", "mariadb")
 # Part of every cache file name: bump it whenever the output for a given seed changes.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / ".bench-cache"
 
 Progress = Callable[[int], None]
@@ -1163,6 +1172,20 @@ class _Generator:
                 f" Rows_sent: {sent}  Rows_examined: {examined}\n"
                 f"{use}SET timestamp={start};\n{statement}"
             )
+        if self.flavor == "percona":
+            return self._percona_entry(
+                conn,
+                query_time,
+                lock_time,
+                sent,
+                examined,
+                affected,
+                db,
+                use,
+                start,
+                statement,
+                shape,
+            )
         # MariaDB: the time line only when the second changes.
         moment = time.gmtime(int(self.clock))
         time_line = (
@@ -1185,6 +1208,22 @@ class _Generator:
                 f"# Filesort: {yes[filesort]}  Filesort_on_disk: No  Merge_passes: 0"
                 f"  Priority_queue: {yes[filesort and 'LIMIT' in shape.sql]}\n"
             )
+        innodb = explain = ""
+        if not shape.admin and " " in shape.sql and not shape.sql.startswith(("SET", "BEGIN")):
+            pages = 1 + examined // 50
+            innodb = (
+                f"# Pages_accessed: {pages}  Pages_read: {pages // 40}  Pages_prefetched: 0"
+                f"  Pages_updated: {affected}  Old_rows_read: 0\n"
+                f"# Pages_read_time: {query_time * 100:.4f}  Engine_time: {query_time * 900:.4f}\n"
+            )
+        if shape.sql.startswith("SELECT"):
+            kind = "ALL" if full_scan else "ref"
+            explain = (
+                "#\n# explain: id\tselect_type\ttable\ttype\tpossible_keys\tkey\tkey_len"
+                "\tref\trows\tr_rows\tfiltered\tr_filtered\tExtra\n"
+                f"# explain: 1\tSIMPLE\tt\t{kind}\tPRIMARY\tPRIMARY\t4\tconst\t{examined}"
+                f"\t{examined}.00\t100.00\t100.00\tUsing where\n#\n"
+            )
         return (
             f"{time_line}"
             f"# User@Host: {conn.user}[{conn.user}] @ {conn.host} [{conn.ip}]\n"
@@ -1192,7 +1231,54 @@ class _Generator:
             f"# Query_time: {query_time:.6f}  Lock_time: {lock_time:.6f}"
             f"  Rows_sent: {sent}  Rows_examined: {examined}\n"
             f"# Rows_affected: {affected}  Bytes_sent: {60 + sent * 120}\n"
-            f"{plan}{use}SET timestamp={start};\n{statement}"
+            f"{innodb}{plan}{explain}{use}SET timestamp={start};\n{statement}"
+        )
+
+    def _percona_entry(
+        self,
+        conn: _Connection,
+        query_time: float,
+        lock_time: float,
+        sent: int,
+        examined: int,
+        affected: int,
+        db: str,
+        use: str,
+        start: int,
+        statement: str,
+        shape: _Shape,
+    ) -> str:
+        """Percona Server 8.0, log_slow_verbosity=full, log_slow_rate_limit=10."""
+        seconds = int(self.clock)
+        micros = int((self.clock - seconds) * 1_000_000)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        yes = {True: "Yes", False: "No"}
+        full_scan = examined > 1000
+        filesort = "ORDER BY" in shape.sql and sent > 1 and not shape.writes
+        tmp = int("GROUP BY" in shape.sql and examined > 100)
+        trx = f"{self.rng.getrandbits(28):X}" if shape.writes else "0"
+        pages = 1 + examined // 50
+        reads = pages // 40
+        return (
+            f"# Time: {stamp}.{micros:06d}Z\n"
+            f"# User@Host: {conn.user}[{conn.user}] @ {conn.host} [{conn.ip}]"
+            f"  Id: {conn.thread_id:5d}\n"
+            f"# Schema: {db}  Last_errno: 0  Killed: 0\n"
+            f"# Query_time: {query_time:.6f}  Lock_time: {lock_time:.6f}  Rows_sent: {sent}"
+            f"  Rows_examined: {examined}  Rows_affected: {affected}"
+            f"  Bytes_sent: {60 + sent * 120}\n"
+            f"# Tmp_tables: {tmp}  Tmp_disk_tables: 0  Tmp_table_sizes: {tmp * 16384}\n"
+            f"# InnoDB_trx_id: {trx}\n"
+            f"# QC_Hit: No  Full_scan: {yes[full_scan]}  Full_join: No"
+            f"  Tmp_table: {yes[bool(tmp)]}  Tmp_table_on_disk: No\n"
+            f"# Filesort: {yes[filesort]}  Filesort_on_disk: No  Merge_passes: 0\n"
+            f"#   InnoDB_IO_r_ops: {reads}  InnoDB_IO_r_bytes: {reads * 16384}"
+            f"  InnoDB_IO_r_wait: {query_time * 0.1 if reads else 0:.6f}\n"
+            f"#   InnoDB_rec_lock_wait: {lock_time * 0.5 if shape.writes else 0:.6f}"
+            f"  InnoDB_queue_wait: 0.000000\n"
+            f"#   InnoDB_pages_distinct: {pages}\n"
+            "# Log_slow_rate_type: query  Log_slow_rate_limit: 10\n"
+            f"{use}SET timestamp={start};\n{statement}"
         )
 
 
@@ -1200,6 +1286,11 @@ _BANNERS: dict[Flavor, str] = {
     "mysql80": (
         "/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n"
         "Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\n"
+        "Time                 Id Command    Argument\n"
+    ),
+    "percona": (
+        "/usr/sbin/mysqld, Version: 8.0.36-28 (Percona Server (GPL), Release 28). started with:\n"
+        "Tcp port: 3306  Unix socket: /var/lib/mysql/mysql.sock\n"
         "Time                 Id Command    Argument\n"
     ),
     "mariadb": (
@@ -1216,7 +1307,7 @@ def iter_slow_log(events: int, seed: int, *, flavor: Flavor = "mysql80") -> Iter
     Args:
         events: Number of events (entries with a ``# Query_time`` line).
         seed: Seed of the generator; the same arguments always give the same text.
-        flavor: ``"mysql80"`` or ``"mariadb"``.
+        flavor: ``"mysql80"``, ``"percona"`` or ``"mariadb"``.
 
     Example:
         >>> text = "".join(iter_slow_log(3, seed=1))
@@ -1242,7 +1333,7 @@ def write_slow_log(
         path: File to create or overwrite.
         events: Number of events.
         seed: Seed of the generator; the same arguments always give the same bytes.
-        flavor: ``"mysql80"`` (the default) or ``"mariadb"``.
+        flavor: ``"mysql80"`` (the default), ``"percona"`` or ``"mariadb"``.
         progress: Called now and then with the number of events written so far.
 
     Example:

@@ -1,7 +1,9 @@
 """Agent memory: peak RSS of quanta-agent importing a 1 GB slow log, and tailing one.
 
-Both runs use the same deterministic corpus (bench/_slowlog_corpus.py, MySQL 8.0 flavor,
-about 1 GB) and ship to a local stand-in server that counts what it receives:
+Both runs use the same deterministic corpus (bench/_slowlog_corpus.py, MySQL 8.0 flavor by
+default, about 1 GB) and ship to a local stand-in server that counts the statements it
+receives: the events of a batch of events, the ``count`` column of a batch of minute buckets
+(what ``quanta-agent import`` ships):
 
 * import: ``quanta-agent import FILE`` of the whole file;
 * tail: ``quanta-agent run`` follows a file that this script grows, entry-aligned chunk by
@@ -11,7 +13,7 @@ about 1 GB) and ship to a local stand-in server that counts what it receives:
 Peak RSS is the kernel's ru_maxrss of each agent process (os.wait4). Both runs must deliver
 exactly the corpus' events; the target is under TARGET_MB each.
 
-Usage: .venv/bin/python bench/agent_memory.py [--events N]
+Usage: .venv/bin/python bench/agent_memory.py [--events N] [--flavor F]
 Last line: ``RESULT import_rss_mb=X tail_rss_mb=Y``.
 """
 
@@ -37,7 +39,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._slowlog_corpus import cached_slow_log
+from bench._slowlog_corpus import FLAVORS, cached_slow_log
 
 AGENT = Path(sys.executable).parent / "quanta-agent"
 EVENTS = 2_100_000  # about 1.04 GB in the mysql80 flavor
@@ -70,6 +72,13 @@ class Counter(ThreadingHTTPServer):
             return self.events.get(instance, 0)
 
 
+def statements(body: dict[str, Any]) -> int:
+    """The statements a batch carries: its events, or those folded into its minute buckets
+    (``quanta-agent import`` ships buckets as columns: ``buckets["count"]`` per bucket)."""
+    buckets = body.get("buckets") or {}
+    return len(body.get("events") or ()) + sum(buckets.get("count") or ())
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: Counter
 
@@ -80,8 +89,8 @@ class _Handler(BaseHTTPRequestHandler):
             if not duplicate:
                 self.server.batch_ids.add(body["batch_id"])
                 instance = body["instance"]
-                self.server.events[instance] = self.server.events.get(instance, 0) + len(
-                    body["events"]
+                self.server.events[instance] = self.server.events.get(instance, 0) + statements(
+                    body
                 )
         payload = b'{"status":"queued"}'
         self.send_response(200 if duplicate else 202)
@@ -187,11 +196,13 @@ def agent_offset(checkpoint: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=EVENTS)
+    parser.add_argument("--events", type=int, default=EVENTS, help="default: about 1 GB")
+    parser.add_argument("--flavor", choices=FLAVORS, default="mysql80")
     args = parser.parse_args()
-    log = cached_slow_log(args.events, SEED)
+    log = cached_slow_log(args.events, SEED, flavor=args.flavor)
     size_mb = log.stat().st_size / 1e6
-    print(f"corpus: {log.name}, {size_mb:.0f} MB, {args.events} events")
+    print(f"corpus: {log.name}, {size_mb:.0f} MB, {args.events} events ({args.flavor})")
+    print(f"load average {os.getloadavg()[0]:.2f} at start")
     with counting_server() as server, tempfile.TemporaryDirectory(prefix="quanta-bench-") as tmp:
         import_rss, imported, import_s = measure_import(log, server)
         print(f"import: {imported} events in {import_s:.0f}s ({size_mb / import_s:.1f} MB/s), "

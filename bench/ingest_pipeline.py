@@ -2,17 +2,19 @@
 
 Starts a throw-away PostgreSQL and Redis, runs `quanta run` on them (API, a worker with
 ``--workers`` pool processes, beat), imports a realistic slow log of ``--events`` events
-(bench/_slowlog_corpus.py) with `quanta-agent import`, and measures the wall-clock time from
-the start of the import until the last batch is processed and its buckets committed (every
-batch 'done'; the minute buckets must then hold every event). In the same run, times
-`pt-query-digest` on the same file, the two taking turns. Each side's figure is the best of
-``--runs`` (3). The target is >= 3x pt-query-digest with 2 workers.
+(bench/_slowlog_corpus.py; ``--flavor mariadb``: MariaDB 10.11's format with
+``log_slow_verbosity=query_plan,innodb,explain``; ``percona``: Percona Server's with
+``full``) with `quanta-agent import`, and measures the wall-clock time from the start of the
+import until the last batch is processed and its buckets committed (every batch 'done'; the
+minute buckets must then hold every event). In the same run, times `pt-query-digest` on the
+same file, the two taking turns. Each side's figure is the best of ``--runs`` (3). The
+target is >= 3x pt-query-digest with 2 workers.
 
 It also reports the CPU seconds each part used while the events went through (agent, API,
 worker pool, PostgreSQL), from /proc, to show where the time goes on a shared 2-core box.
 
 Usage: .venv/bin/python bench/ingest_pipeline.py [--runs R] [--events N] [--workers W]
-[--batch-size B]
+[--batch-size B] [--flavor mysql80|percona|mariadb]
 Last line: ``RESULT events_per_s=X speedup_vs_pt=Y``.
 """
 
@@ -37,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import psycopg
 
-from bench._slowlog_corpus import cached_slow_log
+from bench._slowlog_corpus import FLAVORS, cached_slow_log
 from tests.fixtures.servers import free_port, started_postgres, started_redis
 
 EVENTS = 200_000
@@ -232,6 +234,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=RUNS, help="best of this many, each side")
     parser.add_argument("--events", type=int, default=EVENTS)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument(
+        "--flavor",
+        choices=FLAVORS,
+        default="mysql80",
+        help="corpus: MySQL 8.0, Percona Server (log_slow_verbosity=full) or MariaDB"
+        " (log_slow_verbosity=query_plan,innodb,explain)",
+    )
     parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
     return parser.parse_args(argv)
@@ -239,9 +248,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    log = cached_slow_log(args.events, args.seed)
+    log = cached_slow_log(args.events, args.seed, flavor=args.flavor)
     log.read_bytes()  # page cache: neither side pays for the first read
-    print(f"log: {log} ({log.stat().st_size / 1e6:.0f} MB, {args.events:,} events)")
+    print(f"log: {log} ({log.stat().st_size / 1e6:.0f} MB, {args.events:,} {args.flavor} events)")
+    print(f"load average {os.getloadavg()[0]:.2f} at start")
     pt_runs, runs = [], []
     # Turn about: the VM's speed drifts over a minute, and both sides should see the same.
     for _ in range(args.runs):

@@ -17,6 +17,7 @@ from quanta.analysis.digest import Digest
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
+from tests.analysis.test_slowlog import SECONDS, flavour_entries
 from tests.fixtures.servers import service_unavailable
 
 START = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -226,6 +227,18 @@ def test_sink_gives_the_digest_of_the_events_on_any_mix(
         entry(sql, seconds, START + timedelta(seconds=n), db=db, extra=extra)
         for n, (sql, seconds, db, extra) in enumerate(entries)
     ).encode()
+    by_sink, _ = digest_by_sink(data, block_size)
+    by_events = digest_of(list(read_slow_log(io.BytesIO(data))))
+    assert comparable(by_sink) == comparable(by_events)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(flavour_entries(SECONDS), max_size=10), st.sampled_from([64, 1 << 20]))
+def test_sink_gives_the_digest_of_the_events_of_every_flavour(
+    entries: list[tuple[str, bool]], block_size: int
+) -> None:
+    # Percona Server's and MariaDB's attribute lines go to the sink's attribute columns.
+    data = "".join(text for text, _ in entries).encode()
     by_sink, _ = digest_by_sink(data, block_size)
     by_events = digest_of(list(read_slow_log(io.BytesIO(data))))
     assert comparable(by_sink) == comparable(by_events)

@@ -21,6 +21,7 @@ from quanta.analysis.aggregate import (
 )
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.slowlog import read_slow_log
+from tests.analysis.test_slowlog import SECONDS, flavour_entries
 
 SAMPLE_LOGS = sorted((Path(__file__).parent / "data" / "slowlogs").glob("*.log"))
 START = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -153,3 +154,14 @@ def test_a_digest_before_a_minute_keeps_the_later_events_for_the_next() -> None:
     assert second.queries[next(iter(second.queries))].first_seen == START + timedelta(minutes=2)
     whole = fold(data)
     assert {**first.buckets, **second.buckets} == whole.buckets
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(flavour_entries(SECONDS), max_size=10), st.sampled_from([64, 1 << 20]))
+def test_folder_gives_the_buckets_of_digest_events_for_every_flavour(
+    entries: list[tuple[str, bool]], block_size: int
+) -> None:
+    # The folder has no attribute columns: the C reader leaves it the entries with
+    # attributes (Percona Server's, MariaDB's), which it reads as events.
+    data = "".join(text for text, _ in entries).encode()
+    assert comparable(fold(data, block_size=block_size)) == comparable(by_events(data))

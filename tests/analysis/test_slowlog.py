@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from quanta.analysis import slowlog as slowlog_module
@@ -570,3 +570,141 @@ def test_use_line_naming_no_database_keeps_the_database() -> None:
     assert by_block == by_line
     assert [event.db for event in by_block[0]] == ["shop", "shop"]
     assert read_python_only(data, 1 << 20) == by_line
+
+
+# Each flavour's usual entry, as those servers write it (attribute names and layout from
+# their documentation and the peer sample logs), with random values: the C reader must read
+# every well-formed one itself, and give what the Python readers give on any of them.
+def _pairs_line(names: list[str], values: list[str]) -> str:
+    return "# " + "  ".join(f"{n}: {v}" for n, v in zip(names, values, strict=False)) + "\n"
+
+
+VALUES = st.sampled_from(
+    ["0", "1", "123456", "0.000100", "12.5", "Yes", "No", "YES", "no", "-3", "1e5", "abc",
+     "2024-01-02T03:04:05.123456Z", "0x1F", "1.5.6", "007", "+1", "é"]
+)  # fmt: skip
+NUMBERS = st.integers(min_value=0, max_value=10**9).map(str)
+FLAVOUR_TIMES = st.sampled_from(
+    ["", "# Time: 2024-01-02T03:04:05.123456Z\n", "# Time: 240102  3:04:05\n",
+     "# Time: 240102 13:04:05.25\n", "# Time: 240230  3:04:05\n", "# Time: 240102 3:04:05 x\n"]
+)  # fmt: skip
+
+
+@st.composite
+def flavour_entries(
+    draw: st.DrawFn, seconds: st.SearchStrategy[str] = DECIMALS
+) -> tuple[str, bool]:
+    """(an entry of one flavour, whether it is well formed and usual), its times drawn from
+    ``seconds``."""
+    flavour = draw(st.sampled_from(["mysql57", "mysql80", "mysql80extra", "percona", "mariadb"]))
+    usual = draw(st.booleans())
+    value = NUMBERS if usual else VALUES
+    qt = f"{draw(seconds)}  Lock_time: {draw(seconds)} Rows_sent: {draw(NUMBERS)}  Rows_examined: {draw(NUMBERS)}"  # noqa: E501
+    time = draw(FLAVOUR_TIMES) if not usual else "# Time: 2024-01-02T03:04:05.5Z\n"
+    header = ""
+    if flavour in ("mysql57", "mysql80"):
+        header = f"# Query_time: {qt}\n"
+    elif flavour == "mysql80extra":
+        names = ["Thread_id", "Errno", "Killed", "Bytes_received", "Bytes_sent", "Read_first"]
+        extra = " ".join(f"{n}: {draw(value)}" for n in names)
+        header = f"# Query_time: {qt} {extra} Start: 2024-01-02T03:04:05.000001Z End: x\n"
+    elif flavour == "percona":
+        header = (
+            f"# Schema: {draw(st.sampled_from(['shop', 'crm', '']))}  Last_errno: 0  Killed: 0\n"
+            f"# Query_time: {qt}  Rows_affected: {draw(NUMBERS)}  Bytes_sent: {draw(value)}\n"
+            + _pairs_line(["Tmp_tables", "Tmp_disk_tables", "Tmp_table_sizes"],
+                          [draw(value) for _ in range(3)])
+            + f"# InnoDB_trx_id: {draw(st.sampled_from(['0', '1A2B', '12']))}\n"
+            + _pairs_line(["QC_Hit", "Full_scan", "Full_join", "Tmp_table", "Tmp_table_on_disk"],
+                          [draw(st.sampled_from(["Yes", "No"])) for _ in range(5)])
+            + _pairs_line(["Filesort", "Filesort_on_disk", "Merge_passes"],
+                          ["No", "No", draw(value)])
+            + f"#   InnoDB_IO_r_ops: {draw(value)}  InnoDB_IO_r_bytes: 0  InnoDB_IO_r_wait: {draw(seconds)}\n"  # noqa: E501
+            + f"#   InnoDB_rec_lock_wait: {draw(value)}  InnoDB_queue_wait: 0.000000\n"
+            + "#   InnoDB_pages_distinct: 8\n"
+            + draw(st.sampled_from(["", "# No InnoDB statistics available for this query\n",
+                                    "# Log_slow_rate_type: query  Log_slow_rate_limit: 10\n"]))
+        )  # fmt: skip
+    else:
+        explain = draw(st.sampled_from([
+            "", "#\n# explain: id\tselect_type\ttable\n# explain: 1\tSIMPLE\tt  \n#\n",
+        ]))  # fmt: skip
+        header = (
+            f"# Thread_id: {draw(NUMBERS)}  Schema: {draw(st.sampled_from(['shop', '']))}"
+            "  QC_hit: No\n"
+            f"# Query_time: {qt}\n"
+            f"# Rows_affected: {draw(NUMBERS)}  Bytes_sent: {draw(value)}\n"
+            + _pairs_line(["Pages_accessed", "Pages_read", "Pages_prefetched", "Old_rows_read"],
+                          [draw(value) for _ in range(4)])
+            + f"# Pages_read_time: {draw(seconds)}  Engine_time: {draw(value)}\n"
+            + _pairs_line(["Full_scan", "Full_join", "Tmp_table", "Tmp_table_on_disk"],
+                          [draw(st.sampled_from(["Yes", "No"])) for _ in range(4)])
+            + explain
+        )  # fmt: skip
+    user_host = "# User@Host: app[app] @ web1 [10.0.0.5]" + (
+        "" if flavour == "mariadb" else "  Id:    42"
+    )
+    use = draw(st.sampled_from(["", "use shop;\n", "use `crm`;\n", "use  ;\n"]))
+    body = draw(st.sampled_from(["SELECT 1;\n", "SELECT a\n  FROM t WHERE b = 'é';\n"]))
+    return f"{time}{user_host}\n{header}{use}SET timestamp=1704164645;\n{body}", usual
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(flavour_entries(), max_size=8), st.sampled_from([7, 64, 1 << 20]))
+def test_c_reader_reads_every_flavour_as_python_does(
+    entries: list[tuple[str, bool]], block_size: int
+) -> None:
+    data = "".join(text for text, _ in entries).encode()
+    by_line, by_block = both_ways(data, block_size)
+    assert by_block == by_line
+    assert read_python_only(data, block_size) == by_line
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(flavour_entries().filter(lambda entry: entry[1]), min_size=1, max_size=8))
+def test_c_reader_reads_the_usual_entry_of_every_flavour(
+    counting_reader: type[CountingReader], entries: list[tuple[str, bool]]
+) -> None:
+    CountingReader.events = 0
+    data = "".join(text for text, _ in entries).encode()
+    by_line, by_block = both_ways(data, 1 << 20)
+    assert by_block == by_line
+    assert CountingReader.events == len(entries)
+
+
+# Times whose sums do not depend on the order they are added in (to 9 places).
+SECONDS = st.builds("{}.{:06d}".format, st.integers(0, 100), st.integers(0, 999_999))
+
+
+# The header lines of every flavour, and near misses, in any order.
+FLAVOUR_LINES = (
+    b"# Time: 240102  3:04:05\n", b"# Time: 240102 13:04:05.123\n", b"# Time: 240231  3:04:05\n",
+    b"# User@Host: app[app] @  [127.0.0.1]\n", b"# Thread_id: 5  Schema: shop  QC_hit: No\n",
+    b"# Schema:   QC_hit: No\n", b"# Schema: crm  Last_errno: 0  Killed: 0\n",
+    b"# Rows_affected: 3  Bytes_sent: 11\n", b"# Rows_affected: x\n", b"# Foo:bar\n",
+    b"# Key: \xc3\xa9\n", b"# Key: a\x0bb\n",
+    b"#   InnoDB_IO_r_ops: 0  InnoDB_IO_r_wait: 0.000000\n",
+    b"# No InnoDB statistics available for this query\n", b"# InnoDB_trx_id: 1A2B\n",
+    b"# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 0  Rows_examined: 0 Thread_id: 8"
+    b" Start: 2024-01-02T03:04:05Z\n",
+    b"# Query_time: 0.2  Lock_time: 0.0  Rows_sent: 1  Rows_examined: 1  Rows_affected: 0\n",
+    b"# Pages_read_time: 5  Engine_time: 0.0247  X_wait: -1\n", b"# Lock_time: 1\n",
+    b"# Log_slow_rate_type: query  Log_slow_rate_limit: 10\n",
+    b"# Full_scan: Yes  Merge_passes: 1e3\n",
+    b"# explain: 1\tSIMPLE\tt\tALL \n", b"#\n", b"# \n", b"#Foo: 1\n", b"# Warnings\n",
+    b"use `shop`;\n", b"SET timestamp=1704164645;\n", b"SELECT 1;\n", b"FROM t;\n",
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(FLAVOUR_LINES + FAST_PATH_LINES), max_size=40),
+    st.sampled_from([7, 64, 1 << 20]),
+)
+def test_block_reader_agrees_on_any_flavour_line_soup(lines: list[bytes], block_size: int) -> None:
+    data = b"".join(lines)
+    by_line, by_block = both_ways(data, block_size)
+    assert by_block == by_line
+    assert read_python_only(data, block_size) == by_line

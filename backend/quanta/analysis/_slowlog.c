@@ -1,36 +1,47 @@
 /*
- * The usual slow-log entry, read in C: most entries of a MySQL log have this one shape.
+ * The usual slow-log entry, read in C: most entries of a log have one of a few shapes.
  *
- * PlainReader(event_type, connections, read_connection, epoch_time).scan(text, position,
- * limit, at_end, line, database) reads the entries that start at `position` and before
- * `limit` for as long as each has the shape that quanta.analysis.slowlog's _ENTRY_RE (or
- * _LAST_ENTRY_RE when `at_end`) matches with a plain Query_time line and plain meta lines,
- * the shape _Parser._read_whole_entry turns straight into an event:
+ * PlainReader(event_type, connections, read_connection, epoch_time, typed).scan(text,
+ * position, limit, at_end, line, database) reads the entries that start at `position` and
+ * before `limit` for as long as each has the usual shape of one of the flavours the parser
+ * knows (MySQL 5.7 / 8.x with or without log_slow_extra, Percona Server with
+ * log_slow_verbosity=full, MariaDB with query_plan,innodb,explain):
  *
- *     [# Time: YYYY-MM-DDTHH:MM:SS[.ffffff]Z]
+ *     [# Time: YYYY-MM-DDTHH:MM:SS[.ffffff]Z  or  # Time: YYMMDD H:MM:SS[.f]]
  *     [# User@Host: ...]
- *     # Query_time: N.N  Lock_time: N.N Rows_sent: N  Rows_examined: N
+ *     ['#' lines of "Key: value" pairs, '# explain:' lines, '#' lines without pairs]
+ *     # Query_time: N.N  Lock_time: N.N Rows_sent: N  Rows_examined: N [Key: value ...]
+ *     ['#' lines of "Key: value" pairs, '# explain:' lines, '#' lines without pairs]
  *     [use DB;]
  *     SET timestamp=N;
  *     statement lines
  *
- * each line ending in \n, the entry ending where a line starts with "# Time:",
- * "# User@Host:" or "# Query_time:" (or at the end of the text when `at_end`), and builds the
- * event that method builds: `event_type(query, ts, query_time, lock_time, rows_sent,
- * rows_examined, None, database, user, host, line, attributes)`, with ts from
- * `epoch_time(stamp)`, the database carried over from `database` and each 'use' line,
- * and user, host and attributes from the `connections` cache of User@Host lines (filled by
+ * and builds the event quanta.analysis.slowlog's line-by-line parser builds: attributes
+ * typed as slowlog._typed types them (the usual forms here, any other by calling `typed`),
+ * Rows_affected and Schema as that parser takes them, the '# explain:' lines joined.
+ * A pair line must have exactly the form _PAIR_RE reads the same way ("Key: value" pairs
+ * separated by blanks, ASCII values): anything else is left to the Python reader.
+ *
+ * Each line ends in \n, the entry ends where a line starts with "# Time:", "# User@Host:"
+ * or "# Query_time:" (or at the end of the text when `at_end`); the event is
+ * `event_type(query, ts, query_time, lock_time, rows_sent, rows_examined, rows_affected,
+ * database, user, host, line, attributes)`, with ts from `epoch_time(stamp)`, the database
+ * carried over from `database`, each 'use' line and Schema pair, and user, host and the
+ * first attributes from the `connections` cache of User@Host lines (filled by
  * `read_connection(line)` on a miss). It returns (events, count, end, line, database,
- * last_iso): the events and their number, the offset and line number after the last one,
- * the database in effect, and the last '# Time:' value read (None if none), for the
- * caller's clock.
+ * last_time): the events and the number of entries read, the offset and line number after
+ * the last one, the database in effect, and the last '# Time:' value read (None if none;
+ * the ISO value, or the whole line of the other form), for the caller's clock.
  *
  * scan(..., sink) builds no events: it appends each one's fields (slowlog.SINK_COLUMNS) to
  * the columns `sink.groups[literal_mask(query)]`, or those `sink.classify(query)` returns
  * for a statement the groups do not know, is not ASCII or is a percona-toolkit checksum
  * query (told by a comment the mask drops: fingerprinter.cache_key gives it no key). The
- * offline digest aggregates whole columns at once this way. A `max_count` above 0 stops the
- * scan after that many entries.
+ * offline digest aggregates whole columns at once this way. A group is COLUMNS lists, then
+ * optionally a dict of attribute columns: the numeric and Yes/No values of the entry's
+ * header pairs are appended to its lists by attribute name. An entry with such attributes
+ * whose group has no such dict is made an event instead, the last of the scan's events
+ * (`count` counts it too). A `max_count` above 0 stops the scan after that many entries.
  *
  * It stops at the first entry of any other shape, or that it is not sure of (anything the
  * expression could read differently, a '# Time:' that is not a valid date, an entry
@@ -183,7 +194,13 @@ static int has_version(const Text *text, Py_ssize_t position, Py_ssize_t end) {
 
 typedef struct {
     Span iso;
+    Span time_line; /* a MariaDB / old MySQL '# Time: YYMMDD H:MM:SS' line, without its \n */
     Span user_host;
+    Span header;        /* the '#' lines from the first after User@Host to the meta lines */
+    Span rows_affected; /* the value of a Rows_affected pair */
+    Span schema;        /* the value of a Schema pair (NO_SPAN: none, or no value) */
+    int has_schema;
+    int explains;       /* '# explain:' lines */
     Span query_time;
     Span lock_time;
     Span rows_sent;
@@ -204,11 +221,9 @@ static int number_at(const Text *text, Py_ssize_t position, int count) {
     return value;
 }
 
-/* Whether YYYY-MM-DDTHH:MM:SS at `position` is a time datetime.fromisoformat accepts. */
-static int valid_time(const Text *text, Py_ssize_t position) {
+/* Whether a date and time are one datetime accepts. */
+static int valid_date_time(int year, int month, int day, int hour, int minute, int second) {
     static const int month_days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int year = number_at(text, position, 4), month = number_at(text, position + 5, 2);
-    int day = number_at(text, position + 8, 2);
     if (year < 1 || month < 1 || month > 12 || day < 1 || day > month_days[month - 1]) {
         return 0;
     }
@@ -216,8 +231,56 @@ static int valid_time(const Text *text, Py_ssize_t position) {
     if (month == 2 && day == 29 && !leap) {
         return 0;
     }
-    return number_at(text, position + 11, 2) < 24 && number_at(text, position + 14, 2) < 60 &&
-           number_at(text, position + 17, 2) < 60;
+    return hour < 24 && minute < 60 && second < 60;
+}
+
+/* Whether YYYY-MM-DDTHH:MM:SS at `position` is a time datetime.fromisoformat accepts. */
+static int valid_time(const Text *text, Py_ssize_t position) {
+    return valid_date_time(number_at(text, position, 4), number_at(text, position + 5, 2),
+                           number_at(text, position + 8, 2), number_at(text, position + 11, 2),
+                           number_at(text, position + 14, 2), number_at(text, position + 17, 2));
+}
+
+/* "# Time: YYMMDD[ \t]+H:MM:SS[.f]" (MariaDB, MySQL before 5.7) with a valid time, then
+ * blanks: the line's end, or -1 for any other form. */
+static Py_ssize_t read_old_time(const Text *text, Py_ssize_t position, Entry *entry) {
+    Py_ssize_t i = skip_blanks(text, position + 7), start = i;
+    if (i < 0 || skip_digits(text, i) != i + 6) {
+        return -1;
+    }
+    Py_ssize_t hour = skip_blanks(text, i + 6);
+    if (hour < 0) {
+        return -1;
+    }
+    Py_ssize_t colon = skip_digits(text, hour);
+    if (colon == hour || colon - hour > 2 || at(text, colon) != ':' ||
+        skip_digits(text, colon + 1) != colon + 3 || at(text, colon + 3) != ':' ||
+        skip_digits(text, colon + 4) != colon + 6) {
+        return -1;
+    }
+    if (!valid_date_time(2000 + number_at(text, i, 2), number_at(text, i + 2, 2),
+                         number_at(text, i + 4, 2), number_at(text, hour, (int)(colon - hour)),
+                         number_at(text, colon + 1, 2), number_at(text, colon + 4, 2))) {
+        return -1;
+    }
+    i = colon + 6;
+    if (at(text, i) == '.') {
+        Py_ssize_t digits_end = skip_digits(text, i + 1);
+        if (digits_end == i + 1 || digits_end - (i + 1) > 6) {
+            return -1;
+        }
+        i = digits_end;
+    }
+    for (; i < text->size && at(text, i) != '\n'; i++) {
+        if (at(text, i) != ' ' && at(text, i) != '\t') {
+            return -1;
+        }
+    }
+    if (i >= text->size || start < 0) {
+        return -1;
+    }
+    entry->time_line = (Span){position, i};
+    return i + 1;
 }
 
 /* "# Time: ISO Z" with a valid date: the line's end, or -1 for any other form. */
@@ -256,6 +319,116 @@ static Py_ssize_t read_iso_time(const Text *text, Py_ssize_t position, Entry *en
     return i < text->size ? i + 1 : -1;
 }
 
+static int is_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+static int span_is(const Text *text, Span span, const char *name) {
+    return (Py_ssize_t)strlen(name) == span.end - span.start && starts_with(text, span.start, name);
+}
+
+/* The next "Key: value" pair of a header line from *position on, as slowlog._PAIR_RE's
+ * findall reads it: 1 with its key and value (NO_SPAN: the key has none), 0 at the end of
+ * the line (*position then after its \n), -1 where the expression could read the line
+ * differently than this strict form (text between pairs, a value that is not ASCII or is
+ * followed by other white space, no \n): such a line is left to the Python reader. */
+static int next_pair(const Text *text, Py_ssize_t *position, Span *key, Span *value) {
+    Py_ssize_t i = *position;
+    while (at(text, i) == ' ' || at(text, i) == '\t') {
+        i++;
+    }
+    if (at(text, i) == '\n') {
+        *position = i + 1;
+        return 0;
+    }
+    Py_ssize_t k = i;
+    if (!is_letter(at(text, k))) {
+        return -1;
+    }
+    while (is_word_char(at(text, k))) {
+        k++;
+    }
+    if (at(text, k) != ':') {
+        return -1;
+    }
+    *key = (Span){i, k};
+    *value = NO_SPAN;
+    i = k + 1;
+    if (at(text, i) == '\n') {
+        *position = i;
+        return 1;
+    }
+    if (at(text, i) != ' ' && at(text, i) != '\t') {
+        return -1;
+    }
+    while (at(text, i) == ' ' || at(text, i) == '\t') {
+        i++;
+    }
+    if (at(text, i) == '\n') {
+        *position = i;
+        return 1;
+    }
+    /* (?![A-Za-z][A-Za-z0-9_]*:(?:\s|$)): the next key, the value-less key's neighbour */
+    if (is_letter(at(text, i))) {
+        Py_ssize_t e = i;
+        while (is_word_char(at(text, e))) {
+            e++;
+        }
+        if (at(text, e) == ':' && (e + 1 >= text->size || Py_UNICODE_ISSPACE(at(text, e + 1)))) {
+            *position = i;
+            return 1;
+        }
+    }
+    Py_ssize_t e = i;
+    while (e < text->size && at(text, e) > ' ' && at(text, e) < 127) {
+        e++;
+    }
+    Py_UCS4 c = at(text, e);
+    if (c != ' ' && c != '\t' && c != '\n') {
+        return -1;
+    }
+    *value = (Span){i, e};
+    *position = e;
+    return 1;
+}
+
+/* Whether [position, the line's \n) holds no ':' (no pair: the line changes nothing). */
+static int no_pairs(const Text *text, Py_ssize_t position) {
+    for (Py_ssize_t i = position; i < text->size; i++) {
+        Py_UCS4 c = at(text, i);
+        if (c == '\n') {
+            return 1;
+        }
+        if (c == ':') {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* The pairs of a header line from `position` on, checked and their Rows_affected and Schema
+ * noted: the next line's offset, or -1. The fields the Query_time line gives are refused
+ * anywhere else (the line reader would take them from there). */
+static Py_ssize_t check_pairs(const Text *text, Py_ssize_t position, Entry *entry) {
+    Span key, value;
+    int found;
+    while ((found = next_pair(text, &position, &key, &value)) == 1) {
+        if (span_is(text, key, "Query_time") || span_is(text, key, "Lock_time") ||
+            span_is(text, key, "Rows_sent") || span_is(text, key, "Rows_examined")) {
+            return -1;
+        }
+        if (span_is(text, key, "Rows_affected")) {
+            if (value.start < 0 || digits_then(text, value.start, 0).end != value.end) {
+                return -1;
+            }
+            entry->rows_affected = value;
+        }
+        else if (span_is(text, key, "Schema")) {
+            entry->has_schema = 1;
+            entry->schema = value;
+        }
+    }
+    return found == 0 ? position : -1;
+}
+
 /* "# Query_time: N.N  Lock_time: N.N Rows_sent: N  Rows_examined: N" : the next line. */
 static Py_ssize_t read_query_time(const Text *text, Py_ssize_t position, Entry *entry) {
     Py_ssize_t i = skip_blanks(text, position + 13);
@@ -274,11 +447,7 @@ static Py_ssize_t read_query_time(const Text *text, Py_ssize_t position, Entry *
     if (i < 0 || (entry->rows_examined = digits_then(text, i, 0)).start < 0) {
         return -1;
     }
-    i = entry->rows_examined.end;
-    while (at(text, i) == ' ' || at(text, i) == '\t') {
-        i++;
-    }
-    return at(text, i) == '\n' ? i + 1 : -1;
+    return check_pairs(text, entry->rows_examined.end, entry);
 }
 
 /* "[use DB;\n]SET timestamp=N;\n": the offset after it, or -1. */
@@ -359,14 +528,59 @@ static Py_ssize_t read_body(const Text *text, Py_ssize_t position, int at_end, E
     return i;
 }
 
-/* One entry of the plain shape at `position`: 1, or 0 when it has another shape. */
+/* The '#' lines after User@Host up to the meta lines: pair lines, the Query_time line and
+ * '# explain:' lines, each checked: the offset after them, or -1. */
+static Py_ssize_t read_header(const Text *text, Py_ssize_t position, Entry *entry) {
+    Py_ssize_t i = position;
+    int query_time = 0;
+    entry->header.start = i;
+    while (at(text, i) == '#') {
+        Py_ssize_t next;
+        if (starts_with(text, i, "# Query_time:")) {
+            if (query_time) {
+                return -1; /* a second one begins another entry */
+            }
+            query_time = 1;
+            next = read_query_time(text, i, entry);
+        }
+        else if (starts_with(text, i, "# explain:")) {
+            next = find_newline(text, i);
+            next = next < 0 ? -1 : next + 1;
+            entry->explains++;
+        }
+        else if (starts_with(text, i, "# Time:") || starts_with(text, i, "# User@Host:") ||
+                 starts_with(text, i, "# administrator command:") ||
+                 starts_with(text, i, "# Warnings")) {
+            return -1;
+        }
+        else if (no_pairs(text, i + 1)) {
+            next = find_newline(text, i) + 1;
+        }
+        else {
+            next = check_pairs(text, i + 1, entry);
+        }
+        if (next <= 0) {
+            return -1;
+        }
+        entry->lines++;
+        i = next;
+    }
+    entry->header.end = i;
+    return query_time ? i : -1;
+}
+
+/* One entry of the usual shape at `position`: 1, or 0 when it has another shape. */
 static int read_entry(const Text *text, Py_ssize_t position, int at_end, Entry *entry) {
-    *entry = (Entry){NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN,
-                     NO_SPAN, 0, -1};
+    *entry = (Entry){NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, 0, 0, NO_SPAN,
+                     NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, NO_SPAN, 0, -1};
     Py_ssize_t i = position;
     if (starts_with(text, i, "# Time:")) {
-        if ((i = read_iso_time(text, i, entry)) < 0) {
+        Py_ssize_t iso = read_iso_time(text, i, entry);
+        if ((i = iso >= 0 ? iso : read_old_time(text, i, entry)) < 0) {
             return 0;
+        }
+        if (iso < 0) {
+            entry->iso = NO_SPAN;
         }
         entry->lines++;
     }
@@ -379,11 +593,9 @@ static int read_entry(const Text *text, Py_ssize_t position, int at_end, Entry *
         entry->lines++;
         i = newline + 1;
     }
-    if (!starts_with(text, i, "# Query_time:") || (i = read_query_time(text, i, entry)) < 0 ||
-        at(text, i) == '#') { /* another header line: read with the general rules */
+    if ((i = read_header(text, i, entry)) < 0) {
         return 0;
     }
-    entry->lines++;
     Py_ssize_t body = read_meta(text, i, entry);
     if (body < 0) {
         return 0;
@@ -447,6 +659,13 @@ static PyObject *to_float(const Text *text, Span span) {
 
 /* int() of a [0-9]+ span. */
 static PyObject *to_int(const Text *text, Span span) {
+    if (span.end - span.start <= 18) { /* fits a long long: no string to parse */
+        long long value = 0;
+        for (Py_ssize_t i = span.start; i < span.end; i++) {
+            value = value * 10 + (long long)(at(text, i) - '0');
+        }
+        return PyLong_FromLongLong(value);
+    }
     char buffer[128];
     const char *digits = ascii(text, span, buffer, sizeof buffer);
     if (digits == NULL) {
@@ -498,12 +717,17 @@ static Span use_database(const Text *text, Span line) {
     return (Span){start, end};
 }
 
+/* Attribute names remembered: the entries of a log name the same ones in the same order. */
+#define KEYS 64
+
 typedef struct {
     PyObject_HEAD
     PyObject *event_type;
     PyObject *connections;     /* {User@Host line: (user, host, attributes)} */
     PyObject *read_connection; /* line -> (user, host, attributes), caching it */
     PyObject *epoch_time;      /* SET timestamp value -> datetime, or None out of range */
+    PyObject *typed;           /* (key, value) -> the attribute's value: slowlog._typed */
+    PyObject *keys[KEYS];      /* the attribute names of the last entry, in order */
     PyObject *stamp;           /* the last value given to epoch_time, and its answer */
     PyObject *stamp_time;
 } PlainReader;
@@ -515,6 +739,221 @@ static PyObject *literal_mask;
  * host): query, ts, query_time, lock_time, rows_sent, rows_examined, rows_affected (None),
  * db, user, host. */
 #define COLUMNS 10
+
+static int ends_with(const Text *text, Span span, const char *suffix) {
+    Py_ssize_t length = (Py_ssize_t)strlen(suffix);
+    return span.end - span.start >= length && starts_with(text, span.end - length, suffix);
+}
+
+/* Whether a value holds only characters of slowlog's _INT_RE and _FLOAT_RE: [0-9.eE+-]. */
+static int numeric_characters(const Text *text, Span span) {
+    for (Py_ssize_t i = span.start; i < span.end; i++) {
+        Py_UCS4 c = at(text, i);
+        if (!is_digit(c) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *flag(const Text *text, Span value) {
+    if (span_is(text, value, "Yes") || span_is(text, value, "YES") || span_is(text, value, "yes")) {
+        Py_RETURN_TRUE;
+    }
+    if (span_is(text, value, "No") || span_is(text, value, "NO") || span_is(text, value, "no")) {
+        Py_RETURN_FALSE;
+    }
+    return NULL;
+}
+
+/* A header value typed as slowlog._typed types it (a new reference, NULL on error): the
+ * usual forms here, any other by calling it. */
+static PyObject *typed_value(PlainReader *self, const Text *text, Span key, Span value) {
+    if (value.start < 0) {
+        return PyUnicode_New(0, 0);
+    }
+    if (span_is(text, key, "InnoDB_trx_id") || span_is(text, key, "Log_slow_rate_type")) {
+        return substring(text, value);
+    }
+    int is_decimal = decimal(text, value.start).end == value.end;
+    if (ends_with(text, key, "_time") || ends_with(text, key, "_wait")) {
+        if (is_decimal) {
+            PyObject *seconds = to_float(text, value);
+            if (seconds != NULL && (span_is(text, key, "Pages_read_time") ||
+                                    span_is(text, key, "Engine_time"))) {
+                Py_SETREF(seconds, PyFloat_FromDouble(PyFloat_AS_DOUBLE(seconds) / 1000));
+            }
+            return seconds;
+        }
+    }
+    else {
+        PyObject *yes_no = flag(text, value);
+        if (yes_no != NULL) {
+            return yes_no;
+        }
+        if (digits_then(text, value.start, 0).end == value.end) {
+            return to_int(text, value);
+        }
+        if (is_decimal) {
+            return to_float(text, value);
+        }
+    }
+    if (!numeric_characters(text, value)) {
+        return substring(text, value); /* no number _typed would read: the text */
+    }
+    PyObject *name = substring(text, key), *string = substring(text, value), *result = NULL;
+    if (name != NULL && string != NULL) {
+        result = PyObject_CallFunctionObjArgs(self->typed, name, string, NULL);
+    }
+    Py_XDECREF(name);
+    Py_XDECREF(string);
+    return result;
+}
+
+/* Where a header line's pairs begin (after the Query_time line's own fields), or -1 for a
+ * line without pairs ('# explain:', no ':'). */
+static Py_ssize_t pairs_start(const Text *text, Py_ssize_t line, const Entry *entry) {
+    if (starts_with(text, line, "# Query_time:")) {
+        return entry->rows_examined.end;
+    }
+    if (starts_with(text, line, "# explain:") || no_pairs(text, line + 1)) {
+        return -1;
+    }
+    return line + 1;
+}
+
+/* The str of the attribute name `key`, the `ordinal`th of its entry (a new reference):
+ * the same object as the last entry's, when it is the same name. */
+static PyObject *attribute_name(PlainReader *self, const Text *text, Span key, int ordinal) {
+    if (ordinal < KEYS && self->keys[ordinal] != NULL &&
+        span_equals(text, key, self->keys[ordinal])) {
+        return Py_NewRef(self->keys[ordinal]);
+    }
+    PyObject *name = substring(text, key);
+    if (name != NULL && ordinal < KEYS) {
+        Py_XSETREF(self->keys[ordinal], Py_NewRef(name));
+    }
+    return name;
+}
+
+/* Give each attribute of the entry's header lines (but the event's own fields) to `add`:
+ * 0, or -1 on error. */
+typedef int (*AttributeSink)(PyObject *target, PyObject *key, PyObject *value);
+
+static int each_attribute(PlainReader *self, const Text *text, const Entry *entry,
+                          AttributeSink add, PyObject *target) {
+    Py_ssize_t line = entry->header.start;
+    int ordinal = 0;
+    while (line < entry->header.end) {
+        Py_ssize_t next = find_newline(text, line) + 1, position = pairs_start(text, line, entry);
+        Span key, value;
+        while (position >= 0 && next_pair(text, &position, &key, &value) == 1) {
+            if (span_is(text, key, "Rows_affected") || span_is(text, key, "Schema")) {
+                continue;
+            }
+            PyObject *name = attribute_name(self, text, key, ordinal++);
+            PyObject *typed = name == NULL ? NULL : typed_value(self, text, key, value);
+            int status = typed == NULL ? -1 : add(target, name, typed);
+            Py_XDECREF(name);
+            Py_XDECREF(typed);
+            if (status < 0) {
+                return -1;
+            }
+        }
+        line = next;
+    }
+    return 0;
+}
+
+/* The '# explain:' lines' text, each stripped, joined by \n (a new reference). */
+static PyObject *explain_text(const Text *text, const Entry *entry) {
+    PyObject *lines = PyList_New(0);
+    if (lines == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t line = entry->header.start; line < entry->header.end;
+         line = find_newline(text, line) + 1) {
+        if (!starts_with(text, line, "# explain:")) {
+            continue;
+        }
+        Py_ssize_t start = line + 10, end = find_newline(text, line);
+        while (start < end && Py_UNICODE_ISSPACE(at(text, start))) {
+            start++;
+        }
+        while (end > start && Py_UNICODE_ISSPACE(at(text, end - 1))) {
+            end--;
+        }
+        PyObject *part = PyUnicode_Substring(text->object, start, end);
+        if (part == NULL || PyList_Append(lines, part) < 0) {
+            Py_XDECREF(part);
+            Py_DECREF(lines);
+            return NULL;
+        }
+        Py_DECREF(part);
+    }
+    PyObject *separator = PyUnicode_FromString("\n");
+    PyObject *joined = separator == NULL ? NULL : PyUnicode_Join(separator, lines);
+    Py_XDECREF(separator);
+    Py_DECREF(lines);
+    return joined;
+}
+
+static int set_attribute(PyObject *attributes, PyObject *key, PyObject *value) {
+    return PyDict_SetItem(attributes, key, value);
+}
+
+/* A sink's attribute columns take the numbers (and flags): the digest sums nothing else. */
+static int append_attribute(PyObject *columns, PyObject *key, PyObject *value) {
+    if (PyUnicode_Check(value)) {
+        return 0;
+    }
+    PyObject *column = PyDict_GetItemWithError(columns, key); /* borrowed */
+    if (column == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        column = PyList_New(0);
+        int status = column == NULL ? -1 : PyDict_SetItem(columns, key, column);
+        Py_XDECREF(column);
+        if (status < 0) {
+            return -1;
+        }
+    }
+    return PyList_Check(column) ? PyList_Append(column, value) : -1;
+}
+
+/* Whether the entry's header gives attributes (beyond the event's own fields). */
+static int has_attributes(const Text *text, const Entry *entry) {
+    if (entry->explains > 0) {
+        return 1;
+    }
+    for (Py_ssize_t line = entry->header.start; line < entry->header.end;
+         line = find_newline(text, line) + 1) {
+        Py_ssize_t position = pairs_start(text, line, entry);
+        Span key, value;
+        while (position >= 0 && next_pair(text, &position, &key, &value) == 1) {
+            if (!span_is(text, key, "Rows_affected") && !span_is(text, key, "Schema")) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The attributes of an event: its connection's, then its header's, then 'explain'. */
+static int add_attributes(PlainReader *self, const Text *text, const Entry *entry,
+                          PyObject *attributes) {
+    if (each_attribute(self, text, entry, set_attribute, attributes) < 0) {
+        return -1;
+    }
+    if (entry->explains == 0) {
+        return 0;
+    }
+    PyObject *explain = explain_text(text, entry);
+    int status = explain == NULL ? -1 : PyDict_SetItemString(attributes, "explain", explain);
+    Py_XDECREF(explain);
+    return status;
+}
 
 /* The event time of a SET timestamp value (a new reference; None: out of range). */
 static PyObject *stamp_time(PlainReader *self, const Text *text, Span span) {
@@ -582,7 +1021,9 @@ static int event_fields(PlainReader *self, const Text *text, const Entry *entry,
     PyObject *values[COLUMNS] = {
         substring(text, entry->query), Py_NewRef(ts), to_float(text, entry->query_time),
         to_float(text, entry->lock_time), to_int(text, entry->rows_sent),
-        to_int(text, entry->rows_examined), Py_NewRef(Py_None), Py_NewRef(database), user,
+        to_int(text, entry->rows_examined),
+        entry->rows_affected.start < 0 ? Py_NewRef(Py_None) : to_int(text, entry->rows_affected),
+        Py_NewRef(database), user,
         host,
     };
     memcpy(fields, values, sizeof values);
@@ -614,6 +1055,9 @@ static PyObject *make_event(PlainReader *self, const Text *text, const Entry *en
     args[COLUMNS] = PyLong_FromSsize_t(line);
     args[COLUMNS + 1] = known == NULL ? PyDict_New() : PyDict_Copy(PyTuple_GET_ITEM(known, 2));
     Py_XDECREF(known);
+    if (args[COLUMNS + 1] != NULL && add_attributes(self, text, entry, args[COLUMNS + 1]) < 0) {
+        Py_CLEAR(args[COLUMNS + 1]);
+    }
     PyObject *event = NULL;
     if (all_made(args, COLUMNS + 2)) {
         event = PyObject_Vectorcall(self->event_type, args, COLUMNS + 2, NULL);
@@ -651,7 +1095,7 @@ static int has_checksum_comment(PyObject *query) {
     return 0;
 }
 
-/* The columns (a list of COLUMNS lists) an entry's values go to: sink.groups[its literal
+/* The columns (COLUMNS lists, then optionally a dict of attribute columns) an entry's values go to: sink.groups[its literal
  * mask] (a borrowed reference), else sink.classify(query) (a new one, in *owned). */
 static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
                           PyObject **owned) {
@@ -669,15 +1113,20 @@ static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
     if (group == NULL && !PyErr_Occurred()) {
         group = *owned = PyObject_CallOneArg(classify, query);
     }
-    if (group != NULL && (!PyList_Check(group) || PyList_GET_SIZE(group) != COLUMNS)) {
-        PyErr_SetString(PyExc_TypeError, "a sink's columns must be a list of lists");
+    if (group != NULL &&
+        (!PyList_Check(group) ||
+         (PyList_GET_SIZE(group) != COLUMNS &&
+          (PyList_GET_SIZE(group) != COLUMNS + 1 || !PyDict_Check(PyList_GET_ITEM(group, COLUMNS)))))) {
+        PyErr_SetString(PyExc_TypeError, "a sink's columns must be lists and a dict");
         Py_CLEAR(*owned);
         return NULL;
     }
     return group;
 }
 
-/* Append an entry's values to its group's columns; -1 on error. */
+/* Append an entry's values to its group's columns: 0, 1 when the group has no attribute
+ * columns and the entry has attributes (nothing appended: the entry becomes an event), -1
+ * on error. */
 static int add_to_columns(PlainReader *self, const Text *text, const Entry *entry,
                           PyObject *ts, PyObject *database, PyObject *groups,
                           PyObject *classify) {
@@ -691,11 +1140,19 @@ static int add_to_columns(PlainReader *self, const Text *text, const Entry *entr
     PyObject *group = all_made(fields, COLUMNS)
                           ? group_of(fields[0], groups, classify, &owned)
                           : NULL;
-    if (group != NULL) {
+    int with_attributes = group != NULL && PyList_GET_SIZE(group) == COLUMNS + 1;
+    if (group != NULL && !with_attributes && has_attributes(text, entry)) {
+        status = 1; /* a sink without attribute columns: the caller yields this one */
+    }
+    else if (group != NULL) {
         status = 0;
         for (int k = 0; k < COLUMNS && status == 0; k++) {
             PyObject *column = PyList_GET_ITEM(group, k);
             status = PyList_Check(column) ? PyList_Append(column, fields[k]) : -1;
+        }
+        if (status == 0 && with_attributes) {
+            status = each_attribute(self, text, entry, append_attribute,
+                                    PyList_GET_ITEM(group, COLUMNS));
         }
         if (status < 0 && !PyErr_Occurred()) {
             PyErr_SetString(PyExc_TypeError, "a sink's columns must be a list of lists");
@@ -763,12 +1220,29 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
                 }
                 Py_SETREF(database, named);
             }
+            else if (name.end == name.start && entry.has_schema) {
+                goto schema;
+            }
         }
-        int status;
-        if (groups != NULL) {
-            status = add_to_columns(self, &text, &entry, ts, database, groups, classify);
+        else if (entry.has_schema) {
+        schema:; /* the database of a 'Schema:' pair, as slowlog._carry_database takes it */
+            if (entry.schema.start < 0) {
+                Py_SETREF(database, Py_NewRef(Py_None));
+            }
+            else if (!span_equals(&text, entry.schema, database)) {
+                PyObject *named = substring(&text, entry.schema);
+                if (named == NULL) {
+                    Py_DECREF(ts);
+                    goto error;
+                }
+                Py_SETREF(database, named);
+            }
         }
-        else {
+        int status = groups == NULL
+                         ? 1
+                         : add_to_columns(self, &text, &entry, ts, database, groups, classify);
+        int declined = groups != NULL && status == 1;
+        if (status == 1) { /* no sink, or one without attribute columns: an event */
             PyObject *event = make_event(self, &text, &entry, ts, database, line);
             status = event == NULL ? -1 : PyList_Append(events, event);
             Py_XDECREF(event);
@@ -781,8 +1255,14 @@ static PyObject *scan(PlainReader *self, PyObject *args) {
         if (entry.iso.start >= 0) {
             last_iso = entry.iso;
         }
+        else if (entry.time_line.start >= 0) {
+            last_iso = entry.time_line;
+        }
         line += entry.lines;
         position = entry.end;
+        if (declined) {
+            break; /* the event goes to the caller before the sink takes any later one */
+        }
     }
     Py_XDECREF(groups);
     Py_XDECREF(classify);
@@ -802,13 +1282,15 @@ error:
 }
 
 static int reader_init(PlainReader *self, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"event_type", "connections", "read_connection", "epoch_time", NULL};
-    PyObject *event_type, *connections, *read_connection, *epoch_time;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO:PlainReader", names, &event_type,
+    static char *names[] = {"event_type", "connections", "read_connection", "epoch_time",
+                            "typed", NULL};
+    PyObject *event_type, *connections, *read_connection, *epoch_time, *typed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OOO:PlainReader", names, &event_type,
                                      &PyDict_Type, &connections, &read_connection,
-                                     &epoch_time)) {
+                                     &epoch_time, &typed)) {
         return -1;
     }
+    Py_XSETREF(self->typed, Py_NewRef(typed));
     Py_XSETREF(self->event_type, Py_NewRef(event_type));
     Py_XSETREF(self->connections, Py_NewRef(connections));
     Py_XSETREF(self->read_connection, Py_NewRef(read_connection));
@@ -823,6 +1305,7 @@ static int reader_traverse(PlainReader *self, visitproc visit, void *arg) {
     Py_VISIT(self->connections);
     Py_VISIT(self->read_connection);
     Py_VISIT(self->epoch_time);
+    Py_VISIT(self->typed);
     Py_VISIT(self->stamp);
     Py_VISIT(self->stamp_time);
     return 0;
@@ -833,6 +1316,10 @@ static int reader_clear(PlainReader *self) {
     Py_CLEAR(self->connections);
     Py_CLEAR(self->read_connection);
     Py_CLEAR(self->epoch_time);
+    Py_CLEAR(self->typed);
+    for (int k = 0; k < KEYS; k++) {
+        Py_CLEAR(self->keys[k]);
+    }
     Py_CLEAR(self->stamp);
     Py_CLEAR(self->stamp_time);
     return 0;
@@ -857,7 +1344,7 @@ static PyTypeObject PlainReaderType = {
     .tp_name = "quanta.analysis._slowlog.PlainReader",
     .tp_basicsize = sizeof(PlainReader),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "PlainReader(event_type, connections, read_connection, epoch_time)",
+    .tp_doc = "PlainReader(event_type, connections, read_connection, epoch_time, typed)",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)reader_init,
     .tp_dealloc = (destructor)reader_dealloc,

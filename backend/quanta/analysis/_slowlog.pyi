@@ -13,6 +13,7 @@ class PlainReader:
         connections: dict[str, Any],
         read_connection: Callable[[str], Any],
         epoch_time: Callable[[str], datetime | None],
+        typed: Callable[[str, str | None], Any],
         /,
     ) -> None: ...
     def scan(

@@ -101,8 +101,9 @@ class Example:
     database: str | None
 
 
-def _new_columns() -> list[list[Any]]:
-    return [[] for _ in SINK_COLUMNS]
+def _new_columns() -> list[Any]:
+    """One list per SINK_COLUMNS field, then the attribute columns: {name: values}."""
+    return [*([] for _ in SINK_COLUMNS), {}]
 
 
 @dataclass(slots=True)
@@ -134,11 +135,11 @@ class QueryClassDigest:
     first_seen: datetime | None = None
     last_seen: datetime | None = None
     example: Example | None = None
-    pending: list[list[Any]] = field(default_factory=_new_columns)
+    pending: list[Any] = field(default_factory=_new_columns)
 
     def add(self, event: SlowLogEvent) -> None:
         """Take one event (folded in by the next :meth:`flush`)."""
-        for column, name in zip(self.pending, SINK_COLUMNS, strict=True):
+        for column, name in zip(self.pending, SINK_COLUMNS, strict=False):
             column.append(getattr(event, name))
         if not _NOT_METRICS.issuperset(event.attributes):
             self._add_attributes(event)
@@ -147,12 +148,20 @@ class QueryClassDigest:
         """Fold the pending events into the statistics."""
         columns = self.pending
         if not columns[0]:
-            return
+            return  # the attribute columns fill only with the others
         queries, times, query_times, lock_times, rows_sent, rows_examined, rows_affected = columns[
             :7
         ]
-        databases, users, hosts = columns[7:]
+        databases, users, hosts, attributes = columns[7:]
         columns[:] = _new_columns()  # in place: a sink's groups hold this list
+        for name, values in attributes.items():
+            if name not in _NOT_METRICS:
+                metric = self.attributes.get(name)
+                if metric is None:
+                    metric = self.attributes[name] = Metric()
+                # Ints and flags as they are (fsum takes them), the extremes as floats.
+                metric.add_all(values)
+                metric.min, metric.max = float(metric.min), float(metric.max)
         self.count += len(queries)
         self.query_time.add_all(query_times)
         self.query_time_histogram.add_many(query_times)
@@ -329,13 +338,13 @@ class _DigestSink:
     def __init__(self, digest: Digest, fingerprinter: Fingerprinter) -> None:
         self._digest = digest
         self._fingerprinter = fingerprinter
-        self.groups: dict[str, list[list[Any]]] = {}
+        self.groups: dict[str, list[Any]] = {}
 
     def room(self) -> int:
         """How many events the reader may add before the digest folds what it holds."""
         return _PENDING_LIMIT - self._digest.pending
 
-    def classify(self, query: str) -> list[list[Any]]:
+    def classify(self, query: str) -> list[Any]:
         """The pending columns of the statement's class, remembered by its literal mask."""
         fingerprint, query_id = self._fingerprinter(query)
         columns = self._digest._class(query_id, fingerprint).pending

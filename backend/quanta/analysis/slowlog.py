@@ -278,19 +278,24 @@ SINK_COLUMNS = (
 class ColumnSink(Protocol):
     """Takes the events of the usual shape as column values, grouped by statement shape.
 
-    For each such event, the C reader appends its :data:`SINK_COLUMNS` values (a usual
-    entry has no other attributes than ``ip`` and ``Thread_id``) to the columns found in
-    ``groups`` under the statement's literal mask (``fingerprinter.literal_mask``), or else
-    to those ``classify(query)`` returns (which may add them to ``groups``). A checksum query
-    of percona-toolkit, and a statement whose text is not ASCII, is always classified.
+    A group is a list of one list per :data:`SINK_COLUMNS` field, then a dict of attribute
+    columns. For each such event, the C reader appends its :data:`SINK_COLUMNS` values to the
+    columns found in ``groups`` under the statement's literal mask
+    (``fingerprinter.literal_mask``), or else to those ``classify(query)`` returns (which may
+    add them to ``groups``), and each numeric or Yes/No attribute of its header lines
+    (``Bytes_sent``, ``Full_scan`` ...; not the ``ip`` and ``Thread_id`` of its User@Host
+    line, nor text) to the dict's list under that attribute's name. A group without that
+    dict takes only entries without such attributes: the others are yielded as events (read
+    in C all the same). A checksum query of percona-toolkit, and a statement whose text is
+    not ASCII, is always classified.
     """
 
     @property
-    def groups(self) -> dict[str, list[list[Any]]]:
+    def groups(self) -> dict[str, list[Any]]:
         """Columns by literal mask."""
         ...
 
-    def classify(self, query: str) -> list[list[Any]]:
+    def classify(self, query: str) -> list[Any]:
         """The columns of a statement that ``groups`` does not know."""
         ...
 
@@ -422,7 +427,7 @@ class _Parser:
         self._plain_reader = (
             None
             if PlainReader is None
-            else PlainReader(SlowLogEvent, self._connections, self._connection, _from_epoch)
+            else PlainReader(SlowLogEvent, self._connections, self._connection, _from_epoch, _typed)
         )
 
     def feed(self, number: int, line: str) -> SlowLogEvent | None:
@@ -450,17 +455,22 @@ class _Parser:
                 if self._entry is None:
                     if self._plain_reader is not None:
                         room = sink.room() if sink is not None else 0
-                        events, count, end, number, self.database, last_iso = (
+                        events, count, end, number, self.database, last_time = (
                             self._plain_reader.scan(
                                 text, pos, limit, is_last, number, self.database, sink, room
                             )
                         )
                         if count:
-                            if last_iso is not None:
-                                self._clock.set_iso(last_iso)
+                            if last_time is None:
+                                pass
+                            elif last_time.startswith("#"):  # '# Time: YYMMDD H:MM:SS'
+                                self._clock.set(_parse_time(last_time))
+                            else:
+                                self._clock.set_iso(last_time)
                             self._stats.events += count
-                            if sink is not None:
-                                sink.filled(count)
+                            if sink is not None and count > len(events):
+                                # The events are not the sink's: the consumer takes them.
+                                sink.filled(count - len(events))
                             yield from events
                             pos = end
                             continue
