@@ -135,6 +135,7 @@ class _Minute:
     folder: MinuteFolder
     batch_ids: list[str] = field(default_factory=list)
     checkpoint: Checkpoint | None = None
+    size: int = 0  # bytes of statement text held, and EVENT_OVERHEAD_BYTES a statement
     spooled: tuple[str, bytes, int] | None = None  # folded, in case spooling must be retried
 
 
@@ -146,9 +147,10 @@ class MinuteBatcher:
     as one bucket batch with the checkpoint of its last tailer batch, once its minute has
     ended ``grace`` seconds ago (late entries of it, written after the next minute began,
     go with a later run and merge on the server: buckets add up), or at once when it holds
-    ``max_statements``. Runs are spooled in order, so a checkpoint never moves past a
-    statement whose bucket is not spooled; a crash loses only what is in memory here, and
-    the tailer reads it again from the last checkpoint.
+    ``max_statements`` or ``max_bytes`` (the statements' texts wait here until then).
+    Runs are spooled in order, so a checkpoint never moves past a statement whose bucket
+    is not spooled; a crash loses only what is in memory here, and the tailer reads it
+    again from the last checkpoint.
 
     Example:
         >>> batcher = MinuteBatcher(instance="db1", policy=ExamplePolicy.FULL, ...)
@@ -164,6 +166,7 @@ class MinuteBatcher:
         max_length: int,
         grace: float,
         max_statements: int,
+        max_bytes: int,
         spool: Callable[[str, bytes, int, Checkpoint], None],
         save_position: Callable[[Checkpoint], None],
         wall_clock: Callable[[], float] = time.time,
@@ -174,6 +177,7 @@ class MinuteBatcher:
         self._max_length = max_length
         self._grace = grace
         self._max_statements = max_statements
+        self._max_bytes = max_bytes
         self._spool = spool
         self._save_position = save_position
         self._wall_clock = wall_clock
@@ -202,9 +206,10 @@ class MinuteBatcher:
         run = self._runs[-1]
         for event, truncated in batch.raw:
             run.folder.add(event, extended_metrics(event, MAX_COUNTER), truncated)
+            run.size += len(event.query) + EVENT_OVERHEAD_BYTES
         run.batch_ids.append(batch.batch_id)
         run.checkpoint = batch.checkpoint
-        if len(run.folder) >= self._max_statements:
+        if len(run.folder) >= self._max_statements or run.size >= self._max_bytes:
             self.flush()
 
     def tick(self) -> None:

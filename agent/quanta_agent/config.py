@@ -34,13 +34,13 @@ from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
 
 DEFAULT_SPOOL_DIR = Path.home() / ".local" / "state" / "quanta-agent"
 DEFAULT_SPOOL_MAX_MB = 256.0
-DEFAULT_BATCH_MAX_EVENTS = 5000
+# Statements per batch. With buckets, a minute's statements wait in memory until it closes:
+# 20,000 (about 12 MB) ships a minute of 1,000 statements a second in three parts.
+DEFAULT_BATCH_MAX_EVENTS = 20_000
 # Uncompressed JSON; the server accepts up to 128 MB decoded and 16 MB compressed.
 DEFAULT_BATCH_MAX_BYTES = 8_000_000
 DEFAULT_BATCH_MAX_AGE_SECONDS = 5.0
 DEFAULT_MINUTE_GRACE_SECONDS = 5.0
-# A minute of 2,000 statements a second; the folder holds their texts until it closes.
-DEFAULT_MAX_STATEMENTS = 120_000
 DEFAULT_POLL_INTERVAL_SECONDS = 60.0
 DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 10.0
 MEGABYTE = 1024 * 1024
@@ -164,23 +164,22 @@ class BatchSettings(_Section):
     """When a batch is cut: whichever limit is reached first.
 
     Attributes:
-        max_events: Statements per tailer batch (the unit a checkpoint moves by).
-        max_bytes: Bytes of statement text per tailer batch.
-        max_age: Seconds a statement waits in a tailer batch.
+        max_events: Statements per batch. With buckets, a minute that holds this many is
+            shipped at once (the rest of it follows and adds up on the server).
+        max_bytes: Bytes of statement text (and 250 a statement) per batch; as above.
+        max_age: Seconds a statement read waits before it is handed on (to be shipped,
+            or with buckets to be folded into its minute).
         wire: ``buckets`` (default) folds the slow log per minute and ships a minute's
             buckets once it closes; ``events`` ships every statement.
         minute_grace: With buckets, seconds after a minute ends before its buckets are
             shipped (entries are logged when a statement ends, a little late).
-        max_statements: With buckets, a minute holding this many statements is shipped
-            at once (the rest of it follows and merges on the server).
     """
 
-    max_events: int = Field(default=DEFAULT_BATCH_MAX_EVENTS, ge=1, le=50_000)
+    max_events: int = Field(default=DEFAULT_BATCH_MAX_EVENTS, ge=1, le=200_000)
     max_bytes: int = Field(default=DEFAULT_BATCH_MAX_BYTES, ge=1000, le=100_000_000)
     max_age: float = Field(default=DEFAULT_BATCH_MAX_AGE_SECONDS, gt=0)
     wire: Wire = Wire.BUCKETS
     minute_grace: float = Field(default=DEFAULT_MINUTE_GRACE_SECONDS, ge=0, le=600)
-    max_statements: int = Field(default=DEFAULT_MAX_STATEMENTS, ge=1, le=10_000_000)
 
 
 class AgentSettings(BaseSettings):

@@ -140,7 +140,8 @@ class InstanceRunner:
         return MinuteBatcher(
             instance=self.instance.name, policy=self.instance.examples,
             max_length=self.instance.slowlog.max_query_length, grace=batch.minute_grace,
-            max_statements=batch.max_statements, spool=self._spool_buckets,
+            max_statements=batch.max_events, max_bytes=batch.max_bytes,
+            spool=self._spool_buckets,
             save_position=self.spool.save_position,
         )  # fmt: skip
 

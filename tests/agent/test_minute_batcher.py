@@ -48,7 +48,7 @@ class Agent:
         )  # fmt: skip
         self.minutes = MinuteBatcher(
             instance="db1", policy=ExamplePolicy.FULL, max_length=1000, grace=GRACE,
-            max_statements=self.max_statements, spool=self.spool,
+            max_statements=self.max_statements, max_bytes=10**9, spool=self.spool,
             save_position=self.positions.append, wall_clock=lambda: self.wall,
         )  # fmt: skip
         self.tailer = SlowLogTailer(
