@@ -52,7 +52,7 @@ import psycopg
 from bench._slowlog_corpus import cached_slow_log
 from bench.ingest_pipeline import quanta_run, server_cpu
 from quanta.analysis.slowlog import SlowLogEvent, parse_slow_log
-from quanta_agent.batcher import MinuteBatcher, wire_event
+from quanta_agent.batcher import MINUTE_MAX_BYTES, MinuteBatcher, wire_event
 from quanta_agent.checkpoint import Checkpoint, FileIdentity
 from quanta_agent.config import BatchSettings
 from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
@@ -128,10 +128,10 @@ def bucket_template(events: list[SlowLogEvent]) -> Template:
     batcher = MinuteBatcher(
         instance="{instance}", policy=ExamplePolicy.FULL, max_length=MAX_QUERY_LENGTH,
         grace=limits.minute_grace, max_statements=limits.max_events,
-        max_bytes=limits.max_bytes, spool=lambda _id, body, _n, _c: bodies.append(body),
+        max_bytes=MINUTE_MAX_BYTES, spool=lambda _id, body, _n, _c: bodies.append(body),
         save_position=lambda _c: None,
     )  # fmt: skip
-    checkpoint = Checkpoint(path="", file=FileIdentity(0, 0, 0, ""), offset=0, seq=0)
+    checkpoint = Checkpoint("", FileIdentity(0, 0, 0, ""), 0, time_line=None, db=None, seq=0)
     started = time.process_time()
     for n in range(0, len(events), EVENTS_PER_BATCH):  # as the tailer hands them over
         raw = tuple((event, False) for event in events[n : n + EVENTS_PER_BATCH])

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 SLOWLOG_SOURCE = "slowlog"
 # JSON keys, numbers and punctuation of one wire event, besides its query text.
 EVENT_OVERHEAD_BYTES = 250
+# Memory a statement waiting in a minute folder takes besides its text (91 bytes measured).
+FOLDED_OVERHEAD_BYTES = 100
+# Memory the statements of the minutes held may take before they are shipped (in parts).
+MINUTE_MAX_BYTES = 64_000_000
 # Query text sent in place of a statement whose masked form is empty.
 EMPTY_MASKED_TEXT = "?"
 _MINUTE = timedelta(minutes=1)
@@ -135,7 +139,7 @@ class _Minute:
     folder: MinuteFolder
     batch_ids: list[str] = field(default_factory=list)
     checkpoint: Checkpoint | None = None
-    size: int = 0  # bytes of statement text held, and EVENT_OVERHEAD_BYTES a statement
+    size: int = 0  # bytes of statement text held, and FOLDED_OVERHEAD_BYTES a statement
     spooled: tuple[str, bytes, int] | None = None  # folded, in case spooling must be retried
 
 
@@ -206,7 +210,7 @@ class MinuteBatcher:
         run = self._runs[-1]
         for event, truncated in batch.raw:
             run.folder.add(event, extended_metrics(event, MAX_COUNTER), truncated)
-            run.size += len(event.query) + EVENT_OVERHEAD_BYTES
+            run.size += len(event.query) + FOLDED_OVERHEAD_BYTES
         run.batch_ids.append(batch.batch_id)
         run.checkpoint = batch.checkpoint
         if len(run.folder) >= self._max_statements or run.size >= self._max_bytes:

@@ -34,9 +34,11 @@ from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
 
 DEFAULT_SPOOL_DIR = Path.home() / ".local" / "state" / "quanta-agent"
 DEFAULT_SPOOL_MAX_MB = 256.0
-# Statements per batch. With buckets, a minute's statements wait in memory until it closes:
-# 20,000 (about 12 MB) ships a minute of 1,000 statements a second in three parts.
-DEFAULT_BATCH_MAX_EVENTS = 20_000
+# Statements per batch. With buckets, a minute's statements wait in memory until it closes
+# (about 400 bytes each: bench/capacity.py's corpus); a minute cut in parts costs the server
+# a bucket row per part (4,332 rows for a minute of 60,000 in four parts, 1,128 whole), so
+# the bounds let a minute of 1,000 statements a second (24 MB) go whole.
+DEFAULT_BATCH_MAX_EVENTS = 100_000
 # Uncompressed JSON; the server accepts up to 128 MB decoded and 16 MB compressed.
 DEFAULT_BATCH_MAX_BYTES = 8_000_000
 DEFAULT_BATCH_MAX_AGE_SECONDS = 5.0
@@ -166,7 +168,7 @@ class BatchSettings(_Section):
     Attributes:
         max_events: Statements per batch. With buckets, a minute that holds this many is
             shipped at once (the rest of it follows and adds up on the server).
-        max_bytes: Bytes of statement text (and 250 a statement) per batch; as above.
+        max_bytes: Bytes of JSON per event batch (a bucket batch is far smaller).
         max_age: Seconds a statement read waits before it is handed on (to be shipped,
             or with buckets to be folded into its minute).
         wire: ``buckets`` (default) folds the slow log per minute and ships a minute's

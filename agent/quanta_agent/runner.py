@@ -28,7 +28,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from quanta_agent.batcher import SLOWLOG_SOURCE, MinuteBatcher, slowlog_batch
+from quanta_agent.batcher import (
+    MINUTE_MAX_BYTES,
+    SLOWLOG_SOURCE,
+    MinuteBatcher,
+    slowlog_batch,
+)
 from quanta_agent.checkpoint import Checkpoint
 from quanta_agent.collectors import Collector, batch_size, make_collectors, split_fields
 from quanta_agent.config import AgentSettings, InstanceSettings, Source, Wire
@@ -140,7 +145,7 @@ class InstanceRunner:
         return MinuteBatcher(
             instance=self.instance.name, policy=self.instance.examples,
             max_length=self.instance.slowlog.max_query_length, grace=batch.minute_grace,
-            max_statements=batch.max_events, max_bytes=batch.max_bytes,
+            max_statements=batch.max_events, max_bytes=MINUTE_MAX_BYTES,
             spool=self._spool_buckets,
             save_position=self.spool.save_position,
         )  # fmt: skip
