@@ -91,7 +91,9 @@ class Level:
     early: list[float] = field(default_factory=list)
     late: list[float] = field(default_factory=list)
     cpu_seconds: float = 0.0
+    cpu_parts: dict[str, float] = field(default_factory=dict)
     buckets: int = 0
+    statements: int = 0
     refused: int = 0
 
     @property
@@ -214,7 +216,7 @@ def run_level(
     level = Level(agents, agents * round(60 / args.minute_seconds))
     fleet.sent.clear()
     fleet.refused = 0
-    cpu_before = sum(server_cpu(quanta_pid, pg_datadir).values())
+    cpu_before = server_cpu(quanta_pid, pg_datadir)
     start = time.monotonic() + 0.5
     schedule = []
     for minute in range(args.minutes):
@@ -239,7 +241,9 @@ def run_level(
     deadline = time.monotonic() + max(120.0, 4 * args.lag_bound)
     while time.monotonic() < deadline and _pending(conn) > 0:
         time.sleep(0.25)
-    level.cpu_seconds = sum(server_cpu(quanta_pid, pg_datadir).values()) - cpu_before
+    cpu_after = server_cpu(quanta_pid, pg_datadir)
+    level.cpu_parts = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
+    level.cpu_seconds = sum(level.cpu_parts.values())
     level.refused = fleet.refused + _pending(conn)
     done = dict(
         conn.execute(
@@ -261,6 +265,7 @@ def run_level(
         elif minute >= args.minutes - third:
             level.late.append(lag)
     level.buckets = template.buckets * len(done) // parts
+    level.statements = template.statements * len(done) // parts
     return level
 
 
@@ -286,9 +291,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
     if args.minute_seconds is None:
-        args.minute_seconds = 3.0 if args.quick else 6.0
+        # Events: one agent is already a server's worth of work for the server; buckets:
+        # one agent stands for 20 (quick) or 10 servers.
+        fast = {"buckets": (3.0, 6.0), "events": (30.0, 60.0)}[args.mode]
+        args.minute_seconds = fast[0] if args.quick else fast[1]
     if args.minutes is None:
-        args.minutes = 6 if args.quick else 12
+        args.minutes = (6 if args.quick else 12) if args.mode == "buckets" else 3
     return args
 
 
@@ -324,8 +332,12 @@ def main(argv: list[str] | None = None) -> int:
                     f"lag_p50_s={statistics.median(level.lags or [0]):.2f} "
                     f"lag_p95_s={level.p95:.2f} early_p95={_p95(level.early):.2f} "
                     f"late_p95={_p95(level.late):.2f} refused={level.refused} "
-                    f"server_cpu_s={level.cpu_seconds:.1f} "
+                    f"server_cpu_s={level.cpu_seconds:.1f} ("
+                    + ",".join(f"{k}={v:.1f}" for k, v in level.cpu_parts.items())
+                    + ") "
                     f"cpu_per_bucket_us={level.cpu_seconds * 1e6 / buckets:.0f} "
+                    f"cpu_per_statement_us="
+                    f"{level.cpu_seconds * 1e6 / max(level.statements, 1):.1f} "
                     f"load={os.getloadavg()[0]:.2f} {'bounded' if ok else 'NOT bounded'}",
                     flush=True,
                 )
