@@ -349,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     if best is None:
         print("RESULT servers=0 statements_per_s=0 lag_p95_s=nan cpu_per_bucket_us=nan")
         return 1
-    cpu = best.cpu_seconds * 1e6 / max(best.buckets, 1)
+    # Events mode ships no buckets: its cost is per statement (printed per level).
+    cpu = best.cpu_seconds * 1e6 / best.buckets if best.buckets else float("nan")
     print(f"RESULT servers={best.servers} statements_per_s={best.servers * args.rate} "
           f"lag_p95_s={best.p95:.2f} cpu_per_bucket_us={cpu:.0f}")  # fmt: skip
     return 0
