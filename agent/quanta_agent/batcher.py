@@ -137,6 +137,7 @@ class _Minute:
 
     minute: datetime
     folder: MinuteFolder
+    opened: float  # wall time of its first statement's arrival here
     batch_ids: list[str] = field(default_factory=list)
     checkpoint: Checkpoint | None = None
     size: int = 0  # bytes of statement text held, and FOLDED_OVERHEAD_BYTES a statement
@@ -206,7 +207,8 @@ class MinuteBatcher:
         assert first is not None  # the tailer dates every folded event
         minute = first.replace(second=0, microsecond=0)
         if not self._runs or minute > self._runs[-1].minute:
-            self._runs.append(_Minute(minute, MinuteFolder(self._fingerprinter, self._rng)))
+            folder = MinuteFolder(self._fingerprinter, self._rng)
+            self._runs.append(_Minute(minute, folder, self._wall_clock()))
         run = self._runs[-1]
         for event, truncated in batch.raw:
             run.folder.add(event, extended_metrics(event, MAX_COUNTER), truncated)
@@ -217,9 +219,18 @@ class MinuteBatcher:
             self.flush()
 
     def tick(self) -> None:
-        """Spool the runs whose minute ended ``grace`` seconds ago, oldest first."""
-        now = datetime.fromtimestamp(self._wall_clock(), UTC)
-        while self._runs and self._runs[0].minute + _MINUTE + timedelta(seconds=self._grace) <= now:
+        """Spool the runs whose minute ended ``grace`` seconds ago, oldest first.
+
+        A run held a minute and the grace is spooled too, whatever its statements' time
+        says: a log whose clock runs ahead of the agent's must not hold statements back.
+        """
+        wall = self._wall_clock()
+        now = datetime.fromtimestamp(wall, UTC)
+        held_for = _MINUTE.total_seconds() + self._grace
+        while self._runs and (
+            self._runs[0].minute + _MINUTE + timedelta(seconds=self._grace) <= now
+            or wall - self._runs[0].opened >= held_for
+        ):
             self._spool_run(self._runs[0])
             self._runs.popleft()
 

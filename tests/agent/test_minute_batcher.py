@@ -110,8 +110,7 @@ def test_a_minute_is_spooled_once_it_closed_and_its_grace_passed(tmp_path: Path)
         ["2024-01-02T03:04:00+00:00"]
     ]
     assert sum(agent.spooled[0][0]["buckets"]["count"]) == 55
-    agent.poll(T0 + 119)  # 03:06:04: 03:05 closed, its grace passed
-    agent.poll(T0 + 125)  # 03:06:10: 03:06 is still open
+    agent.poll(T0 + 121)  # 03:06:06: 03:05 closed, its grace passed; 03:06 is open
     assert len(agent.spooled) == 2
     agent.tailer.flush()
     agent.minutes.flush()  # stopping: the open minute goes too
@@ -179,3 +178,12 @@ def test_credentials_are_redacted_and_examples_picked(tmp_path: Path) -> None:
     assert sorted(p["seen"] for p in picks) == [1, 28]  # slowest and sampled, per bucket
     slowest = next(p for p in picks if p["seen"] == 28)["slowest"]
     assert slowest["query"] == "SELECT 29 FROM t"  # Query_time 0.000029, the largest
+
+
+def test_a_log_dated_ahead_of_the_agent_is_not_held_back(tmp_path: Path) -> None:
+    agent = Agent(tmp_path / "slow.log")
+    agent.write(*range(0, 10))
+    agent.poll(T0 - 3600)  # the agent's clock an hour behind the log's
+    assert agent.spooled == []
+    agent.poll(T0 - 3600 + 60 + GRACE)  # held a minute and the grace: shipped anyway
+    assert agent.counted() == agent.expected()
