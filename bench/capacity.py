@@ -8,8 +8,9 @@ stands for database servers running ``--rate`` statements a second of a realisti
 clients). One minute of that stream (rate x 60 statements) is folded once by the real agent
 code (:class:`quanta_agent.batcher.MinuteBatcher`, as ``quanta-agent run`` does) and then
 shipped once a minute per server, re-dated to that server's minute, with its own batch id.
-In ``--mode events`` the same minute is shipped as ``run`` did before 0.9: event batches of
-``--events-per-batch`` (5000, the agent's max_events) every few seconds.
+In ``--mode events`` the same minute is shipped as ``run`` ships it with ``batch.wire:
+events`` (as earlier agents did): event batches of 5000 statements (what ``max_age``, 5 s,
+cuts at 1,000 statements a second), twelve a minute.
 
 Time is compressed: a minute lasts ``--minute-seconds`` of real time, so one simulated
 agent sends what ``60 / minute_seconds`` servers send; ``servers`` in the results counts

@@ -159,7 +159,7 @@ class Wire(enum.StrEnum):
     """What ``run`` ships of the slow log."""
 
     BUCKETS = "buckets"  # statements folded per minute, as `import` ships them
-    EVENTS = "events"  # every statement (agents before 0.9; servers of any version take it)
+    EVENTS = "events"  # every statement, as earlier agents did (every server version takes it)
 
 
 class BatchSettings(_Section):
