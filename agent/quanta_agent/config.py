@@ -34,10 +34,15 @@ from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
 
 DEFAULT_SPOOL_DIR = Path.home() / ".local" / "state" / "quanta-agent"
 DEFAULT_SPOOL_MAX_MB = 256.0
-DEFAULT_BATCH_MAX_EVENTS = 5000
+# Statements per batch. With buckets, a minute's statements wait in memory until it closes
+# (about 400 bytes each: bench/capacity.py's corpus); a minute cut in parts costs the server
+# a bucket row per part (4,332 rows for a minute of 60,000 in four parts, 1,128 whole), so
+# the bounds let a minute of 1,000 statements a second (24 MB) go whole.
+DEFAULT_BATCH_MAX_EVENTS = 100_000
 # Uncompressed JSON; the server accepts up to 128 MB decoded and 16 MB compressed.
 DEFAULT_BATCH_MAX_BYTES = 8_000_000
 DEFAULT_BATCH_MAX_AGE_SECONDS = 5.0
+DEFAULT_MINUTE_GRACE_SECONDS = 5.0
 DEFAULT_POLL_INTERVAL_SECONDS = 60.0
 DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 10.0
 MEGABYTE = 1024 * 1024
@@ -150,12 +155,33 @@ class InstanceSettings(_Section):
         return self
 
 
-class BatchSettings(_Section):
-    """When a batch is cut: whichever limit is reached first."""
+class Wire(enum.StrEnum):
+    """What ``run`` ships of the slow log."""
 
-    max_events: int = Field(default=DEFAULT_BATCH_MAX_EVENTS, ge=1, le=50_000)
+    BUCKETS = "buckets"  # statements folded per minute, as `import` ships them
+    EVENTS = "events"  # every statement, as earlier agents did (every server version takes it)
+
+
+class BatchSettings(_Section):
+    """When a batch is cut: whichever limit is reached first.
+
+    Attributes:
+        max_events: Statements per batch. With buckets, a minute that holds this many is
+            shipped at once (the rest of it follows and adds up on the server).
+        max_bytes: Bytes of JSON per event batch (a bucket batch is far smaller).
+        max_age: Seconds a statement read waits before it is handed on (to be shipped,
+            or with buckets to be folded into its minute).
+        wire: ``buckets`` (default) folds the slow log per minute and ships a minute's
+            buckets once it closes; ``events`` ships every statement.
+        minute_grace: With buckets, seconds after a minute ends before its buckets are
+            shipped (entries are logged when a statement ends, a little late).
+    """
+
+    max_events: int = Field(default=DEFAULT_BATCH_MAX_EVENTS, ge=1, le=200_000)
     max_bytes: int = Field(default=DEFAULT_BATCH_MAX_BYTES, ge=1000, le=100_000_000)
     max_age: float = Field(default=DEFAULT_BATCH_MAX_AGE_SECONDS, gt=0)
+    wire: Wire = Wire.BUCKETS
+    minute_grace: float = Field(default=DEFAULT_MINUTE_GRACE_SECONDS, ge=0, le=600)
 
 
 class AgentSettings(BaseSettings):

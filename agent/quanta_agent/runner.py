@@ -28,9 +28,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from quanta_agent.batcher import SLOWLOG_SOURCE, slowlog_batch
+from quanta_agent.batcher import (
+    MINUTE_MAX_BYTES,
+    SLOWLOG_SOURCE,
+    MinuteBatcher,
+    slowlog_batch,
+)
+from quanta_agent.checkpoint import Checkpoint
 from quanta_agent.collectors import Collector, batch_size, make_collectors, split_fields
-from quanta_agent.config import AgentSettings, InstanceSettings, Source
+from quanta_agent.config import AgentSettings, InstanceSettings, Source, Wire
 from quanta_agent.logsource import SlowLogSource
 from quanta_agent.shipper import REFUSED_FOR_GOOD, ShipError, Shipper, encode_batch
 from quanta_agent.spool import Spool, SpoolEntry
@@ -108,22 +114,50 @@ class InstanceRunner:
 
     def _tail(self) -> None:
         source = SlowLogSource(self.instance)
+        minutes = self._minute_batcher()
         tailer = SlowLogTailer(
             instance=self.instance,
             limits=self._settings.batch,
             source=source,
-            sink=self._spool_slowlog,
+            sink=self._spool_slowlog if minutes is None else minutes.take,
             resume_from=self.spool.checkpoint,
+            fold=minutes is not None,
         )
         interval = self.instance.slowlog.check_interval
+        name = self.instance.name
         try:
             while not self._stop.is_set():
-                ok = _guarded(f"{self.instance.name}: slow log", tailer.poll)
+                ok = _guarded(f"{name}: slow log", tailer.poll)
+                if minutes is not None:
+                    ok = _guarded(f"{name}: minute buckets", minutes.tick) and ok
                 self._stop.wait(interval if ok else ERROR_PAUSE_SECONDS)
         finally:
-            _guarded(f"{self.instance.name}: final slow-log batch", tailer.flush)
+            _guarded(f"{name}: final slow-log batch", tailer.flush)
+            if minutes is not None:
+                _guarded(f"{name}: final minute buckets", minutes.flush)
             tailer.close()
             source.close()
+
+    def _minute_batcher(self) -> MinuteBatcher | None:
+        batch = self._settings.batch
+        if batch.wire != Wire.BUCKETS:
+            return None
+        return MinuteBatcher(
+            instance=self.instance.name, policy=self.instance.examples,
+            max_length=self.instance.slowlog.max_query_length, grace=batch.minute_grace,
+            max_statements=batch.max_events, max_bytes=MINUTE_MAX_BYTES,
+            spool=self._spool_buckets,
+            save_position=self.spool.save_position,
+        )  # fmt: skip
+
+    def _spool_buckets(
+        self, batch_id: str, body: bytes, statements: int, checkpoint: Checkpoint
+    ) -> None:
+        """Spool a minute's buckets durably and move the checkpoint past its statements."""
+        self.spool.put(
+            batch_id=batch_id, source=SLOWLOG_SOURCE, events=statements, body=body,
+            checkpoint=checkpoint,
+        )  # fmt: skip
 
     def _spool_slowlog(self, batch: SlowLogBatch) -> None:
         """Spool a batch durably and move the checkpoint to its end."""

@@ -101,6 +101,9 @@ class SlowLogBatch:
     batch_id: str
     events: list[dict[str, Any]]
     checkpoint: Checkpoint
+    # With ``fold``: the parsed events (and whether each was cut) for the minute folder;
+    # ``events`` then holds only their texts' sizes.
+    raw: tuple[tuple[SlowLogEvent, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +330,7 @@ class SlowLogTailer:
         sink: Callable[[SlowLogBatch], None],
         resume_from: Checkpoint | None,
         clock: Callable[[], float] = time.monotonic,
+        fold: bool = False,
     ) -> None:
         """Describe the tailer; the file is opened by the first :meth:`poll` that finds it.
 
@@ -337,6 +341,10 @@ class SlowLogTailer:
             sink: Takes each batch (or position change) and makes it durable in order.
             resume_from: The last checkpoint, or None to start afresh.
             clock: Monotonic seconds (tests pass a fake clock).
+            fold: Hand on the parsed events (``raw``) for folding per minute, not wire
+                events; a batch then never holds two minutes of the log in file order
+                (only late entries of an earlier minute), so that a minute's buckets can
+                be spooled alone.
         """
         self._instance = instance
         self._options = instance.slowlog
@@ -344,6 +352,9 @@ class SlowLogTailer:
         self._sink = sink
         self._clock = clock
         self._pending = PendingBatch(limits, clock)
+        self._fold = fold
+        self._raw: list[tuple[SlowLogEvent, bool]] = []
+        self._pending_minute: datetime | None = None
         self._resume_from = resume_from
         self._start_at_zero = False  # the file did not exist at start: all of it is new
         self._path: Path | None = None  # where the server writes
@@ -537,14 +548,31 @@ class SlowLogTailer:
         self._parsed_to, self._state = scan.position, state
 
     def _add(self, event: SlowLogEvent, *, end: int, truncated: bool, state: ParserState) -> None:
+        if self._fold:
+            self._add_raw(event, truncated)
+        else:
+            self._add_wire(event, truncated)
+        self._pending_end, self._pending_state = end, state
+        if self._pending.full:
+            self._cut()
+
+    def _add_raw(self, event: SlowLogEvent, truncated: bool) -> None:
+        if event.ts is None:
+            event.ts = datetime.now(UTC)
+        minute = event.ts.replace(second=0, microsecond=0)
+        if self._pending_minute is not None and minute > self._pending_minute:
+            self._cut()  # a new minute in file order starts a new batch
+        if not len(self._pending):
+            self._pending_minute = minute
+        self._raw.append((event, truncated))
+        self._pending.add({"query": event.query})
+
+    def _add_wire(self, event: SlowLogEvent, truncated: bool) -> None:
         wire = wire_event(
             event, policy=self._instance.examples, max_length=self._options.max_query_length,
             truncated=truncated, fallback_ts=datetime.now(UTC),
         )  # fmt: skip
         self._pending.add(wire)
-        self._pending_end, self._pending_state = end, state
-        if self._pending.full:
-            self._cut()
 
     def _cut(self) -> None:
         if not len(self._pending):
@@ -554,8 +582,10 @@ class SlowLogTailer:
         batch_id = slowlog_batch_id(self._instance.name, self._identity, self._committed, end)
         # Taken from the pending batch only once the sink has it: if the sink fails (disk
         # full), the same events are offered again with the next cut.
-        self._sink(SlowLogBatch(batch_id, self._pending.events, self._checkpoint(end, state)))
+        checkpoint = self._checkpoint(end, state)
+        self._sink(SlowLogBatch(batch_id, self._pending.events, checkpoint, tuple(self._raw)))
         self._pending.take()
+        self._raw, self._pending_minute = [], None
         self._committed = end
 
     def _commit_position(self) -> None:

@@ -18,13 +18,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import parse_slow_log
 from quanta_agent.importer import event_to_wire
@@ -101,6 +104,17 @@ class Receiver:
         """The events of every distinct slow-log batch, in order of first arrival."""
         return [event for batch in self.batches("slowlog") for event in batch["events"]]
 
+    def bucket_counts(self) -> Counter[tuple[str, str]]:
+        """Statements per (fingerprint, minute) in every distinct slow-log bucket batch."""
+        counts: Counter[tuple[str, str]] = Counter()
+        for batch in self.batches("slowlog"):
+            buckets = batch["buckets"]
+            for query, start, count in zip(
+                buckets["query"], buckets["start"], buckets["count"], strict=True
+            ):
+                counts[batch["queries"][query]["fingerprint"], start] += count
+        return counts
+
     def resent_batches_are_identical(self) -> bool:
         with self.lock:
             return all(self.unique[post["batch_id"]] == post for post in self.posts)
@@ -117,6 +131,15 @@ def expected_events(*logs: Path) -> list[dict[str, Any]]:
 
     events = [event_to_wire(e, e.ts) for e in parse_slow_log(lines()) if e.ts is not None]
     return [{**event, "query": redact(event["query"])} for event in events]
+
+
+def expected_bucket_counts(*logs: Path) -> Counter[tuple[str, str]]:
+    """Statements per (fingerprint, minute) of these logs, read one after the other."""
+    return Counter(
+        (fingerprint(e["query"]), datetime.fromisoformat(e["ts"]).replace(second=0,
+         microsecond=0).isoformat())
+        for e in expected_events(*logs)
+    )  # fmt: skip
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = WAIT_TIMEOUT) -> bool:

@@ -28,6 +28,7 @@ import pytest
 from tests.agent.harness import (
     AgentProcess,
     Receiver,
+    expected_bucket_counts,
     expected_events,
     wait_for,
     write_config,
@@ -84,7 +85,14 @@ class Scenario:
             "token": "tok",
             "spool_dir": str(self.spool_dir),
             "shutdown_timeout": 5,
-            "batch": {"max_events": 7, "max_age": 0.2, **changes.pop("batch", {})},
+            # The events wire: these scenarios compare every event, text and order; the
+            # bucket wire is checked by statement counts (test_buckets_*).
+            "batch": {
+                "max_events": 7,
+                "max_age": 0.2,
+                "wire": "events",
+                **changes.pop("batch", {}),
+            },
             "instances": {"db1": instance},
             **changes,
         }
@@ -208,6 +216,46 @@ def test_agent_killed_and_restarted_repeatedly(scenario: Scenario) -> None:
     scenario.assert_exactly_once(scenario.slow_log)
     assert agent.log().count("resuming") == RESTARTS
     assert len(scenario.receiver.posts) >= len(scenario.receiver.unique)
+
+
+def test_buckets_agent_killed_and_restarted_under_load_with_a_rotation(
+    scenario: Scenario,
+) -> None:
+    """The bucket wire: SIGKILLs under load and a rotation by rename; every statement of the
+    logs is counted once in its (query class, minute) bucket, whatever was lost in memory."""
+    agent = scenario.start_agent(
+        batch={"max_events": 25, "max_age": 0.05, "wire": "buckets", "minute_grace": 0}
+    )
+    stop = threading.Event()
+
+    def workload() -> None:
+        round_ = 0
+        while not stop.is_set():
+            scenario.run(f"load{round_}", 10)
+            round_ += 1
+
+    slow, rotated = scenario.slow_log, scenario.slow_log.with_name("slow.log.1")
+    worker = threading.Thread(target=workload)
+    worker.start()
+    rng = random.Random(11)
+    try:
+        for restart in range(RESTARTS):
+            time.sleep(rng.uniform(0.2, 0.8))
+            agent.kill()
+            if restart == 1:  # logrotate while the agent is down
+                slow.rename(rotated)
+                scenario.sql("FLUSH NO_WRITE_TO_BINLOG SLOW LOGS")
+            time.sleep(rng.uniform(0.0, 0.3))
+            agent.start()
+    finally:
+        stop.set()
+        worker.join()
+    time.sleep(IDLE_GRACE + 1.0)  # the agent reads the log to its end (SIGTERM stops reading)
+    assert agent.terminate() == 0  # ships the minute still open
+    expected = expected_bucket_counts(rotated, slow)
+    assert scenario.receiver.bucket_counts() == expected
+    assert sum(expected.values()) >= len(scenario.executed) >= 30
+    assert scenario.receiver.resent_batches_are_identical()
 
 
 def test_server_unreachable_then_busy_then_back(scenario: Scenario) -> None:
