@@ -296,8 +296,7 @@ def test_sandbox_validation_compares_plans_on_a_scratch_copy(
     assert after["key"] == f"idx_{table}_phone"
     assert after["rows"] <= 2
     assert validation["summary"] == (
-        f"{table}: ALL, {before['rows']:,} rows -> ref idx_{table}_phone, "
-        f"{after['rows']:,} rows"
+        f"{table}: ALL, {before['rows']:,} rows -> ref idx_{table}_phone, {after['rows']:,} rows"
     )
     assert validation["sandbox"] == f"{sandbox_server.host}:{sandbox_server.port}"
     # The run is audited: beat's (no one asked), on the monitored server and the sandbox.
