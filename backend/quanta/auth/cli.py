@@ -122,7 +122,7 @@ def list_users() -> None:
 @user_app.command("set-role")
 def set_role(
     name: Annotated[str, typer.Argument(help="The user.")],
-    role: Annotated[str, typer.Argument(help="The new role (viewer or admin).")],
+    role: Annotated[str, typer.Argument(help="The new role (viewer, operator or admin).")],
 ) -> None:
     """Give a user another role; it applies to their open sessions at once."""
     from quanta.auth import service

@@ -224,7 +224,7 @@ def create_user(
     settings: SettingsDep,
     _principal: AdminPrincipal,
 ) -> UserOut:
-    """Create a UI user who signs in with a name and password (role viewer or admin)."""
+    """Create a UI user who signs in with a name and password (role viewer, operator or admin)."""
     try:
         user = service.create_user(
             session=session,

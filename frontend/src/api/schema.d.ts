@@ -671,7 +671,7 @@ export interface paths {
         put?: never;
         /**
          * Create User
-         * @description Create a UI user who signs in with a name and password (role viewer or admin).
+         * @description Create a UI user who signs in with a name and password (role viewer, operator or admin).
          */
         post: operations["create_user"];
         delete?: never;
