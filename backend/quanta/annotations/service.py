@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.impact import (
     METRICS,
+    VERDICT_METRICS,
     ImpactPlan,
     NothingToCompare,
     QueryImpact,
@@ -176,8 +177,15 @@ def annotation_impact(
         min_load_change=settings.annotation_impact_min_load_change,
         min_latency_change=settings.annotation_impact_min_latency_change,
     )
+    # Minutes before a query was first seen on these instances (before its instance was
+    # monitored, or before it ran) are missing, not zeros: they would dilute the window.
+    first_seen = repository.first_seen(session, list(slots), instance_ids)
     impacts = compare_queries(
-        slots, slots=plan.slots, slot_seconds=plan.slot_seconds, thresholds=thresholds
+        slots,
+        slots=plan.slots,
+        slot_seconds=plan.slot_seconds,
+        thresholds=thresholds,
+        observed_from={qid: plan.first_observed(first_seen.get(qid)) for qid in slots},
     )
     ranked = sorted(impacts, key=lambda qid: (-impacts[qid].load_change, qid))
     ranked = ranked[: settings.annotation_impact_max_queries]
@@ -319,16 +327,23 @@ def announce_impacts(*, session: Session, settings: Settings, now: datetime) -> 
 
 
 def _regression(row: ImpactRow) -> dict[str, object]:
-    load = row.metrics["load"]
-    latency = row.metrics["p95_latency"]
+    """The per-call metric that made the query regressed, with its load as context."""
+    metrics: dict[str, MetricChangeOut] = {str(k): v for k, v in row.metrics.items()}
+    name = next(
+        (n for n in VERDICT_METRICS if metrics[n].significant and (metrics[n].change or 0) > 0),
+        VERDICT_METRICS[0],
+    )
+    decided, load, latency = metrics[name], metrics["load"], metrics["p95_latency"]
     return {
         "query_id": row.query_id,
         "fingerprint": row.fingerprint,
         "instance": row.instance,
-        "metric": "load",
-        "before": load.before,
-        "after": load.after,
-        "change": load.change_pct,
+        "metric": name,
+        "before": decided.before,
+        "after": decided.after,
+        "change": decided.change_pct,
+        "load_before": load.before,
+        "load_after": load.after,
         "p95_before": latency.before,
         "p95_after": latency.after,
     }
