@@ -23,7 +23,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.profile import combine_profiles
+from quanta.analysis.resolution import Resolution, ceil_to
 from quanta.analysis.sqlkind import StatementKind, classify_statement
+from quanta.annotations import service as annotations
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
@@ -571,15 +573,43 @@ def _rows_per_execution(
     """
     if classify_statement(example.text).kind is not StatementKind.SELECT:
         return None, None
+    window = _example_window(settings)
+    flt = BucketFilter(instances=(example.instance,))
     detail = queries.query_detail(
-        session=session,
-        settings=settings,
-        window=_example_window(settings),
-        query_id=query_id,
-        flt=BucketFilter(instances=(example.instance,)),
+        session=session, settings=settings, window=window, query_id=query_id, flt=flt
     )
+    changed = _last_plan_change(session, example.instance, detail.tables, window)
+    if changed is not None:
+        # Executions under an older plan (before an index was added, say) say nothing
+        # about this one: only the whole minutes after the change count.
+        since = queries.TimeWindow(start=ceil_to(changed, Resolution.MINUTE), end=window.end)
+        if since.start >= since.end:
+            return None, None
+        detail = queries.query_detail(
+            session=session, settings=settings, window=since, query_id=query_id, flt=flt
+        )
     per_call = {metric.name: metric.avg for metric in detail.metrics}
     return per_call.get("rows_sent"), per_call.get("rows_examined")
+
+
+def _last_plan_change(
+    session: Session, instance: str, tables: list[str], window: queries.TimeWindow
+) -> datetime | None:
+    """The latest moment in ``window`` after which the query's plan may differ: a schema
+    statement (ALTER, CREATE INDEX, ANALYZE...) on one of its tables seen in the metrics,
+    or an annotation of the instance (a deploy or a change someone marked); None if none.
+    """
+    ddl = queries.last_schema_change(
+        session=session, instance=instance, tables=tables, since=window.start
+    )
+    marked = [
+        a.end_time or a.time
+        for a in annotations.list_annotations(
+            session=session, window=window, instance=instance, tags=[]
+        )
+        if (a.end_time or a.time) <= window.end
+    ]
+    return max([t for t in (ddl, *marked) if t is not None], default=None)
 
 
 def _example_window(settings: Settings) -> queries.TimeWindow:
