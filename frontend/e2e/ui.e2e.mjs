@@ -583,9 +583,14 @@ test('settings: add an instance, test its connection, delete it', async (t) => {
     const form = page.getByRole('form', { name: 'Add an instance' });
     await form.getByLabel('Name').fill('e2e-added');
     await form.getByLabel(/^DSN/).fill(dsn);
+    // One default example policy: the one the agent-created instance got.
+    assert.equal(await form.getByLabel('Examples').inputValue(), 'full');
     await form.getByRole('button', { name: 'Add instance' }).click();
     await form.waitFor({ state: 'detached' });
     const row = page.getByTestId('instance-row').filter({ hasText: 'e2e-added' });
+    const agentMade = page.getByTestId('instance-row').filter({ hasText: 'mariadb-e2e' });
+    assert.match(await agentMade.innerText(), /\bfull\b/);
+    assert.match(await row.innerText(), /\bfull\b/);
     assert.match(
       await row.innerText(),
       /mysql:\/\/quanta_ro:\*\*\*@/,
@@ -725,8 +730,10 @@ test("an admin changes a user's role and disables them from the settings", async
       // The audit log has both changes with their details.
       await page.getByTestId('audit-table').scrollIntoViewIfNeeded();
       const audit = await page.getByTestId('audit-table').innerText();
-      assert.match(audit, /PATCH \/api\/v1\/users\/\{user_id\}/);
-      assert.match(audit, /viewer/);
+      // As sentences (who did what to whom), not route templates.
+      assert.match(audit, /changed user “e2e-member”: role viewer → admin/);
+      assert.match(audit, /changed user “e2e-member”: disabled false → true/);
+      assert.doesNotMatch(audit, /\/api\/v1\//);
     });
   } finally {
     await memberContext.close();
