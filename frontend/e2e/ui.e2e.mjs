@@ -199,6 +199,27 @@ test('sign in with a name and password and see the top queries', async (t) => {
     // The filter panel shows each value with its share of the load.
     const schema = page.getByTestId('filter-schema').filter({ hasText: filterSchema });
     assert.match(await schema.innerText(), /\d+(\.\d)?%|<0\.1%/);
+    // The query text wraps instead of being cut at the column's width: the WHERE clause,
+    // what tells queries apart, is on screen and nothing of it is clipped.
+    const shown = await page
+      .locator('[data-testid="query-link"] .fingerprint')
+      .evaluateAll((codes) =>
+        codes.slice(0, 10).map((code) => ({
+          text: code.textContent ?? '',
+          clipped:
+            code.scrollHeight > code.clientHeight + 1 || code.scrollWidth > code.clientWidth + 1,
+        })),
+      );
+    const withWhere = shown.filter((row) => / where /i.test(row.text));
+    assert.ok(
+      withWhere.length > 0,
+      `some top queries have a WHERE clause: ${JSON.stringify(shown)}`,
+    );
+    assert.deepEqual(
+      withWhere.filter((row) => row.clipped),
+      [],
+      'no query text with a WHERE clause is cut',
+    );
   });
 });
 
@@ -419,7 +440,19 @@ test('open a query: metrics, charts with the annotation, tabs, deep link', async
       .getByText(/^Taken .* UTC/)
       .first()
       .waitFor();
-    assert.match(await tables.innerText(), /shop\.orders/);
+    const tablesText = await tables.innerText();
+    assert.match(tablesText, /shop\.orders/);
+    // Labelled facts in human units, titled sections; no raw values or unlabelled lists.
+    const facts = await tables.getByTestId('table-facts').first().innerText();
+    assert.match(facts, /Rows \(estimate\)\s+\d{1,3}(,\d{3})*/);
+    assert.match(facts, /Data size\s+\d+(\.\d)? (bytes|KB|MB|GB)/);
+    assert.match(facts, /Primary key\s+id/);
+    assert.match(await tables.getByTestId('table-columns').first().innerText(), /^Columns/);
+    assert.match(
+      await tables.getByTestId('table-indexes').first().innerText(),
+      /^Secondary indexes/,
+    );
+    assert.doesNotMatch(tablesText, /No rows\.|\["|data_length|index_length/);
     await screenshot('detail-tables');
 
     await page.getByTestId('tab-explain').click();
@@ -805,4 +838,28 @@ test('sign out ends the session; an API token signs in too', async (t) => {
   await page.getByRole('form', { name: 'Sign in', exact: true }).waitFor();
   assert.equal(await page.evaluate(() => globalThis.localStorage.getItem('quanta.token')), null);
   assert.deepEqual(consoleErrors, [], 'the page logged errors');
+});
+
+test('the API docs work without a network: Swagger UI and ReDoc from the app itself', async (t) => {
+  await step(t, 'api-docs', async () => {
+    const docs = watch(await context.newPage());
+    const origin = new URL(baseUrl).origin;
+    const elsewhere = [];
+    // Nothing may leave the app's origin: a database network is often offline.
+    await docs.route('**/*', (route) => {
+      if (new URL(route.request().url()).origin === origin) return route.continue();
+      elsewhere.push(route.request().url());
+      return route.abort();
+    });
+    try {
+      await docs.goto(new URL('/docs', baseUrl).href);
+      await docs.locator('.swagger-ui .info .title').filter({ hasText: 'Quanta' }).waitFor();
+      await screenshot('api-docs-swagger', docs);
+      await docs.goto(new URL('/redoc', baseUrl).href);
+      await docs.locator('h1').filter({ hasText: 'Quanta' }).first().waitFor();
+      assert.deepEqual(elsewhere, [], 'the docs pages load nothing from another host');
+    } finally {
+      await docs.close();
+    }
+  });
 });
