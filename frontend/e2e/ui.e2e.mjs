@@ -477,7 +477,7 @@ test('open a query: metrics, charts with the annotation, tabs, deep link', async
 
 test('profile a point lookup from its Profile tab', async (t) => {
   await step(t, 'detail-profile', async () => {
-    // Not the SLEEP query: the server refuses to profile a SELECT that does more than read.
+    // Not the slow join: profiling runs the example, a point lookup costs nothing.
     await page.goto(new URL(`/?q=${encodeURIComponent(searchText)}`, baseUrl).href);
     await waitForTable();
     await page.locator('[data-testid="query-link"][title*="where id"]').first().click();
@@ -488,6 +488,18 @@ test('profile a point lookup from its Profile tab', async (t) => {
     // The harness enabled profiling on the instance: the worker runs the example SELECT.
     await page.getByTestId('profile').locator('.run-ok').waitFor({ timeout: 90_000 });
     assert.match(await page.getByTestId('profile').innerText(), /Response/);
+    // The stages under 1% are one row: every other row's share is at least 1%.
+    const shares = await page
+      .getByTestId('profile')
+      .locator('tbody tr:not(.folded):not(.lost-time) td:nth-child(3)')
+      .allInnerTexts();
+    assert.ok(shares.length > 0, 'the profile lists its stages');
+    assert.deepEqual(
+      shares.filter((share) => Number.parseFloat(share) < 1),
+      [],
+      'stages under 1% are folded',
+    );
+    assert.match(await page.getByTestId('profile').innerText(), /other stages, each under 1%/);
   });
 });
 
