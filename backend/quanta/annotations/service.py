@@ -171,6 +171,7 @@ def annotation_impact(
     # so the time ranges are then read through the primary key instead of a table scan.
     instance_ids = repository.annotation_instance_ids(session, annotation_id) or list(names)
     slots, instances_seen = _slots_by_query(session, plan, instance_ids)
+    slots = _queries_to_compare(session, slots)
     thresholds = Thresholds(
         alpha=settings.annotation_impact_alpha,
         min_relative_change=settings.annotation_impact_min_change,
@@ -239,6 +240,17 @@ def _slots_by_query(
         )
         instances_seen[b.query_id].add(b.instance_id)
     return slots, instances_seen
+
+
+def _queries_to_compare(session: Session, slots: QuerySlots) -> QuerySlots:
+    """The queries an impact compares: the one place that chooses them.
+
+    Every query with buckets in the windows, today. A rule that leaves queries out of
+    every view (Quanta's own EXPLAIN and profile statements, say) applies here, to the
+    verdicts, the headline counts and the chat event alike.
+    """
+    del session  # the rule's lookups will need it
+    return slots
 
 
 def _find(session: Session, annotation_id: int) -> repository.AnnotationRow:
