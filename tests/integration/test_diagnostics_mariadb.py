@@ -26,6 +26,7 @@ from quanta.analysis.fingerprint import fingerprint
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.diagnostics import service
+from quanta.diagnostics.models import ExplainRun
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, PostgresServer, started_mariadb
@@ -250,7 +251,11 @@ def slow_event(at: datetime, sql: str, rows_sent: int, rows_examined: int) -> di
             "rows_examined": rows_examined, "db": DB, "user": "app", "host": "web1"}  # fmt: skip
 
 
-@pytest.mark.parametrize("change", ["alter in the slow log", "annotation", "none"])
+@pytest.mark.parametrize(
+    "change",
+    ["alter in the slow log", "annotation", "earlier explain with another plan",
+     "earlier explain with this plan", "none"],
+)  # fmt: skip
 def test_rows_examined_are_judged_on_executions_since_the_plan_changed(
     own: OwnMariaDB,
     client: TestClient,
@@ -261,7 +266,7 @@ def test_rows_examined_are_judged_on_executions_since_the_plan_changed(
     # Issue 28: full scans for an hour, then the index (the server has it now: ref, a few
     # rows), then 50 minutes of index lookups. The 24 h average (about 10,914 rows examined
     # per 10 sent) is the old plan's; only the executions after the change judge this one.
-    register(client, "db1", dsn(own.server, READER, READER_PASSWORD))
+    instance = register(client, "db1", dsn(own.server, READER, READER_PASSWORD))
     changed_at = NOW - timedelta(minutes=60)
     events = [slow_event(NOW - timedelta(minutes=120 - i), INDEXED.format(i), 10, 20_000)
               for i in range(60)]  # fmt: skip
@@ -276,6 +281,20 @@ def test_rows_examined_are_judged_on_executions_since_the_plan_changed(
             json={"text": "add idx_customer", "instances": ["db1"], "time": changed_at.isoformat()},
         )
         assert created.status_code == 201, created.text
+    if change.startswith("earlier explain"):
+        # What an EXPLAIN taken when the index was added saw: a scan, or already the index.
+        key = None if change.endswith("another plan") else "idx_customer"
+        with session_scope(session_factory) as session:
+            session.add(
+                ExplainRun(
+                    query_id=query_id(INDEXED.format(1)),
+                    instance_id=instance["id"],
+                    requested_at=changed_at,
+                    taken_at=changed_at,
+                    status="ok",
+                    tabular=[{"table": "orders", "type": "ref" if key else "ALL", "key": key}],
+                )
+            )
     queued = client.post(
         f"/api/v1/queries/{query_id(INDEXED.format(1))}/explain", params={"instance": "db1"}
     )
@@ -285,7 +304,8 @@ def test_rows_examined_are_judged_on_executions_since_the_plan_changed(
     body = api_get(client, "explain", INDEXED.format(1), "db1")
     assert (body["status"], body["tabular"][0]["type"]) == ("ok", "ref"), body
     examined = [f["message"] for f in body["findings"] if f["kind"] == "rows_examined"]
-    if change == "none":  # nothing says the plan changed: the whole window counts
+    if change in ("none", "earlier explain with this plan"):
+        # Nothing says the plan changed: the whole window counts.
         assert examined == [
             "rows examined far above rows sent: about 10,914 rows read to return 10 "
             "(1,091 per row sent, measured)"
