@@ -149,7 +149,7 @@ def run() -> None:
     enter_metrics_mode(settings, fresh=True)
     upgrade_to_head(settings)
     _prepare_partitions(settings)
-    token = _bootstrap_admin_token(settings)
+    token_line = _admin_token_line(settings)
     if not (settings.ui_dist / "index.html").is_file():
         typer.echo(f"warning: UI not built ({settings.ui_dist}); run `make install`.", err=True)
     children = {name: subprocess.Popen(cmd) for name, cmd in _child_commands(settings).items()}
@@ -157,7 +157,7 @@ def run() -> None:
     try:
         _wait_healthy(url + "healthz", children)
         typer.echo(f"Quanta is running at {url}")
-        typer.echo(f"Admin token: {token}")
+        typer.echo(token_line)
         typer.echo("Press Ctrl-C to stop.")
         _wait_for_exit_or_signal(children)
     finally:
@@ -379,18 +379,29 @@ def _index_usage(data: object) -> dict[str, dict[str, int]]:
     return usage
 
 
-def _bootstrap_admin_token(settings: Settings) -> str:
-    """QUANTA_ADMIN_TOKEN, else the one generated on first start (kept in the data dir)."""
+def _admin_token_line(settings: Settings) -> str:
+    """Register the admin token; the start message's line about it.
+
+    QUANTA_ADMIN_TOKEN if set, else the one generated on first start and kept (0600) in the
+    data dir. The token itself is printed only when it is generated: start messages land in
+    log collectors, so later starts say where it is kept instead.
+    """
     if settings.admin_token:
-        token = settings.admin_token.get_secret_value()
-    else:
-        token_file = settings.data_dir / ADMIN_TOKEN_FILE
-        if not token_file.exists():
-            private_file(token_file)
-            token_file.write_text(generate_token())
-        token = token_file.read_text().strip()
+        _register_admin_token(settings, settings.admin_token.get_secret_value())
+        return "Admin token: the one set in QUANTA_ADMIN_TOKEN."
+    token_file = settings.data_dir / ADMIN_TOKEN_FILE
+    generated = not token_file.exists()
+    if generated:
+        private_file(token_file)
+        token_file.write_text(generate_token())
+    token = token_file.read_text().strip()
     _register_admin_token(settings, token)
-    return token
+    if generated:
+        return (
+            f"Admin token: {token}\n"
+            f"(shown this once; it is kept in {token_file}, readable by this user only)"
+        )
+    return f"Admin token: kept in {token_file} (not shown again)."
 
 
 def _register_admin_token(settings: Settings, token: str) -> None:

@@ -19,6 +19,7 @@ from quanta.annotations.router import router as annotations_router
 from quanta.audit.router import router as audit_router
 from quanta.auth.router import public_router as auth_public_router
 from quanta.auth.router import router as auth_router
+from quanta.core.apidocs import install_api_docs
 from quanta.core.config import Settings, get_settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
 from quanta.core.http import install as install_http_hardening
@@ -68,6 +69,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=quanta.__version__,
         description="Query analytics for MySQL, Percona Server and MariaDB.",
         openapi_url=f"{API_PREFIX}/openapi.json",
+        # Served by install_api_docs with local assets: FastAPI's own pages use a CDN.
+        docs_url=None,
+        redoc_url=None,
         lifespan=_freeze_startup_objects,
     )
     app.state.settings = settings
@@ -102,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_http_hardening(
         app, settings, body_limits={f"{API_PREFIX}/ingest": settings.ingest_max_body_bytes}
     )
+    install_api_docs(app, openapi_url=f"{API_PREFIX}/openapi.json")
     _mount_ui(app, settings.ui_dist)
     return app
 

@@ -199,6 +199,27 @@ test('sign in with a name and password and see the top queries', async (t) => {
     // The filter panel shows each value with its share of the load.
     const schema = page.getByTestId('filter-schema').filter({ hasText: filterSchema });
     assert.match(await schema.innerText(), /\d+(\.\d)?%|<0\.1%/);
+    // The query text wraps instead of being cut at the column's width: the WHERE clause,
+    // what tells queries apart, is on screen and nothing of it is clipped.
+    const shown = await page
+      .locator('[data-testid="query-link"] .fingerprint')
+      .evaluateAll((codes) =>
+        codes.slice(0, 10).map((code) => ({
+          text: code.textContent ?? '',
+          clipped:
+            code.scrollHeight > code.clientHeight + 1 || code.scrollWidth > code.clientWidth + 1,
+        })),
+      );
+    const withWhere = shown.filter((row) => / where /i.test(row.text));
+    assert.ok(
+      withWhere.length > 0,
+      `some top queries have a WHERE clause: ${JSON.stringify(shown)}`,
+    );
+    assert.deepEqual(
+      withWhere.filter((row) => row.clipped),
+      [],
+      'no query text with a WHERE clause is cut',
+    );
   });
 });
 
@@ -419,7 +440,19 @@ test('open a query: metrics, charts with the annotation, tabs, deep link', async
       .getByText(/^Taken .* UTC/)
       .first()
       .waitFor();
-    assert.match(await tables.innerText(), /shop\.orders/);
+    const tablesText = await tables.innerText();
+    assert.match(tablesText, /shop\.orders/);
+    // Labelled facts in human units, titled sections; no raw values or unlabelled lists.
+    const facts = await tables.getByTestId('table-facts').first().innerText();
+    assert.match(facts, /Rows \(estimate\)\s+\d{1,3}(,\d{3})*/);
+    assert.match(facts, /Data size\s+\d+(\.\d)? (bytes|KB|MB|GB)/);
+    assert.match(facts, /Primary key\s+id/);
+    assert.match(await tables.getByTestId('table-columns').first().innerText(), /^Columns/);
+    assert.match(
+      await tables.getByTestId('table-indexes').first().innerText(),
+      /^Secondary indexes/,
+    );
+    assert.doesNotMatch(tablesText, /No rows\.|\["|data_length|index_length/);
     await screenshot('detail-tables');
 
     await page.getByTestId('tab-explain').click();
@@ -455,6 +488,18 @@ test('profile a point lookup from its Profile tab', async (t) => {
     // The harness enabled profiling on the instance: the worker runs the example SELECT.
     await page.getByTestId('profile').locator('.run-ok').waitFor({ timeout: 90_000 });
     assert.match(await page.getByTestId('profile').innerText(), /Response/);
+    // The stages under 1% are one row: every other row's share is at least 1%.
+    const shares = await page
+      .getByTestId('profile')
+      .locator('tbody tr:not(.folded):not(.lost-time) td:nth-child(3)')
+      .allInnerTexts();
+    assert.ok(shares.length > 0, 'the profile lists its stages');
+    assert.deepEqual(
+      shares.filter((share) => Number.parseFloat(share) < 1),
+      [],
+      'stages under 1% are folded',
+    );
+    assert.match(await page.getByTestId('profile').innerText(), /other stages, each under 1%/);
   });
 });
 
@@ -583,9 +628,14 @@ test('settings: add an instance, test its connection, delete it', async (t) => {
     const form = page.getByRole('form', { name: 'Add an instance' });
     await form.getByLabel('Name').fill('e2e-added');
     await form.getByLabel(/^DSN/).fill(dsn);
+    // One default example policy: the one the agent-created instance got.
+    assert.equal(await form.getByLabel('Examples').inputValue(), 'full');
     await form.getByRole('button', { name: 'Add instance' }).click();
     await form.waitFor({ state: 'detached' });
     const row = page.getByTestId('instance-row').filter({ hasText: 'e2e-added' });
+    const agentMade = page.getByTestId('instance-row').filter({ hasText: 'mariadb-e2e' });
+    assert.match(await agentMade.innerText(), /\bfull\b/);
+    assert.match(await row.innerText(), /\bfull\b/);
     assert.match(
       await row.innerText(),
       /mysql:\/\/quanta_ro:\*\*\*@/,
@@ -725,8 +775,10 @@ test("an admin changes a user's role and disables them from the settings", async
       // The audit log has both changes with their details.
       await page.getByTestId('audit-table').scrollIntoViewIfNeeded();
       const audit = await page.getByTestId('audit-table').innerText();
-      assert.match(audit, /PATCH \/api\/v1\/users\/\{user_id\}/);
-      assert.match(audit, /viewer/);
+      // As sentences (who did what to whom), not route templates.
+      assert.match(audit, /changed user “e2e-member”: role viewer → admin/);
+      assert.match(audit, /changed user “e2e-member”: disabled false → true/);
+      assert.doesNotMatch(audit, /\/api\/v1\//);
     });
   } finally {
     await memberContext.close();
@@ -798,4 +850,28 @@ test('sign out ends the session; an API token signs in too', async (t) => {
   await page.getByRole('form', { name: 'Sign in', exact: true }).waitFor();
   assert.equal(await page.evaluate(() => globalThis.localStorage.getItem('quanta.token')), null);
   assert.deepEqual(consoleErrors, [], 'the page logged errors');
+});
+
+test('the API docs work without a network: Swagger UI and ReDoc from the app itself', async (t) => {
+  await step(t, 'api-docs', async () => {
+    const docs = watch(await context.newPage());
+    const origin = new URL(baseUrl).origin;
+    const elsewhere = [];
+    // Nothing may leave the app's origin: a database network is often offline.
+    await docs.route('**/*', (route) => {
+      if (new URL(route.request().url()).origin === origin) return route.continue();
+      elsewhere.push(route.request().url());
+      return route.abort();
+    });
+    try {
+      await docs.goto(new URL('/docs', baseUrl).href);
+      await docs.locator('.swagger-ui .info .title').filter({ hasText: 'Quanta' }).waitFor();
+      await screenshot('api-docs-swagger', docs);
+      await docs.goto(new URL('/redoc', baseUrl).href);
+      await docs.locator('h1').filter({ hasText: 'Quanta' }).first().waitFor();
+      assert.deepEqual(elsewhere, [], 'the docs pages load nothing from another host');
+    } finally {
+      await docs.close();
+    }
+  });
 });

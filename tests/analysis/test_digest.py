@@ -242,3 +242,11 @@ def test_sink_gives_the_digest_of_the_events_of_every_flavour(
     by_sink, _ = digest_by_sink(data, block_size)
     by_events = digest_of(list(read_slow_log(io.BytesIO(data))))
     assert comparable(by_sink) == comparable(by_events)
+
+
+def test_ptstats_doctests() -> None:
+    import doctest
+
+    from quanta.analysis import ptstats
+
+    assert doctest.testmod(ptstats).failed == 0

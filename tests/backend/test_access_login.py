@@ -221,3 +221,14 @@ def test_a_cross_site_form_cannot_sign_in(client: TestClient) -> None:
     )
     assert forged.status_code == 422
     assert "set-cookie" not in forged.headers
+
+
+def test_sign_in_options_say_whether_password_sign_in_works_yet(client: TestClient) -> None:
+    tab = browser(client)  # not signed in: the sign-in page asks
+    assert tab.get("/api/v1/auth/options").json() == {"password": False}
+    make_user(client, "ann", "viewer")
+    assert tab.get("/api/v1/auth/options").json() == {"password": True}
+    user_id = next(u["id"] for u in client.get("/api/v1/users").json() if u["name"] == "ann")
+    disabled = client.patch(f"/api/v1/users/{user_id}", json={"disabled": True})
+    assert disabled.status_code == 200, disabled.text
+    assert tab.get("/api/v1/auth/options").json() == {"password": False}

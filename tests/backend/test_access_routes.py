@@ -17,8 +17,12 @@ from quanta.auth.service import SCOPES
 from quanta.core.security import hash_token
 from quanta.main import API_PREFIX
 
-# Routes anyone may call: signing in and out.
-PUBLIC = {("POST", f"{API_PREFIX}/auth/login"), ("POST", f"{API_PREFIX}/auth/logout")}
+# Routes anyone may call: signing in and out, and how one can sign in.
+PUBLIC = {
+    ("POST", f"{API_PREFIX}/auth/login"),
+    ("POST", f"{API_PREFIX}/auth/logout"),
+    ("GET", f"{API_PREFIX}/auth/options"),
+}
 # Routes any valid credential may call, whatever its scopes.
 ANY_CREDENTIAL = {("GET", f"{API_PREFIX}/me")}
 

@@ -204,8 +204,11 @@ def test_ranged_annotation_compares_before_its_start_and_after_its_end(fed: Test
     assert scan["verdict"] == "improved"
 
 
-def test_one_hour_window_still_counts_idle_minutes(fed: TestClient) -> None:
-    # An hour either side holds the same 30 busy minutes: load halves, latency does not.
+def test_one_hour_window_counts_idle_minutes_only_after_a_query_was_first_seen(
+    fed: TestClient,
+) -> None:
+    # The workload starts 30 minutes before T: the first half of the hour before is missing
+    # (not monitored), not zeros; the idle half hour after T is observed, so it counts.
     created = fed.post(
         "/api/v1/annotations",
         json={"text": "add index", "instances": ["db1"], "time": T.isoformat()},
@@ -213,11 +216,13 @@ def test_one_hour_window_still_counts_idle_minutes(fed: TestClient) -> None:
     body = impact(fed, created["id"], window="1h")
     assert body["window_seconds"] == 3600
     control = next(r for r in body["queries"] if r["query_id"] == query_id(CONTROL))
-    assert control["metrics"]["count"]["before"] == 300
-    assert control["metrics"]["load"]["before"] == pytest.approx(
-        control["metrics"]["avg_latency"]["before"] * 300 / 3600
-    )
-    assert control["verdict"] == "unchanged"
+    m = control["metrics"]
+    # 300 calls in the 30 minutes observed: 600 over the hour at that rate.
+    assert (m["count"]["before"], m["count"]["after"]) == (600, 300)
+    assert m["load"]["before"] == pytest.approx(m["avg_latency"]["before"] * 300 / 1800)
+    assert m["load"]["after"] == pytest.approx(m["avg_latency"]["after"] * 300 / 3600)
+    # Fewer calls at the same cost per call: context, not a verdict.
+    assert (control["status"], control["verdict"]) == ("changed", "unchanged")
 
 
 def test_regressions_are_announced_to_subscribed_channels_once(
@@ -246,6 +251,10 @@ def test_regressions_are_announced_to_subscribed_channels_once(
     # Only db2's query got slower; db1's index made its scan faster (not a regression).
     assert [r["query_id"] for r in payload["regressions"]] == [query_id(OTHER_SERVER)]
     assert payload["regressions"][0]["instance"] == "db2"
+    # The chat line names the per-call metric that decided, with the load as context.
+    assert payload["regressions"][0]["metric"] == "avg_latency"
+    assert payload["regressions"][0]["change"] > 10
+    assert payload["regressions"][0]["load_after"] > payload["regressions"][0]["load_before"]
     assert payload["text"] == "deploy v42"
 
 

@@ -230,7 +230,16 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, mariadb_server: MariaDBServer)
             f"browser test failed:\n{browser.stdout}\n{browser.stderr}\n"
             f"server output:\n{server.log_tail(120)}"
         )
-        for name in ("overview", "sorted", "filtered", "searched", "detail", "marker-hover"):
+        for name in (
+            "overview",
+            "sorted",
+            "filtered",
+            "searched",
+            "detail",
+            "marker-hover",
+            "detail-tables",
+            "api-docs",
+        ):
             assert (ARTIFACTS / f"{name}.png").exists(), name
         # The channel's test message reached the receiver, once.
         assert len(received) == 1, received

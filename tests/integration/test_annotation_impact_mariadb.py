@@ -267,3 +267,81 @@ def test_an_added_index_shows_as_improved_and_the_control_query_does_not_move(
         assert (scan["status"], scan["verdict"]) == ("changed", "improved")
         assert scan["metrics"]["rows_examined_per_call"]["significant"]
         assert scan["metrics"]["avg_latency"]["significant"]
+
+
+# Issue 28's closed loop: one client repeats MIXED and LOOKUP twice for a fixed time. The
+# index removes the orders half of MIXED's cost and nearly all of LOOKUP's, so a round takes
+# about a third as long: MIXED's latency halves, its calls triple and its load rises.
+MIXED = (
+    "SELECT (SELECT SUM(amount) FROM test.orders WHERE customer_id = {k}) AS spent,"
+    " (SELECT COUNT(*) FROM test.history WHERE customer_id = {k}) AS seen"
+)
+LOOKUP = "SELECT id, amount FROM test.orders WHERE customer_id = {k}"
+PHASE_SECONDS = 6.0
+
+
+def run_closed_loop(server: MariaDBServer, seed: int) -> None:
+    """One client, no think time, for PHASE_SECONDS: faster statements mean more calls."""
+    rng = random.Random(seed)
+    deadline = time.monotonic() + PHASE_SECONDS
+    with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+        while time.monotonic() < deadline:
+            for sql in (MIXED, LOOKUP, LOOKUP):
+                cur.execute(sql.format(k=rng.randint(1, CUSTOMERS)))
+                cur.fetchall()
+
+
+def impact_table(body: dict[str, Any]) -> str:
+    """The impact rows as the report shows them: verdict, then each metric's change."""
+    lines = []
+    for row in body["queries"]:
+        cells = [f"{row['verdict']:<9}", row["fingerprint"][:60]]
+        for name in ("load", "count", "avg_latency", "rows_examined_per_call"):
+            m = row["metrics"][name]
+            pct = "" if m["change_pct"] is None else f"{m['change_pct']:+.0%}"
+            cells.append(f"{name} {m['before'] or 0:.4g}->{m['after'] or 0:.4g} {pct}"
+                         f"{'*' if m['significant'] else ''}")  # fmt: skip
+        lines.append(" | ".join(cells))
+    return "\n".join(lines)
+
+
+def test_a_closed_loop_that_runs_faster_and_more_often_reads_improved(api: Api) -> None:
+    with started_mariadb() as own:
+        server = own.server
+        setup_schema(server)
+        with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+            cur.execute("CREATE TABLE history LIKE orders")
+            cur.execute("INSERT INTO history SELECT * FROM orders")
+        mark(server, "before")
+        run_closed_loop(server, seed=1)
+        mark(server, "alter")
+        with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+            cur.execute("ALTER TABLE orders ADD INDEX idx_customer (customer_id)")
+        mark(server, "after")
+        run_closed_loop(server, seed=2)
+        mark(server, "end")
+        logged = phases(server.slow_log_path)
+
+    # Same real duration per phase, spread over the same window: calls per minute keep
+    # their ratio, latencies are as MariaDB logged them.
+    events = spread(logged["before"], STARTED - WINDOW) + spread(logged["after"], FINISHED)
+    for n in range(0, len(events), BATCH):
+        api.post_batch(f"b{n}", events[n : n + BATCH])
+    api.process_batches()
+    ranged = annotate(
+        api, "ALTER TABLE orders ADD INDEX idx_customer", STARTED, "--end-time",
+        FINISHED.isoformat(),
+    )  # fmt: skip
+    body = api.get(f"/api/v1/annotations/{ranged}/impact", window="15m")
+    print("\n" + impact_table(body))
+    mixed, lookup = row_of(body, MIXED), row_of(body, LOOKUP)
+    m = mixed["metrics"]
+    # The scenario: latency about halves, calls about triple, load rises.
+    assert -0.7 < m["avg_latency"]["change_pct"] < -0.3, m["avg_latency"]
+    assert m["count"]["change_pct"] > 1.0, m["count"]
+    assert m["load"]["change_pct"] > 0.1, m["load"]
+    for name in ("load", "count", "avg_latency", "rows_examined_per_call"):
+        assert m[name]["significant"], (name, m[name])
+    assert (mixed["status"], mixed["verdict"]) == ("changed", "improved"), mixed
+    assert (lookup["status"], lookup["verdict"]) == ("changed", "improved"), lookup
+    assert [r["verdict"] for r in body["queries"]].count("regressed") == 0

@@ -26,6 +26,7 @@ from quanta.analysis.fingerprint import fingerprint
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.diagnostics import service
+from quanta.diagnostics.models import ExplainRun
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, PostgresServer, started_mariadb
@@ -121,7 +122,18 @@ def store_examples(
         }
         for i, sql in enumerate(statements)
     ]
-    batch_id = md5(f"{instance}{statements}".encode()).hexdigest()
+    ingest_events(client, session_factory, settings, instance, events)
+
+
+def ingest_events(
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    instance: str,
+    events: list[dict[str, Any]],
+) -> None:
+    """Wire events through the ingest API and the batch service, as an agent's would go."""
+    batch_id = md5(f"{instance}{events}".encode()).hexdigest()
     payload = json.dumps({"batch_id": batch_id, "instance": instance, "events": events})
     response = client.post(
         "/api/v1/ingest",
@@ -217,6 +229,78 @@ def test_full_scan_example_gives_the_full_table_scan_finding(
     assert body["analyze"] is None
     assert body["notes"] == ["ANALYZE skipped: no execution target (EXPLAIN never executes)"]
     assert "MariaDB" in body["server_version"]
+
+
+INDEXED = "SELECT * FROM orders WHERE customer_id = {}"
+ADD_INDEX = "ALTER TABLE orders ADD INDEX idx_customer (customer_id)"
+
+
+def slow_event(at: datetime, sql: str, rows_sent: int, rows_examined: int) -> dict[str, Any]:
+    return {"ts": at.isoformat(), "query": sql, "query_time": 0.05, "rows_sent": rows_sent,
+            "rows_examined": rows_examined, "db": DB, "user": "app", "host": "web1"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["alter in the slow log", "annotation", "earlier explain with another plan",
+     "earlier explain with this plan", "none"],
+)  # fmt: skip
+def test_rows_examined_are_judged_on_executions_since_the_plan_changed(
+    own: OwnMariaDB,
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    change: str,
+) -> None:
+    # Issue 28: full scans for an hour, then the index (the server has it now: ref, a few
+    # rows), then 50 minutes of index lookups. The 24 h average (about 10,914 rows examined
+    # per 10 sent) is the old plan's; only the executions after the change judge this one.
+    instance = register(client, "db1", dsn(own.server, READER, READER_PASSWORD))
+    changed_at = NOW - timedelta(minutes=60)
+    events = [slow_event(NOW - timedelta(minutes=120 - i), INDEXED.format(i), 10, 20_000)
+              for i in range(60)]  # fmt: skip
+    events += [slow_event(NOW - timedelta(minutes=50 - i), INDEXED.format(i), 10, 10)
+               for i in range(50)]  # fmt: skip
+    if change == "alter in the slow log":
+        events.append(slow_event(changed_at, ADD_INDEX, 0, 0))
+    ingest_events(client, session_factory, settings, "db1", events)
+    if change == "annotation":
+        created = client.post(
+            "/api/v1/annotations",
+            json={"text": "add idx_customer", "instances": ["db1"], "time": changed_at.isoformat()},
+        )
+        assert created.status_code == 201, created.text
+    if change.startswith("earlier explain"):
+        # What an EXPLAIN taken when the index was added saw: a scan, or already the index.
+        key = None if change.endswith("another plan") else "idx_customer"
+        with session_scope(session_factory) as session:
+            session.add(
+                ExplainRun(
+                    query_id=query_id(INDEXED.format(1)),
+                    instance_id=instance["id"],
+                    requested_at=changed_at,
+                    taken_at=changed_at,
+                    status="ok",
+                    tabular=[{"table": "orders", "type": "ref" if key else "ALL", "key": key}],
+                )
+            )
+    queued = client.post(
+        f"/api/v1/queries/{query_id(INDEXED.format(1))}/explain", params={"instance": "db1"}
+    )
+    assert queued.status_code == 202, queued.text
+    with session_scope(session_factory) as session:
+        service.execute_explain(session=session, settings=settings, run_id=queued.json()["id"])
+    body = api_get(client, "explain", INDEXED.format(1), "db1")
+    assert (body["status"], body["tabular"][0]["type"]) == ("ok", "ref"), body
+    examined = [f["message"] for f in body["findings"] if f["kind"] == "rows_examined"]
+    if change in ("none", "earlier explain with this plan"):
+        # Nothing says the plan changed: the whole window counts.
+        assert examined == [
+            "rows examined far above rows sent: about 10,914 rows read to return 10 "
+            "(1,091 per row sent, measured)"
+        ]
+    else:
+        assert examined == []
 
 
 def test_analyze_on_a_read_only_execution_target(

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from quanta.analysis.fingerprinter import Fingerprinter, cache_key
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.ptstats import Buckets
 from quanta.analysis.slowlog import SINK_COLUMNS, ColumnSink, SlowLogEvent
 
 __all__ = ["Digest", "Example", "Metric", "QueryClassDigest"]
@@ -136,6 +137,9 @@ class QueryClassDigest:
     last_seen: datetime | None = None
     example: Example | None = None
     pending: list[Any] = field(default_factory=_new_columns)
+    # pt-query-digest's buckets of each metric of _METRIC_FIELDS: the report's overall 95th
+    # percentile, stddev and median are computed from them as pt-query-digest does.
+    buckets: dict[str, Buckets] = field(default_factory=dict)
 
     def add(self, event: SlowLogEvent) -> None:
         """Take one event (folded in by the next :meth:`flush`)."""
@@ -169,7 +173,18 @@ class QueryClassDigest:
         self.rows_sent.add_all(_known(rows_sent))
         self.rows_examined.add_all(_known(rows_examined))
         self.rows_affected.add_all(_known(rows_affected))
-        self.query_length.add_all(list(map(len, queries)))
+        lengths = list(map(len, queries))
+        self.query_length.add_all(lengths)
+        for name, values in (
+            ("query_time", query_times),
+            ("lock_time", lock_times),
+            ("rows_sent", _known(rows_sent)),
+            ("rows_examined", _known(rows_examined)),
+            ("rows_affected", _known(rows_affected)),
+            ("query_length", lengths),
+        ):
+            if values:
+                self.buckets.setdefault(name, Buckets()).add_many(values)
         _count_names(self.databases, databases)
         _count_names(self.users, users)
         _count_names(self.hosts, hosts)
@@ -200,6 +215,8 @@ class QueryClassDigest:
         for name in _METRIC_FIELDS:
             getattr(self, name).merge(getattr(other, name))
         self.query_time_histogram.merge(other.query_time_histogram)
+        for name, buckets in other.buckets.items():
+            self.buckets.setdefault(name, Buckets()).merge(buckets)
         for name, metric in other.attributes.items():
             self.attributes.setdefault(name, Metric()).merge(metric)
         self.databases.update(other.databases)
@@ -284,6 +301,16 @@ class Digest:
         for query_class in self.classes.values():
             total.merge(query_class.query_time)
         return total
+
+    def overall(self, name: str) -> tuple[Metric, Buckets]:
+        """One metric of ``_METRIC_FIELDS`` (``rows_examined``...) over all classes."""
+        self.flush()
+        total, buckets = Metric(), Buckets()
+        for query_class in self.classes.values():
+            total.merge(getattr(query_class, name))
+            if name in query_class.buckets:
+                buckets.merge(query_class.buckets[name])
+        return total, buckets
 
     @property
     def ts_min(self) -> datetime | None:

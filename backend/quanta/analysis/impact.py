@@ -32,6 +32,7 @@ from quanta.analysis.resolution import Resolution, ceil_to, floor_to
 
 __all__ = [
     "METRICS",
+    "VERDICT_METRICS",
     "ImpactPlan",
     "MetricChange",
     "NothingToCompare",
@@ -59,6 +60,8 @@ _EXACT_MAX_SIZE = 8
 
 # The metrics compared, in the order they are reported.
 METRICS = ("load", "count", "avg_latency", "p95_latency", "rows_examined_per_call")
+# The per-call metrics that decide the verdict, in order of precedence.
+VERDICT_METRICS = ("avg_latency", "p95_latency", "rows_examined_per_call")
 _FINE_TO_COARSE = (Resolution.MINUTE, Resolution.HOUR, Resolution.DAY)
 
 
@@ -140,6 +143,22 @@ class ImpactPlan:
         if self.after_start <= bucket_start < self.after_end:
             return True, (bucket_start - self.after_start) // width
         return None
+
+    def first_observed(self, since: datetime | None) -> tuple[int, int]:
+        """The first slot of (before, after) at or after the slot holding ``since``.
+
+        Slots before the one in which a query (on an instance) was first seen were not
+        monitored: they are missing, not zero. ``since`` None: everything was observed.
+        """
+        if since is None:
+            return 0, 0
+        start = floor_to(since, self.resolution)
+        width = self.resolution.width
+
+        def first(window_start: datetime) -> int:
+            return min(self.slots, max(0, (start - window_start) // width))
+
+        return first(self.before_start), first(self.after_start)
 
 
 def plan_windows(
@@ -370,8 +389,18 @@ class _Window:
     samples: dict[str, list[float]]
 
 
-def _window(slots: Mapping[int, Slot], n_slots: int, slot_seconds: float) -> _Window:
-    ordered = [slots.get(i) for i in range(n_slots)]
+def _window(
+    slots: Mapping[int, Slot], n_slots: int, slot_seconds: float, first: int = 0
+) -> _Window:
+    """One window's totals and samples, from slot ``first`` on: the slots before it were
+    not observed (the instance or query was not monitored yet) and are missing, not zero."""
+    observed = max(0, n_slots - first)
+    if not observed:
+        # Not seen in the whole window: nothing ran that anyone saw, and nothing to test.
+        totals: dict[str, float | None] = dict.fromkeys(METRICS)
+        totals.update(load=0.0, count=0.0)
+        return _Window(totals, {name: [] for name in METRICS})
+    ordered = [slots.get(i) for i in range(first, n_slots)]
     busy = [s for s in ordered if s is not None and s.count > 0]
     count = sum(s.count for s in busy)
     query_time = sum(s.query_time for s in busy)
@@ -383,11 +412,12 @@ def _window(slots: Mapping[int, Slot], n_slots: int, slot_seconds: float) -> _Wi
             if merged is None:
                 merged = LatencyHistogram()
             merged.merge(s.histogram)
-    # Minutes without a call weigh in as zero load and zero calls; latencies only exist for
-    # minutes with calls, so only those are latency samples.
-    totals: dict[str, float | None] = {
-        "load": query_time / (n_slots * slot_seconds),
-        "count": float(count),
+    # Observed minutes without a call weigh in as zero load and zero calls; latencies only
+    # exist for minutes with calls, so only those are latency samples. Calls are the window's
+    # at the observed rate, so a window partly before monitoring began is not diluted.
+    totals = {
+        "load": query_time / (observed * slot_seconds),
+        "count": count * n_slots / observed,
         "avg_latency": query_time / count if count else None,
         "p95_latency": merged.quantile(P95) if merged is not None and count else None,
         "rows_examined_per_call": (
@@ -437,12 +467,21 @@ def compare_queries(
     slots: int,
     slot_seconds: float,
     thresholds: Thresholds,
+    observed_from: Mapping[K, tuple[int, int]] | None = None,
 ) -> dict[K, QueryImpact]:
-    """:func:`compare_query` for many queries (slots before, slots after) at once."""
-    windows = {
-        key: (_window(before, slots, slot_seconds), _window(after, slots, slot_seconds))
-        for key, (before, after) in queries.items()
-    }
+    """:func:`compare_query` for many queries (slots before, slots after) at once.
+
+    ``observed_from``: per query, the first slot of each window (before, after) in which it
+    was observed (see :meth:`ImpactPlan.first_observed`); missing means from slot 0.
+    """
+    firsts = observed_from or {}
+    windows = {}
+    for key, (before, after) in queries.items():
+        first_before, first_after = firsts.get(key, (0, 0))
+        windows[key] = (
+            _window(before, slots, slot_seconds, first_before),
+            _window(after, slots, slot_seconds, first_after),
+        )
     tests = [(key, name) for key in windows for name in METRICS]
     p_values = mann_whitney_many(
         [(windows[key][0].samples[name], windows[key][1].samples[name]) for key, name in tests]
@@ -469,10 +508,11 @@ def _impact(b: _Window, a: _Window, metrics: dict[str, MetricChange]) -> QueryIm
 
 
 def _verdict(metrics: Mapping[str, MetricChange]) -> Verdict:
-    # Load first: it is what the server feels (a query called twice as often at the same
-    # latency did get dearer). Then latency per call, then rows examined per call, which
-    # an index change moves even when the time saved is within the noise.
-    for name in ("load", "avg_latency", "p95_latency", "rows_examined_per_call"):
+    # The query's own cost per call decides: latency, then rows examined, which an index
+    # change moves even when the time saved is within the noise. Load and calls are context
+    # only: when a change frees the server, closed-loop clients call a now faster query
+    # more often and its load rises, which is throughput, not a regression.
+    for name in VERDICT_METRICS:
         m = metrics[name]
         if m.significant and m.change:
             return Verdict.REGRESSED if m.change > 0 else Verdict.IMPROVED

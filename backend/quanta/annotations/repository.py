@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from quanta.analysis.resolution import Resolution
 from quanta.annotations.models import Annotation, AnnotationInstance, AnnotationTag
 from quanta.instances.models import Instance
-from quanta.queries.models import BUCKET_MODELS, QueryClass
+from quanta.queries.models import BUCKET_MODELS, QueryClass, QueryInstance
 
 # The source whose buckets count for an instance that has not chosen one yet (the same
 # default as the query analytics reads).
@@ -181,6 +181,25 @@ def fingerprints(session: Session, query_ids: Sequence[str]) -> dict[str, str]:
             QueryClass.query_id.in_(ids[i : i + IN_CHUNK])
         )
         out.update(session.execute(stmt).all())
+    return out
+
+
+def first_seen(
+    session: Session, query_ids: Sequence[str], instance_ids: Sequence[int]
+) -> dict[str, datetime]:
+    """When each of ``query_ids`` was first seen on any of ``instance_ids``."""
+    out: dict[str, datetime] = {}
+    ids = list(query_ids)
+    for i in range(0, len(ids), IN_CHUNK):
+        stmt = (
+            select(QueryInstance.query_id, func.min(QueryInstance.first_seen))
+            .where(
+                QueryInstance.query_id.in_(ids[i : i + IN_CHUNK]),
+                QueryInstance.instance_id.in_(instance_ids),
+            )
+            .group_by(QueryInstance.query_id)
+        )
+        out.update((qid, seen) for qid, seen in session.execute(stmt))
     return out
 
 

@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.impact import (
     METRICS,
+    VERDICT_METRICS,
     ImpactPlan,
     NothingToCompare,
     QueryImpact,
@@ -170,14 +171,22 @@ def annotation_impact(
     # so the time ranges are then read through the primary key instead of a table scan.
     instance_ids = repository.annotation_instance_ids(session, annotation_id) or list(names)
     slots, instances_seen = _slots_by_query(session, plan, instance_ids)
+    slots = _queries_to_compare(session, slots)
     thresholds = Thresholds(
         alpha=settings.annotation_impact_alpha,
         min_relative_change=settings.annotation_impact_min_change,
         min_load_change=settings.annotation_impact_min_load_change,
         min_latency_change=settings.annotation_impact_min_latency_change,
     )
+    # Minutes before a query was first seen on these instances (before its instance was
+    # monitored, or before it ran) are missing, not zeros: they would dilute the window.
+    first_seen = repository.first_seen(session, list(slots), instance_ids)
     impacts = compare_queries(
-        slots, slots=plan.slots, slot_seconds=plan.slot_seconds, thresholds=thresholds
+        slots,
+        slots=plan.slots,
+        slot_seconds=plan.slot_seconds,
+        thresholds=thresholds,
+        observed_from={qid: plan.first_observed(first_seen.get(qid)) for qid in slots},
     )
     ranked = sorted(impacts, key=lambda qid: (-impacts[qid].load_change, qid))
     ranked = ranked[: settings.annotation_impact_max_queries]
@@ -231,6 +240,17 @@ def _slots_by_query(
         )
         instances_seen[b.query_id].add(b.instance_id)
     return slots, instances_seen
+
+
+def _queries_to_compare(session: Session, slots: QuerySlots) -> QuerySlots:
+    """The queries an impact compares: the one place that chooses them.
+
+    Every query with buckets in the windows, today. A rule that leaves queries out of
+    every view (Quanta's own EXPLAIN and profile statements, say) applies here, to the
+    verdicts, the headline counts and the chat event alike.
+    """
+    del session  # the rule's lookups will need it
+    return slots
 
 
 def _find(session: Session, annotation_id: int) -> repository.AnnotationRow:
@@ -319,16 +339,23 @@ def announce_impacts(*, session: Session, settings: Settings, now: datetime) -> 
 
 
 def _regression(row: ImpactRow) -> dict[str, object]:
-    load = row.metrics["load"]
-    latency = row.metrics["p95_latency"]
+    """The per-call metric that made the query regressed, with its load as context."""
+    metrics: dict[str, MetricChangeOut] = {str(k): v for k, v in row.metrics.items()}
+    name = next(
+        (n for n in VERDICT_METRICS if metrics[n].significant and (metrics[n].change or 0) > 0),
+        VERDICT_METRICS[0],
+    )
+    decided, load, latency = metrics[name], metrics["load"], metrics["p95_latency"]
     return {
         "query_id": row.query_id,
         "fingerprint": row.fingerprint,
         "instance": row.instance,
-        "metric": "load",
-        "before": load.before,
-        "after": load.after,
-        "change": load.change_pct,
+        "metric": name,
+        "before": decided.before,
+        "after": decided.after,
+        "change": decided.change_pct,
+        "load_before": load.before,
+        "load_after": load.after,
         "p95_before": latency.before,
         "p95_after": latency.after,
     }

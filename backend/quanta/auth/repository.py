@@ -51,6 +51,12 @@ def count_active_admins(session: Session, *, admin_role: str) -> int:
     return int(session.scalar(stmt) or 0)
 
 
+def any_active_user(session: Session) -> bool:
+    """Whether any user is not disabled (someone can sign in with a password)."""
+    stmt = select(User.id).where(User.disabled_at.is_(None)).limit(1)
+    return session.scalar(stmt) is not None
+
+
 def live_session_counts(session: Session, *, now: datetime) -> dict[int, int]:
     """User id -> how many of their sessions can still be used (unrevoked, unexpired)."""
     stmt = (

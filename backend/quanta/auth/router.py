@@ -14,6 +14,7 @@ from quanta.auth.schemas import (
     PasswordReset,
     PasswordResetOut,
     SessionsEnded,
+    SignInOptions,
     TokenCreate,
     TokenCreated,
     TokenOut,
@@ -59,6 +60,12 @@ def whoami(request: Request, principal: AnyPrincipal) -> WhoAmI:
         role=service.role_of(principal) if principal.user_id is not None else None,
         csrf_token=service.csrf_token_for(cookie) if signed_in and cookie else None,
     )
+
+
+@public_router.get("/auth/options", operation_id="sign_in_options")
+def sign_in_options(session: SessionDep) -> SignInOptions:
+    """How one can sign in now (public: the sign-in page asks before anyone is signed in)."""
+    return SignInOptions(password=service.password_sign_in_available(session=session))
 
 
 @public_router.post(

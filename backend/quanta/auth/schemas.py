@@ -29,6 +29,15 @@ class LoginIn(BaseModel):
     password: str = Field(min_length=1, max_length=1024)
 
 
+class SignInOptions(BaseModel):
+    """How one can sign in now: the sign-in page leads with what works."""
+
+    password: bool = Field(
+        description="Whether any user can sign in with a name and password; false until "
+        "`quanta user create` or an admin adds one (sign in with the admin token then)."
+    )
+
+
 class LoginOut(BaseModel):
     """A new session: the cookie is set; writes must send ``csrf_token`` as X-CSRF-Token."""
 

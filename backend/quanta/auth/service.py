@@ -380,6 +380,11 @@ def generate_password() -> str:
     return secrets.token_urlsafe(15)
 
 
+def password_sign_in_available(*, session: Session) -> bool:
+    """Whether any user can sign in with a password (else only tokens work yet)."""
+    return repository.any_active_user(session)
+
+
 def sign_in(*, session: Session, name: str, password: str, max_age: timedelta) -> SignIn:
     """Check a name and password; on success open a session that lasts ``max_age``."""
     user = repository.find_user_by_name(session, name)

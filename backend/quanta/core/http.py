@@ -33,13 +33,12 @@ SPA_CSP = (
     "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
     "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 )
-# FastAPI's /docs and /redoc pages load Swagger UI / ReDoc from jsDelivr with an inline
-# bootstrap script; they get their own, wider policy and nothing else does.
-DOCS_CDN = "https://cdn.jsdelivr.net"
+# The /docs and /redoc pages (quanta.core.apidocs) load Swagger UI / ReDoc from the app
+# itself; ReDoc styles inline and runs a worker from a blob.
 DOCS_CSP = (
-    f"default-src 'self'; script-src 'self' 'unsafe-inline' {DOCS_CDN}; "
-    f"style-src 'self' 'unsafe-inline' {DOCS_CDN}; img-src 'self' data: https:; "
-    f"worker-src 'self' blob:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'"
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; "
+    "connect-src 'self'; object-src 'none'; frame-ancestors 'none'"
 )
 DOCS_PATHS = ("/docs", "/redoc")
 API_PATH = "/api/"

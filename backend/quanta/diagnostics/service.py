@@ -22,8 +22,11 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from quanta.analysis.explain import explain_findings
 from quanta.analysis.profile import combine_profiles
+from quanta.analysis.resolution import Resolution, ceil_to
 from quanta.analysis.sqlkind import StatementKind, classify_statement
+from quanta.annotations import service as annotations
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
@@ -410,6 +413,19 @@ def _perform_explain(
             rows_sent=rows_sent,
             rows_examined=rows_examined,
         )
+        since = _previous_plan_differs(session, run, instance, result)
+        if since is not None:
+            # The plan changed since the previous EXPLAIN: only executions after it judge it.
+            rows_sent, rows_examined = _rows_per_execution(
+                session, settings, run.query_id, example, since=since
+            )
+            findings = explain_findings(
+                rows=result.tabular,
+                document=result.analyze or result.document,
+                rows_sent=rows_sent,
+                rows_examined=rows_examined,
+            )
+            result = replace(result, findings=findings)
         measured, analyze_note = _analyze_on_target(
             settings, instance, example, trail, rows_sent, rows_examined
         )
@@ -562,24 +578,78 @@ def _finish(run: _R, status: RunStatus, error: str | None) -> _R:
     return run
 
 
+def _previous_plan_differs(
+    session: Session, run: ExplainRun, instance: Instance, result: ExplainResult
+) -> datetime | None:
+    """When the previous EXPLAIN of the query on the instance was taken, if its plan
+    (tables, access types, keys) differs from this one's; else None."""
+    previous = repository.latest_run(session, ExplainRun, run.query_id, instance.id, finished=True)
+    if previous is None or previous.status != RunStatus.OK.value or previous.taken_at is None:
+        return None
+    if _plan_shape(previous.tabular) == _plan_shape(result.tabular):
+        return None
+    return previous.taken_at
+
+
+def _plan_shape(tabular: list[dict[str, Any]] | None) -> list[tuple[str, str, str]]:
+    """What tells plans apart: each row's table, access type and key (not the estimates)."""
+    return [(str(r.get("table")), str(r.get("type")), str(r.get("key"))) for r in tabular or []]
+
+
 def _rows_per_execution(
-    session: Session, settings: Settings, query_id: str, example: "_Example"
+    session: Session,
+    settings: Settings,
+    query_id: str,
+    example: "_Example",
+    *,
+    since: datetime | None = None,
 ) -> tuple[float | None, float | None]:
     """Rows sent and examined per execution from the query's metrics on the instance.
 
+    Only executions after the latest plan change count: a schema statement on its tables,
+    an annotation of the instance, or ``since`` (a previous EXPLAIN with another plan).
     Only for SELECTs: what a DML statement sends says nothing about what it reads.
     """
     if classify_statement(example.text).kind is not StatementKind.SELECT:
         return None, None
+    window = _example_window(settings)
+    flt = BucketFilter(instances=(example.instance,))
     detail = queries.query_detail(
-        session=session,
-        settings=settings,
-        window=_example_window(settings),
-        query_id=query_id,
-        flt=BucketFilter(instances=(example.instance,)),
+        session=session, settings=settings, window=window, query_id=query_id, flt=flt
     )
+    marked = _last_plan_change(session, example.instance, detail.tables, window)
+    changed = max((t for t in (marked, since) if t is not None), default=None)
+    if changed is not None:
+        # Executions under an older plan (before an index was added, say) say nothing
+        # about this one: only the whole minutes after the change count.
+        after = queries.TimeWindow(start=ceil_to(changed, Resolution.MINUTE), end=window.end)
+        if after.start >= after.end:
+            return None, None
+        detail = queries.query_detail(
+            session=session, settings=settings, window=after, query_id=query_id, flt=flt
+        )
     per_call = {metric.name: metric.avg for metric in detail.metrics}
     return per_call.get("rows_sent"), per_call.get("rows_examined")
+
+
+def _last_plan_change(
+    session: Session, instance: str, tables: list[str], window: queries.TimeWindow
+) -> datetime | None:
+    """The latest moment in ``window`` after which the query's plan may differ: a schema
+    statement (ALTER, CREATE INDEX, ANALYZE...) on one of its tables seen in the metrics,
+    or an annotation of the instance (a deploy or a change someone marked); None if none.
+    """
+    ddl = queries.last_schema_change(
+        session=session, instance=instance, tables=tables, since=window.start
+    )
+    marked = [
+        a.end_time or a.time
+        for a in annotations.list_annotations(
+            session=session, window=window, instance=instance, tags=[]
+        )
+        if (a.end_time or a.time) <= window.end
+    ]
+    return max([t for t in (ddl, *marked) if t is not None], default=None)
 
 
 def _example_window(settings: Settings) -> queries.TimeWindow:

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from quanta.analysis.digest import Metric, QueryClassDigest
+from quanta.analysis.digest import Digest, Metric, QueryClassDigest
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.ptstats import micro_t, shorten
 from quanta.digest.runner import DigestRun
 
 __all__ = ["render_text", "to_json"]
@@ -18,6 +19,17 @@ PERCENTILES = (0.5, 0.95, 0.99)
 _BAR_WIDTH = 64
 _TOP_VALUES = 3
 _ITEM_WIDTH = 40
+# pt-query-digest's report width, and the attributes of its overall table in its order and
+# with its labels (cut to 12 characters as it cuts them).
+_LINE_LENGTH = 74
+_OVERALL_ATTRIBUTES = (
+    ("query_time", "Exec time"),
+    ("lock_time", "Lock time"),
+    ("rows_sent", "Rows sent"),
+    ("rows_examined", "Rows examine"),
+    ("rows_affected", "Rows affecte"),
+    ("query_length", "Query size"),
+)
 _TABLE_RE = re.compile(r"\b(?:from|join|into|update|table)\s+([\w$.]+)")
 
 
@@ -105,18 +117,59 @@ def render_text(run: DigestRun, files: Sequence[str], limit: int) -> str:
     ranked = digest.ranked()
     shown = ranked[:limit] if limit else ranked
     total_time = digest.query_time.sum
-    lines = [
-        f"# Files: {', '.join(files)}",
-        f"# Overall: {_amount(digest.events)} total, {len(ranked)} unique, "
-        f"{len(run.skipped)} malformed entries skipped"
-        + (f", {_amount(run.filtered_out)} outside the time range" if run.filtered_out else ""),
-    ]
+    lines = [f"# Files: {', '.join(files)}", _overall(digest, len(ranked), total_time)]
     if digest.ts_min is not None and digest.ts_max is not None:
         lines.append(f"# Time range: {_iso(digest.ts_min)} to {_iso(digest.ts_max)}")
+    lines.append(
+        f"# Skipped: {len(run.skipped)} malformed entries"
+        + (f", {run.filtered_out} outside the time range" if run.filtered_out else "")
+    )
+    lines += _overall_attributes(digest)
     lines += ["", *_profile(shown, ranked, total_time)]
     for rank, query_class in enumerate(shown, 1):
         lines += ["", *_class_detail(rank, query_class, digest.events, total_time)]
     return "\n".join(lines) + "\n"
+
+
+def _overall(digest: Digest, unique: int, total_time: float) -> str:
+    """pt-query-digest's Overall line: events and classes in decimal units (4.80k is 4,800
+    events), queries per second and concurrency over the logged time span."""
+    events = digest.events
+    qps = concurrency = 0.0
+    if events and digest.ts_min is not None and digest.ts_max is not None:
+        span = (digest.ts_max - digest.ts_min).total_seconds()
+        if span > 0:
+            qps, concurrency = events / span, total_time / span
+    line = (
+        f"# Overall: {shorten(events, divisor=1000)} total, {shorten(unique, divisor=1000)} "
+        f"unique, {shorten(qps, divisor=1000)} QPS, {shorten(concurrency, divisor=1000)}x "
+        "concurrency "
+    )
+    return line + "_" * (_LINE_LENGTH - len(line))
+
+
+def _overall_attributes(digest: Digest) -> list[str]:
+    """pt-query-digest's overall attribute table: total, min, max, avg, 95%, stddev, median."""
+    lines = [
+        _attribute_line("Attribute", "total", "min", "max", "avg", "95%", "stddev", "median"),
+        _attribute_line("=" * 12, *["=" * 7] * 7),
+    ]
+    for name, label in _OVERALL_ATTRIBUTES:
+        metric, buckets = digest.overall(name)
+        if not metric.count:
+            continue
+        p95, stddev, median = buckets.stats(
+            count=metric.count, minimum=metric.min, maximum=metric.max
+        )
+        values = (metric.sum, metric.min, metric.max, metric.sum / metric.count, p95)
+        fmt = micro_t if name.endswith("_time") else shorten
+        lines.append(_attribute_line(label, *(fmt(v) for v in (*values, stddev, median))))
+    return lines
+
+
+def _attribute_line(label: str, *values: str) -> str:
+    # pt-query-digest's num_format, with its empty pct column: '# %-12s %3s %7s ...'.
+    return f"# {label:<12} {'':3} " + " ".join(f"{v:>7}" for v in values)
 
 
 def _profile(

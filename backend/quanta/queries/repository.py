@@ -822,3 +822,21 @@ def drop_partition(session: Session, name: str) -> None:
 def _pg_timestamp(value: datetime) -> str:
     # Bucket starts are stored as naive UTC; names and bounds are generated, never user input.
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def schema_statements_since(
+    session: Session, *, instance: str, types: Sequence[str], since: datetime
+) -> list[tuple[list[str], datetime]]:
+    """Tables and last time seen of the statement classes of ``types`` (ALTER, CREATE...)
+    run on ``instance`` since ``since``."""
+    stmt = (
+        select(QueryClass.tables, QueryInstance.last_seen)
+        .join(QueryInstance, QueryInstance.query_id == QueryClass.query_id)
+        .join(Instance, Instance.id == QueryInstance.instance_id)
+        .where(
+            Instance.name == instance,
+            QueryClass.statement_type.in_(types),
+            QueryInstance.last_seen >= since,
+        )
+    )
+    return [(list(tables or []), seen) for tables, seen in session.execute(stmt)]

@@ -4,7 +4,7 @@ import logging
 import random
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -475,6 +475,33 @@ def _everything(session: Session, segments: list[Segment], flt: repository.Bucke
         (row,) = repository.aggregate(session, segments, flt)
         return row
     return repository.instance_totals(session, segments, flt.instances)
+
+
+# Statements that change tables, their indexes or their statistics, and so plans.
+SCHEMA_CHANGE_TYPES = ("alter", "create", "drop", "rename", "truncate", "analyze", "optimize")
+
+
+def last_schema_change(
+    *, session: Session, instance: str, tables: Sequence[str], since: datetime
+) -> datetime | None:
+    """When a statement that can change plans (ALTER, CREATE INDEX, ANALYZE...) last ran on
+    one of ``tables`` on ``instance``, seen in its metrics since ``since``; None if never.
+
+    Tables match by name without their schema: the statements name them either way.
+    """
+    wanted = {_bare(t) for t in tables}
+    seen = [
+        at
+        for names, at in repository.schema_statements_since(
+            session, instance=instance, types=SCHEMA_CHANGE_TYPES, since=since
+        )
+        if wanted & {_bare(t) for t in names}
+    ]
+    return max(seen, default=None)
+
+
+def _bare(table: str) -> str:
+    return table.rsplit(".", 1)[-1].strip("`").lower()
 
 
 def query_examples(

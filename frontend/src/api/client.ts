@@ -12,6 +12,7 @@ import type {
   InstanceCreate,
   InstanceUpdate,
   LoginResult,
+  SignInOptions,
   TokenCreate,
   TokenCreated,
   TokenInfo,
@@ -87,6 +88,11 @@ async function unwrap<T>(
 export async function fetchMe(options: { signal?: AbortSignal; token?: string } = {}): Promise<Me> {
   const headers = options.token ? { Authorization: `Bearer ${options.token}` } : undefined;
   return unwrap(api.GET('/api/v1/me', { signal: options.signal, headers }));
+}
+
+/** GET /api/v1/auth/options: how one can sign in now (public). */
+export async function fetchSignInOptions(signal?: AbortSignal): Promise<SignInOptions> {
+  return unwrap(api.GET('/api/v1/auth/options', { signal }));
 }
 
 /** GET /api/v1/queries: the top queries of a time range with totals and sparklines. */

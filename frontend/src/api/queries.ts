@@ -5,6 +5,7 @@ import {
   fetchAnnotationImpact,
   fetchAnnotations,
   fetchAudit,
+  fetchSignInOptions,
   fetchChannels,
   fetchDeliveries,
   fetchTokens,
@@ -25,6 +26,7 @@ import type { AnnotationsParams, ScopeQuery, TopQueriesParams } from './types';
 
 export const queryKeys = {
   me: () => ['auth', 'me'] as const,
+  signInOptions: () => ['auth', 'options'] as const,
   topQueries: (params: TopQueriesParams) => ['queries', 'top', params] as const,
   filters: (params: ScopeQuery) => ['queries', 'filters', params] as const,
   detail: (queryId: string, params: ScopeQuery) => ['queries', 'detail', queryId, params] as const,
@@ -165,6 +167,13 @@ export function usersOptions() {
   return queryOptions({
     queryKey: queryKeys.users(),
     queryFn: ({ signal }) => fetchUsers(signal),
+  });
+}
+
+export function signInOptions() {
+  return queryOptions({
+    queryKey: queryKeys.signInOptions(),
+    queryFn: ({ signal }) => fetchSignInOptions(signal),
   });
 }
 

@@ -137,6 +137,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign In Options
+         * @description How one can sign in now (public: the sign-in page asks before anyone is signed in).
+         */
+        get: operations["sign_in_options"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels": {
         parameters: {
             query?: never;
@@ -2174,6 +2194,17 @@ export interface components {
             sessions_ended: number;
         };
         /**
+         * SignInOptions
+         * @description How one can sign in now: the sign-in page leads with what works.
+         */
+        SignInOptions: {
+            /**
+             * Password
+             * @description Whether any user can sign in with a name and password; false until `quanta user create` or an admin adds one (sign in with the admin token then).
+             */
+            password: boolean;
+        };
+        /**
          * SparkPoint
          * @description Load (average active sessions) in one slot of the range.
          */
@@ -2990,6 +3021,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    sign_in_options: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInOptions"];
+                };
             };
         };
     };

@@ -58,6 +58,7 @@ type BodyOf<Op extends keyof operations> = NonNullable<
 >['content']['application/json'];
 
 export type LoginResult = JsonOk<'login'>;
+export type SignInOptions = JsonOk<'sign_in_options'>;
 export type InstanceCreate = BodyOf<'create_instance'>;
 export type InstanceUpdate = BodyOf<'update_instance'>;
 export type ConnectionTest = JsonOk<'test_instance_connection'>;

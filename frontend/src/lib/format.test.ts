@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  formatBytes,
   formatCount,
   formatDuration,
   formatInstant,
@@ -149,4 +150,16 @@ describe('formatRate / formatRatio / formatMetric', () => {
     expect(formatMetric('rows_examined', 1234)).toBe('1,234');
     expect(formatMetric('count', null)).toBe('–');
   });
+});
+
+describe('formatBytes', () => {
+  it.each([
+    [0, '0 bytes'],
+    [1000, '1,000 bytes'],
+    [16384, '16 KB'],
+    [1589248, '1.5 MB'],
+    [9977856, '9.5 MB'],
+    [123456789012, '115 GB'],
+    [null, '–'],
+  ])('%s -> %s', (bytes, text) => expect(formatBytes(bytes)).toBe(text));
 });

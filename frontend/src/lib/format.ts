@@ -139,3 +139,22 @@ export function formatMetric(name: string, value: number | null | undefined): st
   if (name.endsWith('_time') || name.endsWith('_wait')) return formatDuration(value);
   return formatRate(value);
 }
+
+const BYTE_UNITS = ['bytes', 'KB', 'MB', 'GB', 'TB', 'PB'];
+
+/**
+ * A size in bytes with a binary unit, as MySQL's tools print table sizes:
+ * formatBytes(9977856) === "9.5 MB", formatBytes(16384) === "16 KB", formatBytes(0) === "0 bytes".
+ */
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes) || bytes < 0) return DASH;
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  if (unit === 0) return `${countFormat.format(value)} bytes`;
+  const digits = value >= 100 || Number.isInteger(value) ? 0 : 1;
+  return `${value.toFixed(digits)} ${BYTE_UNITS[unit]}`;
+}

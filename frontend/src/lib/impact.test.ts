@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ImpactMetric, ImpactQuery, ImpactVerdict } from '../api/types';
-import { formatChange, loadChange, sortImpact, verdictCounts } from './impact';
+import { formatChange, isContextMetric, loadChange, sortImpact, verdictCounts } from './impact';
 
 function metric(before: number | null, after: number | null, significant = false): ImpactMetric {
   const change = before === null || after === null ? null : after - before;
@@ -80,5 +80,16 @@ describe('formatChange', () => {
     [undefined, '–'],
   ])('formatChange(%j) = %s', (value, expected) => {
     expect(formatChange(value)).toBe(expected);
+  });
+});
+
+describe('isContextMetric', () => {
+  it('treats load and calls as context and per-call costs as the verdict', () => {
+    expect(['load', 'count'].map(isContextMetric)).toEqual([true, true]);
+    expect(['avg_latency', 'p95_latency', 'rows_examined_per_call'].map(isContextMetric)).toEqual([
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -66,3 +66,14 @@ export function formatChange(metric: ImpactMetric | undefined): string {
   const digits = magnitude >= 10 ? 0 : 1;
   return `${pct > 0 ? '+' : '−'}${magnitude.toFixed(digits)}%`;
 }
+
+/**
+ * Metrics shown as context, never coloured as better or worse: a change that makes a query
+ * faster lets closed-loop clients call it more often, so its load and calls rise while its
+ * cost per call (what the verdict is made of) falls.
+ */
+const CONTEXT_METRICS: readonly string[] = ['load', 'count'];
+
+export function isContextMetric(name: string): boolean {
+  return CONTEXT_METRICS.includes(name);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tokenizeSql } from './sql';
+import { compactSelectList, tokenizeSql } from './sql';
 
 function kinds(sql: string): string[] {
   return tokenizeSql(sql)
@@ -58,4 +58,27 @@ describe('tokenizeSql', () => {
         .join(''),
     ).toBe(sql);
   });
+});
+
+describe('compactSelectList', () => {
+  it.each([
+    [
+      'select id, name, email, created_at, status, amount from shop.customers where email = ?',
+      'select … from shop.customers where email = ?',
+    ],
+    [
+      'SELECT DISTINCT customer_id, order_id, created_at, status FROM orders WHERE status = ?',
+      'SELECT DISTINCT … FROM orders WHERE status = ?',
+    ],
+    // Short lists, functions and subqueries in the list, and other statements stay whole.
+    [
+      'select id, amount from orders where customer_id = ?',
+      'select id, amount from orders where customer_id = ?',
+    ],
+    [
+      'select count(*), sum(amount), max(created_at), min(created_at) from orders where a = ?',
+      'select count(*), sum(amount), max(created_at), min(created_at) from orders where a = ?',
+    ],
+    ['update orders set status = ? where id = ?', 'update orders set status = ? where id = ?'],
+  ])('%s', (sql, shown) => expect(compactSelectList(sql)).toBe(shown));
 });

@@ -80,3 +80,21 @@ function push(tokens: SqlToken[], kind: SqlTokenKind, text: string): void {
     tokens.push({ kind, text });
   }
 }
+
+// A SELECT's column list, up to its top-level FROM (no parenthesis inside the list).
+const SELECT_LIST = /^(\s*select\s+(?:distinct\s+)?)([^()]*?)(\s+from\s)/i;
+/** Column lists longer than this are shown as "…" in one-line summaries. */
+export const MAX_SELECT_LIST = 32;
+
+/**
+ * A query as a list shows it: a long SELECT column list becomes "…" so the tables and the
+ * WHERE clause (what tells queries apart) fit; the full text stays in the title.
+ *
+ * compactSelectList("select id, name, email, created_at, status from t where id = ?")
+ *   === "select … from t where id = ?"
+ */
+export function compactSelectList(sql: string, max: number = MAX_SELECT_LIST): string {
+  const match = SELECT_LIST.exec(sql);
+  if (!match || (match[2] ?? '').length <= max) return sql;
+  return `${match[1]}…${match[3]}${sql.slice(match[0].length)}`;
+}

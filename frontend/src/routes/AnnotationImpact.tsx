@@ -16,7 +16,7 @@ import {
   formatRate,
   formatTimeRange,
 } from '../lib/format';
-import { formatChange, sortImpact, verdictCounts } from '../lib/impact';
+import { formatChange, isContextMetric, sortImpact, verdictCounts } from '../lib/impact';
 import {
   IMPACT_WINDOWS,
   type ImpactWindow,
@@ -155,8 +155,11 @@ export function AnnotationImpact() {
             </p>
           )}
           <p className="muted">
-            Sorted by the size of the load change. A change is significant when a Mann-Whitney test
-            on the per-minute values says so (p &lt; 0.05); others are shown in grey.
+            Sorted by the size of the load change. The verdict is the query&apos;s own cost per
+            call: latency and rows examined. Load and calls are context (in black): a faster query
+            is often called more. A change counts when a Mann-Whitney test on the per-minute values
+            says so and it is large enough; minutes before a query was first seen are left out, not
+            counted as idle.
           </p>
         </>
       )}
@@ -180,9 +183,11 @@ function Summary({ queries }: { queries: readonly ImpactQuery[] }) {
 function MetricCell({
   metric,
   format,
+  context,
 }: {
   metric: ImpactMetric | undefined;
   format: (v: number) => string;
+  context: boolean;
 }) {
   if (!metric) return <td className="num">–</td>;
   const show = (value: number | null) => (value === null ? '–' : format(value));
@@ -190,7 +195,9 @@ function MetricCell({
   const direction = change > 0 ? 'up' : change < 0 ? 'down' : 'flat';
   return (
     <td
-      className={`num change change-${direction}${metric.significant ? ' significant' : ''}`}
+      className={`num change change-${direction}${metric.significant ? ' significant' : ''}${
+        context ? ' change-context' : ''
+      }`}
       title={
         metric.p_value === null
           ? undefined
@@ -224,7 +231,12 @@ function ImpactRow({ row, detailSearch }: { row: ImpactQuery; detailSearch: stri
         </span>
       </td>
       {COLUMNS.map((column) => (
-        <MetricCell key={column.key} metric={row.metrics[column.key]} format={column.format} />
+        <MetricCell
+          key={column.key}
+          metric={row.metrics[column.key]}
+          format={column.format}
+          context={isContextMetric(column.key)}
+        />
       ))}
     </tr>
   );

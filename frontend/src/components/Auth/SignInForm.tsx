@@ -1,8 +1,11 @@
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { errorMessage } from '../../api/errors';
+import { signInOptions } from '../../api/queries';
+import { type SignInMethod, signInMethod } from '../../auth/signInMethod';
 import { usePasswordSignIn, useSignIn } from '../../hooks/useSignIn';
 
-function TokenForm({ onPassword }: { onPassword: () => void }) {
+function TokenForm({ onPassword, noUsers }: { onPassword: () => void; noUsers: boolean }) {
   const [token, setToken] = useState('');
   const signIn = useSignIn();
   const blank = token.trim() === '';
@@ -26,7 +29,8 @@ function TokenForm({ onPassword }: { onPassword: () => void }) {
         onChange={(event) => setToken(event.target.value)}
       />
       <p className="hint">
-        <code>make run</code> prints <code>Admin token: …</code> on first start.
+        <code>make run</code> prints <code>Admin token: …</code> on its first start and keeps it in{' '}
+        <code>.quanta/admin-token</code>.{noUsers && <> No user can sign in with a password yet.</>}
       </p>
       {signIn.isError && (
         <p className="form-error" role="alert" data-testid="sign-in-error">
@@ -93,9 +97,14 @@ function PasswordForm({ onToken }: { onToken: () => void }) {
   );
 }
 
-/** Name and password first; an API token (e.g. the one `make run` prints) second. */
+/**
+ * The sign-in page: name and password when users exist, else the API token first (the one
+ * `make run` printed: before `quanta user create` it is the only way in).
+ */
 export function SignInForm({ notice }: { notice: string | null }) {
-  const [withToken, setWithToken] = useState(false);
+  const options = useQuery(signInOptions());
+  const [chosen, setChosen] = useState<SignInMethod | null>(null);
+  const method = signInMethod(options.data?.password, chosen);
   return (
     <section className="sign-in" aria-label="Sign in" role="form" data-testid="sign-in-form">
       <h1>Sign in to Quanta</h1>
@@ -104,10 +113,13 @@ export function SignInForm({ notice }: { notice: string | null }) {
           {notice}
         </p>
       )}
-      {withToken ? (
-        <TokenForm onPassword={() => setWithToken(false)} />
+      {method === 'token' ? (
+        <TokenForm
+          onPassword={() => setChosen('password')}
+          noUsers={options.data?.password === false}
+        />
       ) : (
-        <PasswordForm onToken={() => setWithToken(true)} />
+        <PasswordForm onToken={() => setChosen('token')} />
       )}
     </section>
   );

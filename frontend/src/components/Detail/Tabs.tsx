@@ -25,7 +25,9 @@ import { EmptyState } from '../Status/EmptyState';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
 import { RequestAgain, RequestCollection } from './RequestCollection';
-import { ResultTable, cellText } from './ResultTable';
+import { ResultTable } from './ResultTable';
+import { foldStages } from './profileView';
+import { snapshotFacts, snapshotSections } from './tableView';
 import { isWaiting } from '../../lib/runs';
 import { isNotCollected } from './tabState';
 
@@ -237,8 +239,11 @@ export function ProfileTab({ queryId, instance }: TabProps) {
             </tr>
           </thead>
           <tbody>
-            {run.rows.map((stage) => (
-              <tr key={stage.state} className={stage.lost_time ? 'lost-time' : undefined}>
+            {foldStages(run.rows).map((stage) => (
+              <tr
+                key={stage.state}
+                className={stage.lost_time ? 'lost-time' : stage.stages > 1 ? 'folded' : undefined}
+              >
                 <td>{stage.state}</td>
                 <td className="num">{micros(stage.total_us)}</td>
                 <td className="num">{stage.percent.toFixed(1)}%</td>
@@ -306,37 +311,6 @@ export function TablesTab({
   );
 }
 
-/** A snapshot document's parts: plain facts, and lists of records (columns, indexes). */
-export function splitDocument(document: Record<string, unknown>): {
-  facts: [string, unknown][];
-  lists: [string, Record<string, unknown>[]][];
-} {
-  const facts: [string, unknown][] = [];
-  const lists: [string, Record<string, unknown>[]][] = [];
-  for (const [key, value] of Object.entries(document)) {
-    if (Array.isArray(value) && value.every((item) => typeof item === 'object' && item !== null)) {
-      lists.push([key, value as Record<string, unknown>[]]);
-    } else if (
-      typeof value === 'object' &&
-      value !== null &&
-      !Array.isArray(value) &&
-      Object.values(value).every((item) => typeof item === 'object' && item !== null)
-    ) {
-      // {"id": {"type": "int"}, ...} -> [{"name": "id", "type": "int"}, ...]
-      lists.push([
-        key,
-        Object.entries(value as Record<string, Record<string, unknown>>).map(([name, item]) => ({
-          name,
-          ...item,
-        })),
-      ]);
-    } else {
-      facts.push([key, value]);
-    }
-  }
-  return { facts, lists };
-}
-
 function TableCard({ instanceId, table }: { instanceId: number; table: string }) {
   const query = useQuery(tableSnapshotOptions(instanceId, table));
   return (
@@ -359,7 +333,8 @@ function TableCard({ instanceId, table }: { instanceId: number; table: string })
 }
 
 function Snapshot({ snapshot }: { snapshot: TableSnapshot }) {
-  const { facts, lists } = splitDocument(snapshot.document);
+  const facts = snapshotFacts(snapshot.document);
+  const sections = snapshotSections(snapshot.document);
   return (
     <>
       <p className="muted">
@@ -367,16 +342,44 @@ function Snapshot({ snapshot }: { snapshot: TableSnapshot }) {
         {formatInstant(snapshot.changed_at)} UTC · {snapshot.server.flavor}{' '}
         {snapshot.server.version}
       </p>
-      <dl className="table-info">
-        {facts.map(([key, value]) => (
-          <div key={key}>
-            <dt>{key.replace(/_/g, ' ')}</dt>
-            <dd>{cellText(value)}</dd>
+      <dl className="table-info" data-testid="table-facts">
+        {facts.map((fact) => (
+          <div key={fact.label}>
+            <dt>{fact.label}</dt>
+            <dd>{fact.value}</dd>
           </div>
         ))}
       </dl>
-      {lists.map(([key, rows]) => (
-        <ResultTable key={key} rows={rows} caption={key.replace(/_/g, ' ')} />
+      {sections.map((section) => (
+        <section key={section.key} className="table-section" data-testid={`table-${section.key}`}>
+          <h4>{section.title}</h4>
+          {section.rows.length === 0 ? (
+            <p className="muted">{section.empty}</p>
+          ) : (
+            <div className="scroll-x">
+              <table className="data-table">
+                <thead>
+                  <tr>
+                    {section.columns.map((column) => (
+                      <th key={column} scope="col">
+                        {column}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {section.rows.map((row, index) => (
+                    <tr key={index}>
+                      {section.columns.map((column) => (
+                        <td key={column}>{row[column]}</td>
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </section>
       ))}
     </>
   );

@@ -1,13 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { auditOptions } from '../../api/queries';
+import { auditSentence } from '../../lib/audit';
 import { formatInstant } from '../../lib/format';
 import { ListCard } from './ListCard';
-
-function compact(value: Record<string, unknown>): string {
-  return Object.entries(value)
-    .map(([key, item]) => `${key}=${typeof item === 'string' ? item : JSON.stringify(item)}`)
-    .join(' ');
-}
 
 /** The audit log (admin only, read-only): who changed what, newest first as served. */
 export function AuditCard() {
@@ -19,22 +14,15 @@ export function AuditCard() {
           <thead>
             <tr>
               <th scope="col">Time (UTC)</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Detail</th>
+              <th scope="col">What happened</th>
             </tr>
           </thead>
           <tbody>
             {items.map((entry) => (
               <tr key={entry.id} data-testid="audit-row">
                 <td className="nowrap">{formatInstant(entry.at)}</td>
-                <td>{entry.actor}</td>
-                <td>
-                  <code>{entry.action}</code>
-                </td>
-                <td>{compact(entry.target)}</td>
-                <td>{compact(entry.detail)}</td>
+                {/* The recorded action (route template) stays at hand for those who grep. */}
+                <td title={entry.action}>{auditSentence(entry)}</td>
               </tr>
             ))}
           </tbody>

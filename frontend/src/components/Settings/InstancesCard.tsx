@@ -12,7 +12,13 @@ import { formatInstant } from '../../lib/format';
 import { ListCard, MutationError, RowActions } from './ListCard';
 
 type Policy = InstanceCreate['example_policy'];
-const POLICIES = ['masked', 'full', 'off'] as const;
+const POLICIES = ['full', 'masked', 'off'] as const;
+/**
+ * The server's default (InstanceCreate.example_policy), the agent's (`examples: full`) and
+ * that of instances an agent or an ingest creates: one default wherever an instance is
+ * made. Full examples are what EXPLAIN, profiles and index advice run on.
+ */
+const DEFAULT_POLICY: Policy = 'full';
 
 /** Add or edit: a DSN left blank when editing keeps the stored one. */
 function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () => void }) {
@@ -23,7 +29,7 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
   const [targetDsn, setTargetDsn] = useState('');
   const [removeTarget, setRemoveTarget] = useState(false);
   const [broad, setBroad] = useState(instance?.allow_broad_privileges ?? false);
-  const [policy, setPolicy] = useState<Policy>(instance?.example_policy ?? 'masked');
+  const [policy, setPolicy] = useState<Policy>(instance?.example_policy ?? DEFAULT_POLICY);
   const save = useMutation({
     mutationFn: () => {
       const common = {

@@ -13,6 +13,7 @@ import type { Marker } from '../../lib/markers';
 import type { SortKey, SortOrder } from '../../lib/viewState';
 import { MarkerAxis } from '../Annotations/MarkerAxis';
 import { SqlText } from '../Sql/SqlText';
+import { compactSelectList } from '../../lib/sql';
 import { LoadSparkline, SPARK_WIDTH } from './LoadSparkline';
 import { ShareBar } from './ShareBar';
 import {
@@ -140,7 +141,11 @@ export function TopQueriesTable({
                 title={view.fingerprint}
                 data-testid="query-link"
               >
-                <SqlText sql={view.fingerprint} className="fingerprint" title={view.fingerprint} />
+                <SqlText
+                  sql={compactSelectList(view.fingerprint)}
+                  className="fingerprint"
+                  title={view.fingerprint}
+                />
               </Link>
               <span className="query-meta">
                 <span className="query-id">{view.queryId}</span>

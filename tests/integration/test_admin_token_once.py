@@ -1,0 +1,26 @@
+"""A real `quanta run`, started twice on one data directory: the generated admin token is
+printed on the first start only (start messages land in log collectors); later starts say
+where it is kept, and the token still works."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.quanta import quanta_run
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def test_the_admin_token_is_printed_once_then_where_it_is_kept(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with quanta_run(data) as first:
+        token = first.token
+        assert token.startswith("qnt_")
+        lines = [line for line in first.output if token in line]
+        assert lines == [f"Admin token: {token}"], first.log_tail()
+        assert f"kept in {data / 'admin-token'}" in first.log_tail()
+    with quanta_run(data) as second:
+        assert second.token == token
+        assert not any(token in line for line in second.output), second.log_tail()
+        assert f"Admin token: kept in {data / 'admin-token'} (not shown again)." in second.output
+        assert second.get("/api/v1/instances").status_code == 200
