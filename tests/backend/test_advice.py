@@ -21,6 +21,7 @@ from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
 from quanta.core.tasks import ADVISE_QUERY_TASK, ANALYSIS_QUEUE
+from quanta.diagnostics.models import ExplainRun
 from quanta.instances.models import Instance
 from quanta.monitored import ConnectionFailed
 from quanta.notify.models import ChannelType, Delivery
@@ -470,6 +471,70 @@ def test_daily_work_lists_reachable_instances_with_their_top_queries(
     with session_scope(factory) as session:
         units = service.daily_work(session=session, settings=settings, now=NOW)
     assert units == [service.DailyUnit(instance_id=db1, instance="db1", top_queries=(QUERY,))]
+
+
+def add_load(session: Session, query_id: str, seconds: float, start: datetime) -> None:
+    """What record_digest writes for one bucket of a query on db1: buckets and totals."""
+    dimensions = {"schema_name": "shop", "user_name": "app", "client_host": "h"}
+    for model, extra in (
+        (QueryBucketMinute, dimensions),
+        (QueryBucketHour, dimensions),
+        (QueryTotalsHour, {}),
+    ):
+        session.add(
+            model(
+                instance_id=instance_id(session, "db1"),
+                bucket_start=start,
+                query_id=query_id,
+                source="slowlog",
+                count=10,
+                query_time_sum=seconds,
+                **extra,
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("channel_share", "expected"),
+    [
+        (0.3, (QUERY,)),  # 80% of the load crosses 30%, 20% does not
+        (0.1, (QUERY, OTHER_QUERY)),
+        (None, (QUERY, OTHER_QUERY)),  # no channel: QUANTA_ADVICE_HOT_MIN_LOAD_SHARE (10%)
+        (0.9, ()),
+    ],
+)
+def test_hot_work_picks_queries_over_the_lowest_channel_share_once(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    channel_share: float | None,
+    expected: tuple[str, ...],
+) -> None:
+    start = NOW.replace(second=0) - timedelta(minutes=5)
+    with session_scope(factory) as session:
+        db1 = instance_id(session, "db1")
+        session.get_one(Instance, db1).primary_source = "slowlog"
+        add_query(session, OTHER_QUERY, "select 1 from orders", None)
+        add_load(session, QUERY, 8.0, start)
+        add_load(session, OTHER_QUERY, 2.0, start)
+        if channel_share is not None:
+            create_channel(
+                session=session,
+                settings=settings.model_copy(update={"allow_private_webhooks": True}),
+                data=ChannelCreate(
+                    name="dba",
+                    type=ChannelType.WEBHOOK,
+                    url="https://hooks.test/q",
+                    min_load_share=channel_share,
+                ),
+            )
+    with session_scope(factory) as session:
+        units = service.hot_work(session=session, settings=settings, now=NOW)
+        explained = sorted(r.query_id for r in session.query(ExplainRun).filter_by(instance_id=db1))
+    want = [service.DailyUnit(db1, "db1", expected)] if expected else []
+    assert units == want
+    assert explained == sorted(expected)
+    with session_scope(factory) as session:  # the next pass: explained in the last hour
+        assert service.hot_work(session=session, settings=settings, now=NOW) == []
 
 
 def test_refreshing_suggested_tables_reads_nothing_while_snapshots_are_fresh(

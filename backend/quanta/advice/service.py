@@ -58,7 +58,10 @@ from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
 from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
+from quanta.diagnostics import repository as diagnostics_repository
 from quanta.diagnostics import safety
+from quanta.diagnostics import service as diagnostics_service
+from quanta.diagnostics.models import ExplainRun
 from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.instances.service import (
@@ -69,7 +72,8 @@ from quanta.instances.service import (
     sandbox_options,
 )
 from quanta.monitored import MonitoredError
-from quanta.notify.events import SuggestionNotice
+from quanta.notify import repository as notify_repository
+from quanta.notify.events import NEW_SUGGESTION, SuggestionNotice
 from quanta.notify.service import publish_suggestion
 from quanta.queries import service as queries_service
 from quanta.queries.repository import BucketFilter
@@ -87,6 +91,7 @@ __all__ = [
     "SuggestionNotFound",
     "advise_query",
     "daily_work",
+    "hot_work",
     "list_suggestions",
     "reevaluate_tables",
     "refresh_suggested_tables",
@@ -105,6 +110,8 @@ INDEXED_ACTIONS = (Action.ADD.value, Action.REPLACE.value)
 FULL_LITERALS = "full"
 # The daily job ranks queries by their load over this past window.
 DAILY_WINDOW = timedelta(days=1)
+# The frequent pass (hot_work) looks at this past window, and retries a query after it.
+HOT_WINDOW = timedelta(hours=1)
 
 
 class QueryNotFound(LookupError):
@@ -367,6 +374,54 @@ def daily_work(
             )
         )
     return units
+
+
+def hot_work(
+    *, session: Session, settings: Settings, now: datetime | None = None
+) -> list[DailyUnit]:
+    """The queries to EXPLAIN and advise now, per instance with a DSN: those whose load share
+    over the last hour reached the lowest minimum of the enabled chat channels taking
+    suggestions for the instance (QUANTA_ADVICE_HOT_MIN_LOAD_SHARE when none does), that have
+    no suggestion yet and no EXPLAIN run in the last hour (a query the advisor cannot read is
+    retried hourly, not every pass). Their EXPLAIN runs are queued here, as beat's."""
+    now = now or utcnow()
+    window = queries_service.TimeWindow(now - HOT_WINDOW, now)
+    units = []
+    for instance in tables_service.connected_instances(session=session):
+        threshold = _hot_threshold(session, settings, instance.name)
+        top = queries_service.top_queries(
+            session=session,
+            settings=settings,
+            window=window,
+            limit=settings.advice_top_queries,
+            offset=0,
+            sparkline_points=1,
+            flt=BucketFilter(instances=(instance.name,)),
+        )
+        heavy = [row.query_id for row in top.rows if row.share >= threshold]
+        advised = repository.advised_query_ids(session, instance.id, heavy)
+        tried = diagnostics_repository.queries_with_runs_since(
+            session, ExplainRun, instance.id, heavy, now - HOT_WINDOW
+        )
+        fresh = tuple(q for q in heavy if q not in advised and q not in tried)
+        if not fresh:
+            continue
+        diagnostics_service.explain_now(
+            session=session, settings=settings, instance=instance, query_ids=fresh
+        )
+        units.append(DailyUnit(instance_id=instance.id, instance=instance.name, top_queries=fresh))
+    return units
+
+
+def _hot_threshold(session: Session, settings: Settings, instance: str) -> float:
+    """The lowest load share a chat channel wants suggestions for on this instance from."""
+    shares = [
+        channel.min_load_share
+        for channel in notify_repository.enabled_channels(session)
+        if NEW_SUGGESTION in channel.events
+        and (not channel.instances or instance in channel.instances)
+    ]
+    return min(shares, default=settings.advice_hot_min_load_share)
 
 
 def _advise(

@@ -129,6 +129,19 @@ class Settings(BaseSettings):
     advice_refresh_seconds: int = Field(
         default=86_400, ge=600, description="How often beat refreshes snapshots and advice."
     )
+    advice_hot_check_seconds: int = Field(
+        default=60,
+        ge=10,
+        description="How often beat looks for queries whose load share crossed a chat "
+        "channel's minimum (or QUANTA_ADVICE_HOT_MIN_LOAD_SHARE) and EXPLAINs and advises them.",
+    )
+    advice_hot_min_load_share: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Load share over the last hour from which a query is advised at once when "
+        "no enabled chat channel takes suggestions for its instance.",
+    )
     advice_sandbox_sample_rows: int = Field(
         default=1_000,
         ge=100,

@@ -14,7 +14,7 @@ that ends is in the audit log: who asked (or beat), what, where, and the outcome
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -247,6 +247,14 @@ def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> Aut
             if query_id not in done:
                 profiled.append(_queue(session, settings, ProfileRun, query_id, instance).id)
     return AutoDiagnosis(explained, profiled)
+
+
+def explain_now(
+    *, session: Session, settings: Settings, instance: Instance, query_ids: Sequence[str]
+) -> list[int]:
+    """Queue beat's EXPLAIN (audited as "beat") of each of these queries on the instance;
+    the run ids. Used when a query just became heavy, so it need not wait for tomorrow."""
+    return [_queue(session, settings, ExplainRun, query_id, instance).id for query_id in query_ids]
 
 
 # --------------------------------------------------------------------------- API forms

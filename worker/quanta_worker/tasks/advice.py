@@ -1,4 +1,5 @@
-"""Index advice tasks: advise one query, and the daily refresh of snapshots and advice."""
+"""Index advice tasks: advise one query, the frequent pass over queries that just became heavy,
+and the daily refresh of snapshots and advice."""
 
 import logging
 
@@ -9,7 +10,7 @@ from quanta.audit.service import Actor
 from quanta.core.config import get_settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import session_scope
-from quanta.core.tasks import ADVISE_QUERY_TASK, REFRESH_ADVICE_TASK
+from quanta.core.tasks import ADVISE_HOT_TASK, ADVISE_QUERY_TASK, REFRESH_ADVICE_TASK
 from quanta.instances.dsn import InvalidDsn
 from quanta.monitored import MonitoredError
 from quanta_worker.celery_app import app
@@ -103,3 +104,21 @@ def refresh_advice() -> dict[str, int]:
                 log.warning("advice for query %s on %s: %s", query_id, unit.instance, exc)
                 counts["failed"] += 1
     return counts
+
+
+@app.task(name=ADVISE_HOT_TASK, acks_late=True)
+def advise_hot() -> int:
+    """Queue EXPLAIN and advice of the queries that crossed a channel's load share (see
+    quanta.advice.service.hot_work); returns how many. Each is advised by its own task, so
+    one slow server does not hold back the others."""
+    settings = get_settings()
+    with session_scope(session_factory()) as session:
+        units = service.hot_work(session=session, settings=settings)
+    queued = 0
+    for unit in units:
+        for query_id in unit.top_queries:
+            advise_query.delay(query_id, unit.instance_id)
+            queued += 1
+    if queued:
+        log.info("queued advice of %d queries that became heavy", queued)
+    return queued
