@@ -57,10 +57,25 @@ def get_instance(*, session: Session, instance_id: int) -> Instance:
     return session.get_one(Instance, instance_id)
 
 
+# The source chosen when both report: a slow log sees every statement it logs, prepared ones
+# included (MariaDB's performance_schema does not digest COM_STMT_EXECUTE), with per-call
+# latency (percentiles, Max), users and hosts; performance_schema has none of those there.
+PREFERRED_SOURCE = "slowlog"
+
+
 def adopt_primary_source(*, session: Session, instance: Instance, source: str) -> None:
-    """The first query source an instance delivers becomes its primary one (for totals)."""
-    if instance.primary_source is None and source in QUERY_SOURCES:
+    """The first query source an instance delivers becomes its primary one (for totals); the
+    slow log takes over when it reports, unless an admin pinned the choice."""
+    if source not in QUERY_SOURCES:
+        return
+    if instance.primary_source is None:
         repository.set_primary_source_if_unset(session, instance.id, source)
+    elif (
+        source == PREFERRED_SOURCE
+        and instance.primary_source != source
+        and not instance.primary_source_pinned
+    ):
+        repository.prefer_primary_source(session, instance.id, source)
 
 
 def connection_options(settings: Settings, instance: Instance) -> ConnectionOptions:
@@ -191,6 +206,7 @@ def _audited_fields(instance: Instance) -> dict[str, Any]:
         "allow_broad_privileges": instance.allow_broad_privileges,
         "example_policy": instance.example_policy,
         "primary_source": instance.primary_source,
+        "primary_source_pinned": instance.primary_source_pinned,
     }
 
 
@@ -219,8 +235,10 @@ def update_instance(
         instance.allow_broad_privileges = data.allow_broad_privileges
     if data.example_policy is not None:
         instance.example_policy = data.example_policy
-    if data.primary_source is not None:
-        instance.primary_source = data.primary_source
+    if "primary_source" in sent:
+        instance.primary_source_pinned = data.primary_source is not None
+        if data.primary_source is not None:
+            instance.primary_source = data.primary_source
     try:
         session.flush()
     except IntegrityError as exc:
@@ -314,6 +332,7 @@ def instance_out(settings: Settings, instance: Instance) -> InstanceOut:
         allow_broad_privileges=instance.allow_broad_privileges,
         example_policy=ExamplePolicy(instance.example_policy).value,
         primary_source=instance.primary_source,
+        primary_source_pinned=instance.primary_source_pinned,
         created_at=instance.created_at,
     )
 
