@@ -133,23 +133,48 @@ def test_suggestion_reaches_chat_by_itself(tmp_path: Path, receiver: Receiver) -
             "/api/v1/channels",
             {"name": "ops", "type": "webhook", "url": receiver.url(), "min_load_share": 0.2},
         )
-        with running_agent(tmp_path, server, mariadb.slow_log_path), Workload(mariadb) as load:
+        with running_agent(tmp_path, server, mariadb.slow_log_path):
+            with Workload(mariadb) as load:
 
-            def suggested() -> Any:
-                return next(
-                    (b for b in receiver.bodies() if "phone" in str(b)),
-                    None,
-                )
+                def suggested() -> Any:
+                    return next((b for b in receiver.bodies() if "phone" in str(b)), None)
 
-            body = server.wait_for(suggested, timeout=DEADLINE, what="a suggestion in chat")
-            elapsed = time.monotonic() - load.started_at
-        print(f"\nworkload start to first chat message: {elapsed:.1f} s ({load.executed} stmts)")
-        assert elapsed < DEADLINE
-        text = str(body)
-        assert "orders" in text
-        assert "phone" in text
-        # Nobody asked: the EXPLAIN run on the monitored server is audited as beat's.
-        entries = server.get("/api/v1/audit", limit=100).json()
-        explains = [e for e in entries if e["action"] == "run explain"]
-        assert explains, entries
-        assert {e["actor"] for e in explains} == {"beat"}
+                body = server.wait_for(suggested, timeout=DEADLINE, what="a suggestion in chat")
+                elapsed = time.monotonic() - load.started_at
+            print(
+                f"\nworkload start to first chat message: {elapsed:.1f} s ({load.executed} stmts)"
+            )
+            assert elapsed < DEADLINE
+            text = str(body)
+            assert "orders" in text
+            assert "phone" in text
+            # Nobody asked: the EXPLAIN run on the monitored server is audited as beat's.
+            entries = server.get("/api/v1/audit", limit=100).json()
+            explains = [e for e in entries if e["action"] == "run explain"]
+            assert explains, entries
+            assert {e["actor"] for e in explains} == {"beat"}
+
+            # Applied means applied: the team runs the suggested DDL; the ALTER reaches
+            # Quanta through the slow log, and the suggestion becomes applied in minutes.
+            [suggestion] = suggestions(server)
+            assert suggestion["status"] == "new"
+            with contextlib.closing(mariadb.connect(DB)) as conn, conn.cursor() as cursor:
+                cursor.execute(suggestion["ddl"])
+            applied_at = time.monotonic()
+            server.wait_for(
+                lambda: [s["status"] for s in suggestions(server)] == ["applied"],
+                timeout=180,
+                what="the suggestion to become applied",
+            )
+            print(f"DDL to applied: {time.monotonic() - applied_at:.1f} s")
+            instance_id = server.get("/api/v1/instances").json()[0]["id"]
+            table = server.get(f"/api/v1/instances/{instance_id}/tables/{DB}.orders")
+            assert suggestion["ddl"].split("INDEX ")[1].split(" ")[0] in table.text, table.text
+
+
+def suggestions(server: QuantaServer) -> list[dict[str, Any]]:
+    """The phone lookup's suggestions that add an index."""
+    rows = server.get("/api/v1/queries", instance=DB, limit=50).json()["rows"]
+    query_id = next(r["query_id"] for r in rows if "phone" in r["fingerprint"])
+    found = server.get(f"/api/v1/queries/{query_id}/suggestions", instance=DB).json()
+    return [s for s in found["suggestions"] if s["action"] in ("add", "replace")]

@@ -94,6 +94,7 @@ __all__ = [
     "hot_work",
     "list_suggestions",
     "reevaluate_tables",
+    "refresh_changed_tables",
     "refresh_suggested_tables",
     "request_advice",
     "set_status",
@@ -339,6 +340,31 @@ def refresh_suggested_tables(
         settings=settings,
         instance_id=instance_id,
         tables=repository.suggested_tables(session, instance_id),
+        now=now,
+    )
+    reevaluate_tables(
+        session=session, settings=settings, instance_id=instance_id, tables=refresh.changed, now=now
+    )
+    return refresh
+
+
+def refresh_changed_tables(
+    *,
+    session: Session,
+    settings: Settings,
+    instance_id: int,
+    tables: Sequence[str],
+    now: datetime | None = None,
+) -> SnapshotRefresh:
+    """Read these tables' snapshots again whatever their age, and re-evaluate the queries
+    with suggestions on those whose structure changed (applied, or new again)."""
+    now = now or utcnow()
+    refresh = tables_service.refresh_tables(
+        session=session,
+        settings=settings,
+        instance_id=instance_id,
+        tables=tables,
+        force=True,
         now=now,
     )
     reevaluate_tables(

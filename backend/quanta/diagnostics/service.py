@@ -48,7 +48,9 @@ from quanta.monitored import profile as monitored_profile
 from quanta.monitored.options import ConnectionOptions
 from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
+from quanta.queries.models import QueryClass
 from quanta.queries.repository import BucketFilter
+from quanta.tables import service as tables_service
 
 log = logging.getLogger(__name__)
 
@@ -437,7 +439,27 @@ def _perform_explain(
     run.findings = [finding.to_dict() for finding in findings]
     notes = [note for note in result.notes if not note.startswith(_ANALYZE_NOTE)]
     run.notes = [*notes, *([analyze_note] if analyze_note else [])]
+    _notice_new_indexes(session, settings, instance, run.query_id, example, result.tabular)
     return _finish(run, RunStatus.OK, None)
+
+
+def _notice_new_indexes(
+    session: Session,
+    settings: Settings,
+    instance: Instance,
+    query_id: str,
+    example: "_Example",
+    plan: Any,
+) -> None:
+    """A plan using an index the table snapshots lack (a suggestion just applied): have the
+    snapshots read again now, so the suggestion becomes applied within minutes."""
+    query_class = session.get(QueryClass, query_id)
+    if query_class is None or not isinstance(plan, list):
+        return
+    tables = tables_service.qualify_tables(query_class.tables or [], example.schema_name or None)
+    tables_service.refresh_if_plan_is_newer(
+        session=session, settings=settings, instance=instance, tables=tables, plan=plan
+    )
 
 
 _ANALYZE_NOTE = "ANALYZE skipped"

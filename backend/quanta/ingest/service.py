@@ -11,7 +11,12 @@ from sqlalchemy import update
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import digest_buckets, digest_events, digest_perfschema
+from quanta.analysis.aggregate import (
+    BatchDigest,
+    digest_buckets,
+    digest_events,
+    digest_perfschema,
+)
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
 from quanta.core.config import Settings
@@ -30,6 +35,7 @@ from quanta.ingest.shape import ShapeError, ShapeLimits, TooMany, check_shape
 from quanta.instances.service import adopt_primary_source, get_instance, get_or_create_instance
 from quanta.queries.service import record_digest
 from quanta.statistics.service import record_statistics
+from quanta.tables.service import changed_tables, refresh_soon
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +243,14 @@ def process_batch(
         example_policy=_stricter_policy(instance.example_policy, batch.examples),
         example_max_chars=settings.example_max_chars,
     )
+    # An ALTER TABLE / CREATE INDEX / DROP INDEX just ran: read that table again now, so an
+    # applied suggestion becomes "applied" within minutes, not at the daily refresh.
+    refresh_soon(
+        session=session,
+        settings=settings,
+        instance=instance,
+        tables=changed_tables(_statements(digest)),
+    )
     run_after_commit(session, lambda: record_events_counted(source=batch.source, events=counted))
     return counted
 
@@ -302,6 +316,17 @@ def _mark_failed(session: Session, row: IngestBatch, reason: str) -> None:
 
 # Example policies from the most to the least revealing.
 _POLICY_ORDER = ("full", "masked", "off")
+
+
+def _statements(digest: BatchDigest) -> list[tuple[str, str | None]]:
+    """Each class's statement with a database it ran in (to qualify a DDL's table)."""
+    schemas: dict[str, str] = {}
+    for key in digest.buckets:
+        if key.schema:
+            schemas.setdefault(key.query_id, key.schema)
+    return [
+        (seen.sample or seen.fingerprint, schemas.get(qid)) for qid, seen in digest.queries.items()
+    ]
 
 
 def _stricter_policy(instance_policy: str, agent_policy: str) -> str:

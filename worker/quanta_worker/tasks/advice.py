@@ -10,7 +10,12 @@ from quanta.audit.service import Actor
 from quanta.core.config import get_settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import session_scope
-from quanta.core.tasks import ADVISE_HOT_TASK, ADVISE_QUERY_TASK, REFRESH_ADVICE_TASK
+from quanta.core.tasks import (
+    ADVISE_HOT_TASK,
+    ADVISE_QUERY_TASK,
+    REFRESH_ADVICE_TASK,
+    REFRESH_TABLES_TASK,
+)
 from quanta.instances.dsn import InvalidDsn
 from quanta.monitored import MonitoredError
 from quanta_worker.celery_app import app
@@ -122,3 +127,27 @@ def advise_hot() -> int:
     if queued:
         log.info("queued advice of %d queries that became heavy", queued)
     return queued
+
+
+@app.task(
+    name=REFRESH_TABLES_TASK,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def refresh_tables(instance_id: int, tables: list[str]) -> list[str]:
+    """Read these tables' snapshots again now (a DDL statement on them was just seen, or an
+    EXPLAIN used an index their snapshot lacks) and re-evaluate the suggestions on those that
+    changed: an applied index makes its suggestion ``applied``. Returns the changed tables."""
+    settings = get_settings()
+    try:
+        with session_scope(session_factory()) as session:
+            refresh = service.refresh_changed_tables(
+                session=session, settings=settings, instance_id=instance_id, tables=tables
+            )
+    except EXPECTED_FAILURES as exc:
+        log.warning("refreshing %s on instance %s: %s", tables, instance_id, exc)
+        return []
+    log.info("tables %s on instance %s: %s changed", tables, instance_id, refresh.changed)
+    return list(refresh.changed)
