@@ -608,3 +608,24 @@ def test_a_table_read_twice_gets_one_row_per_ddl_and_keeps_it_on_rerun(
             "Joined on its primary key: each row is one primary-key lookup already."
         ]
     assert advise(factory, settings, OTHER_QUERY)[:2] == ((), ())
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (["idx_customer"], []),  # the snapshot knows it
+        (["PRIMARY", None], []),
+        (["idx_orders_phone"], ["shop.orders"]),  # created since the snapshot
+        (["idx_customer,idx_orders_phone"], ["shop.orders"]),  # index_merge lists both
+    ],
+)
+def test_a_plan_using_an_index_the_snapshot_lacks_queues_a_refresh(
+    factory: sessionmaker[Session], settings: Settings, keys: list[str | None], expected: list[str]
+) -> None:
+    plan = [{"table": "o", "type": "ref", "key": key} for key in keys]
+    with session_scope(factory) as session:
+        instance = session.get_one(Instance, instance_id(session, "db1"))
+        queued = tables.refresh_if_plan_is_newer(
+            session=session, settings=settings, instance=instance, tables=["shop.orders"], plan=plan
+        )
+    assert queued == expected
