@@ -4,15 +4,18 @@ from the ingest API through the batch service, asserting exact values."""
 import gzip
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.own import is_own
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
@@ -415,3 +418,34 @@ def test_unknown_group_by_is_a_400_that_lists_the_choices(seeded: TestClient) ->
     assert body["detail"] == (
         "Unknown group_by 'table'; use one of: query, schema, user, host, instance."
     )
+
+
+OWN_CASES = yaml.safe_load(
+    (Path(__file__).parents[1] / "analysis" / "data" / "own_statements.yaml").read_text()
+)
+
+
+def test_quantas_own_statements_are_left_out_unless_asked(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    # The statements of quanta.analysis.own's cases, as the slow log would hold them: the
+    # store's LIKE patterns must agree with the pure function on every one.
+    events = [
+        event(i, 1.0, case["fingerprint"].replace("?", "1")) for i, case in enumerate(OWN_CASES)
+    ]
+    post(client, "own", "db1", events)
+    with session_scope(session_factory) as session:
+        [batch_pk] = session.scalars(select(IngestBatch.id))
+        ingest.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
+    fingerprints = {
+        row["fingerprint"]: row for row in top(client, limit=100, include_own=True)["rows"]
+    }
+    assert len(fingerprints) == len(OWN_CASES)
+    shown = {row["fingerprint"] for row in top(client, limit=100)["rows"]}
+    assert shown == {f for f in fingerprints if not is_own(f)}
+    assert len(shown) == sum(not case["own"] for case in OWN_CASES)
+    assert top(client)["totals"]["count"] == len(shown)
+    # One query asked for by id is shown, own or not.
+    explain = next(f for f in fingerprints if f.startswith("explain "))
+    detail = get(client, f"/queries/{fingerprints[explain]['query_id']}", **TWO_HOURS)
+    assert detail["count"] == 1

@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
 from quanta.analysis.histogram import merge_stored
+from quanta.analysis.own import OWN_FINGERPRINTS
 from quanta.analysis.resolution import Resolution, Segment
 from quanta.core.db import UTCDateTime
 from quanta.instances.models import Instance
@@ -466,6 +467,8 @@ class BucketFilter:
     host: str | None = None
     search: str | None = None
     query_id: str | None = None
+    # Quanta's own statements (quanta.analysis.own) are left out unless this is set.
+    include_own: bool = False
 
     @property
     def has_dimension(self) -> bool:
@@ -534,6 +537,8 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
             where.append(table.c.query_id == flt.query_id)
         if flt.search:
             where.append(table.c.query_id.in_(_search(flt.search)))
+        if not flt.include_own and flt.query_id is None:  # one query asked for by id is shown
+            where.append(table.c.query_id.not_in(own_query_ids()))
         return where
 
     return _primary_buckets(segments, *columns, where=conditions, models=models)
@@ -544,6 +549,16 @@ def _of_instances(table: Table, names: Sequence[str]) -> list[Any]:
     if not names:
         return []
     return [table.c.instance_id.in_(select(Instance.id).where(Instance.name.in_(names)))]
+
+
+def own_query_ids() -> Select[Any]:
+    """The query ids of Quanta's own statements (EXPLAIN, probes, polls: see
+    quanta.analysis.own), as a subquery: the one definition top lists, impact views and
+    advice leave out by default."""
+    fingerprint = func.lower(QueryClass.fingerprint)
+    return select(QueryClass.query_id).where(
+        or_(*(fingerprint.like(pattern) for pattern in OWN_FINGERPRINTS))
+    )
 
 
 def _search(term: str) -> Select[Any]:

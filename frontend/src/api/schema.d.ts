@@ -3419,6 +3419,8 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
+                include_own?: boolean;
             };
             header?: never;
             path?: never;
@@ -4754,6 +4756,8 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
+                include_own?: boolean;
             };
             header?: never;
             path?: never;
@@ -4823,6 +4827,8 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
+                include_own?: boolean;
             };
             header?: never;
             path: {
