@@ -154,6 +154,20 @@ def test_suggestion_reaches_chat_by_itself(tmp_path: Path, receiver: Receiver) -
             assert explains, entries
             assert {e["actor"] for e in explains} == {"beat"}
 
+            # Honest prerequisites: the account reads the schema the queries use.
+            instance_id = server.get("/api/v1/instances").json()[0]["id"]
+            report = httpx.post(
+                f"{server.url}/api/v1/instances/{instance_id}/test-connection",
+                headers={"Authorization": f"Bearer {server.token}"},
+                timeout=60,
+            ).json()
+            read = next(c for c in report["capabilities"] if c["name"] == "read_schemas")
+            assert read == {
+                "name": "read_schemas",
+                "ok": True,
+                "detail": f"reads every schema the instance's queries use ({DB})",
+            }
+
             # Applied means applied: the team runs the suggested DDL; the ALTER reaches
             # Quanta through the slow log, and the suggestion becomes applied in minutes.
             [suggestion] = suggestions(server)
@@ -167,7 +181,6 @@ def test_suggestion_reaches_chat_by_itself(tmp_path: Path, receiver: Receiver) -
                 what="the suggestion to become applied",
             )
             print(f"DDL to applied: {time.monotonic() - applied_at:.1f} s")
-            instance_id = server.get("/api/v1/instances").json()[0]["id"]
             table = server.get(f"/api/v1/instances/{instance_id}/tables/{DB}.orders")
             assert suggestion["ddl"].split("INDEX ")[1].split(" ")[0] in table.text, table.text
 

@@ -1,6 +1,7 @@
 """Use cases around monitored instances."""
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pydantic import SecretStr
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session
 from quanta.audit.service import field_changes
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
+from quanta.core.db import utcnow
 from quanta.instances import repository
 from quanta.instances.dsn import InvalidDsn, parse_dsn, redact_dsn
 from quanta.instances.models import ExamplePolicy, Instance
@@ -25,6 +27,7 @@ from quanta.monitored.check import test_connection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetNotReadOnly, verify_target
+from quanta.queries import repository as queries_repository
 
 
 class NoConnection(Exception):
@@ -47,6 +50,9 @@ def get_or_create_instance(*, session: Session, name: str) -> Instance:
         assert found is not None
         return found
 
+
+# test-connection checks SELECT on the schemas the instance's statements used this far back.
+SCHEMAS_WINDOW = timedelta(days=7)
 
 # Sources whose buckets can be an instance's totals (statistics batches are not query load).
 QUERY_SOURCES = ("slowlog", "perfschema")
@@ -276,7 +282,10 @@ def check_connection(
         options = connection_options(settings, instance)
     except (SecretUnreadable, InvalidDsn) as exc:
         raise InvalidConnection(str(exc)) from exc
-    report = test_connection(options, settings=monitored_settings(settings))
+    # The schemas the instance's statements ran in lately: EXPLAIN and snapshots read them.
+    since = utcnow() - SCHEMAS_WINDOW
+    schemas = queries_repository.schemas_of_instance(session, instance.id, since)
+    report = test_connection(options, settings=monitored_settings(settings), schemas=schemas)
     if report.connected:
         instance.flavor = report.flavor or None
         instance.version = report.server_version or None

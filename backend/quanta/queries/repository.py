@@ -44,6 +44,7 @@ from quanta.queries.models import (
     BUCKET_MODELS,
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
+    QueryBucketHour,
     QueryClass,
     QueryExample,
     QueryInstance,
@@ -549,6 +550,21 @@ def _of_instances(table: Table, names: Sequence[str]) -> list[Any]:
     if not names:
         return []
     return [table.c.instance_id.in_(select(Instance.id).where(Instance.name.in_(names)))]
+
+
+def schemas_of_instance(session: Session, instance_id: int, since: datetime) -> list[str]:
+    """The schemas (databases) the instance's statements ran in since ``since``, sorted."""
+    table = QueryBucketHour.__table__
+    rows = session.scalars(
+        select(table.c.schema_name)
+        .where(
+            table.c.instance_id == instance_id,
+            table.c.bucket_start >= since,
+            table.c.schema_name != "",
+        )
+        .distinct()
+    )
+    return sorted(rows)
 
 
 def own_query_ids() -> Select[Any]:
