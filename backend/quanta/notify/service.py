@@ -585,9 +585,7 @@ def _build(settings: Settings, channel: Channel, delivery: Delivery) -> dict[str
         return formats.digest_message(
             channel.type, held, settings.link_base, settings.notify_max_per_hour
         )
-    return formats.event_message(
-        channel.type, delivery.event, delivery.payload, settings.link_base
-    )
+    return formats.event_message(channel.type, delivery.event, delivery.payload, settings.link_base)
 
 
 def _rate_free_at(

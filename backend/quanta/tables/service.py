@@ -103,6 +103,14 @@ def refresh_soon(
     run_after_commit(session, enqueue)
 
 
+def stored_documents(
+    session: Session, instance_id: int, tables: Sequence[str]
+) -> dict[str, Mapping[str, Any]]:
+    """The stored snapshot documents of these tables (``db.table``), by name; none read."""
+    stored = repository.find_many(session, instance_id, list(tables))
+    return {name: stored[name].document for name in tables if name in stored}
+
+
 def refresh_if_plan_is_newer(
     *,
     session: Session,
