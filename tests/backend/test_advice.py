@@ -629,3 +629,78 @@ def test_a_plan_using_an_index_the_snapshot_lacks_queues_a_refresh(
             session=session, settings=settings, instance=instance, tables=["shop.orders"], plan=plan
         )
     assert queued == expected
+
+
+CUSTOMERS: dict[str, Any] = {
+    "engine": "InnoDB",
+    "rows": 5000,
+    "data_length": 1_048_576,
+    "index_length": 0,
+    "columns": {
+        "id": {"type": "int", "nullable": False, "distinct": 5000},
+        "email": {"type": "varchar(100)", "nullable": False},
+    },
+    "primary_key": ["id"],
+    "indexes": [],
+}
+JOIN_QUERY = "00000000000000AA"
+JOIN_EXAMPLE = (
+    "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id "
+    "WHERE c.email = 'a@b.c' AND o.phone = '555-0042'"
+)
+
+
+def test_a_join_gets_one_chat_message_with_every_tables_ddl(
+    factory: sessionmaker[Session], settings: Settings
+) -> None:
+    with session_scope(factory) as session:
+        create_channel(
+            session=session,
+            settings=settings.model_copy(update={"allow_private_webhooks": True}),
+            data=ChannelCreate(name="dba", type=ChannelType.WEBHOOK, url="https://hooks.test/q"),
+        )
+        add_query(session, JOIN_QUERY, "select o.id from orders o join customers c ...", None)
+        session.query(QueryClass).filter_by(query_id=JOIN_QUERY).one().tables = [
+            "orders",
+            "customers",
+        ]
+        stored = {"text": JOIN_EXAMPLE, "query_time": 1.5, "ts": NOW, "schema": "shop"}
+        session.add(
+            QueryExample(
+                query_id=JOIN_QUERY,
+                resolution="minute",
+                bucket_start=NOW.replace(second=0),
+                instance_id=instance_id(session, "db1"),
+                seen=1,
+                **{f"{kind}_{k}": v for kind in ("slowest", "sampled") for k, v in stored.items()},
+                slowest_literals="full",
+                sampled_literals="full",
+                slowest_truncated=False,
+                sampled_truncated=False,
+            )
+        )
+        session.add(
+            TableSnapshot(
+                instance_id=instance_id(session, "db1"),
+                table_name="shop.customers",
+                taken_at=NOW,
+                changed_at=NOW,
+                server_flavor="mariadb",
+                server_version="10.11.6-MariaDB",
+                content_hash=tables.structure_hash(CUSTOMERS),
+                document=CUSTOMERS,
+            )
+        )
+    _, _, rows = advise(factory, settings, JOIN_QUERY)
+    indexed = sorted(r[1] for r in rows if r[2] in ("add", "replace"))
+    assert indexed == ["shop.customers", "shop.orders"]
+    with session_scope(factory) as session:
+        [delivery] = session.query(Delivery).all()
+        payload = delivery.payload
+    assert payload["table"] == "shop.customers, shop.orders"
+    assert payload["ddl"].count("ALTER TABLE") == 2
+    assert payload["table_sizes"] == [
+        "shop.customers: 5,000 rows, 1.0 MB",
+        "shop.orders: 100,000 rows, size unknown",
+    ]
+    assert payload["window_start"] is not None
