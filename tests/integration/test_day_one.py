@@ -37,6 +37,9 @@ SETUP = (
     # The least the README asks for: read the application's tables (EXPLAIN, snapshots).
     f"CREATE USER {MONITOR_USER}@'%' IDENTIFIED BY '{MONITOR_PASSWORD}'",
     f"GRANT SELECT ON {DB}.* TO {MONITOR_USER}@'%'",
+    # The agent's performance_schema polls with the same account.
+    f"GRANT PROCESS ON *.* TO {MONITOR_USER}@'%'",
+    f"GRANT SELECT ON performance_schema.* TO {MONITOR_USER}@'%'",
 )
 DEADLINE = 300.0  # the promise: a suggestion in chat within 5 minutes of the workload
 
@@ -75,15 +78,22 @@ class Workload:
 
 
 @contextlib.contextmanager
-def running_agent(base: Path, server: QuantaServer, slow_log: Path) -> Iterator[None]:
-    """`quanta-agent run` tailing the slow log, as the README's quick start configures it."""
+def running_agent(base: Path, server: QuantaServer, mariadb: MariaDBServer) -> Iterator[None]:
+    """`quanta-agent run` tailing the slow log and polling performance_schema (it polls at
+    start-up, so its first batch arrives before the slow log's)."""
+    dsn = f"mysql://{MONITOR_USER}:{MONITOR_PASSWORD}@{mariadb.host}:{mariadb.port}/"
     config = {
         "server": server.url,
         "token": server.token,
         "spool_dir": str(base / "spool"),
         "batch": {"max_events": 500, "max_age": 2.0},
         "instances": {
-            DB: {"sources": ["slowlog"], "slowlog": {"path": str(slow_log), "from_start": False}}
+            DB: {
+                "dsn": dsn,
+                "sources": ["slowlog", "perfschema"],
+                "poll_interval": 10,
+                "slowlog": {"path": str(mariadb.slow_log_path), "from_start": False},
+            }
         },
     }
     path = base / "agent.yaml"
@@ -133,7 +143,7 @@ def test_suggestion_reaches_chat_by_itself(tmp_path: Path, receiver: Receiver) -
             "/api/v1/channels",
             {"name": "ops", "type": "webhook", "url": receiver.url(), "min_load_share": 0.2},
         )
-        with running_agent(tmp_path, server, mariadb.slow_log_path):
+        with running_agent(tmp_path, server, mariadb):
             with Workload(mariadb) as load:
 
                 def suggested() -> Any:
@@ -153,6 +163,19 @@ def test_suggestion_reaches_chat_by_itself(tmp_path: Path, receiver: Receiver) -
             explains = [e for e in entries if e["action"] == "run explain"]
             assert explains, entries
             assert {e["actor"] for e in explains} == {"beat"}
+
+            # Both sources report: the slow log counts (prepared statements, percentiles).
+            [instance] = server.get("/api/v1/instances").json()
+            assert (instance["primary_source"], instance["primary_source_pinned"]) == (
+                "slowlog",
+                False,
+            )
+            phone = next(
+                r
+                for r in server.get("/api/v1/queries", instance=DB).json()["rows"]
+                if "phone" in r["fingerprint"]
+            )
+            assert phone["query_time_p95"] is not None
 
             # Honest prerequisites: the account reads the schema the queries use.
             instance_id = server.get("/api/v1/instances").json()[0]["id"]
