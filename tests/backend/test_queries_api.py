@@ -17,9 +17,11 @@ from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.own import is_own
 from quanta.core.config import Settings
+from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
+from quanta.instances.models import Instance
 from quanta.queries import service as queries
 
 SETTINGS = Settings(env="test")
@@ -449,3 +451,28 @@ def test_quantas_own_statements_are_left_out_unless_asked(
     explain = next(f for f in fingerprints if f.startswith("explain "))
     detail = get(client, f"/queries/{fingerprints[explain]['query_id']}", **TWO_HOURS)
     assert detail["count"] == 1
+
+
+def test_statements_only_the_monitoring_account_ran_are_left_out(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    with session_scope(session_factory) as session:
+        session.add(
+            Instance(
+                name="db1", dsn_encrypted=encrypt(SETTINGS, "mysql://quanta_mon:pw@127.0.0.1:1/")
+            )
+        )
+    monitor_only = "SELECT name FROM shop.settings WHERE id = {}"  # a probe of the monitor
+    both = "SELECT price FROM shop.items WHERE id = {}"  # the monitor and the application
+    events = [
+        event(1, 0.5, monitor_only.format(1), user="quanta_mon"),
+        event(2, 0.5, both.format(2), user="quanta_mon"),
+        event(3, 0.5, both.format(3), user="app"),
+        event(4, 0.5, SQL_A.format(4), user="app"),
+    ]
+    post(client, "runners", "db1", events)
+    with session_scope(session_factory) as session:
+        [batch_pk] = session.scalars(select(IngestBatch.id))
+        ingest.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
+    assert sorted(ids(top(client))) == sorted([query_id(both), QID_A])
+    assert len(ids(top(client, include_own="true"))) == 3

@@ -32,7 +32,13 @@ from quanta.ingest import repository
 from quanta.ingest.models import MAX_ERROR_CHARS, BatchStatus, IngestBatch
 from quanta.ingest.schemas import MAX_ROWS_PER_KIND, IngestBatchIn, IngestBatchOut
 from quanta.ingest.shape import ShapeError, ShapeLimits, TooMany, check_shape
-from quanta.instances.service import adopt_primary_source, get_instance, get_or_create_instance
+from quanta.instances.service import (
+    adopt_primary_source,
+    get_instance,
+    get_or_create_instance,
+    monitoring_user,
+)
+from quanta.queries.repository import mark_runners
 from quanta.queries.service import record_digest
 from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
@@ -243,6 +249,7 @@ def process_batch(
         example_policy=_stricter_policy(instance.example_policy, batch.examples),
         example_max_chars=settings.example_max_chars,
     )
+    _mark_runners(session, digest, monitoring_user(settings, instance))
     # An ALTER TABLE / CREATE INDEX / DROP INDEX just ran: read that table again now, so an
     # applied suggestion becomes "applied" within minutes, not at the daily refresh.
     refresh_soon(
@@ -316,6 +323,17 @@ def _mark_failed(session: Session, row: IngestBatch, reason: str) -> None:
 
 # Example policies from the most to the least revealing.
 _POLICY_ORDER = ("full", "masked", "off")
+
+
+def _mark_runners(session: Session, digest: BatchDigest, monitor: str | None) -> None:
+    """Record which classes the monitoring account ran and which anyone else did (slow-log
+    buckets name the user; performance_schema's have none and say nothing)."""
+    own: set[str] = set()
+    app: set[str] = set()
+    for key in digest.buckets:
+        if key.user:
+            (own if monitor is not None and key.user == monitor else app).add(key.query_id)
+    mark_runners(session, own=sorted(own), app=sorted(app))
 
 
 def _statements(digest: BatchDigest) -> list[tuple[str, str | None]]:

@@ -94,6 +94,17 @@ def connection_options(settings: Settings, instance: Instance) -> ConnectionOpti
     return parse_dsn(decrypt(settings, instance.dsn_encrypted))
 
 
+def monitoring_user(settings: Settings, instance: Instance) -> str | None:
+    """The user name of the instance's monitoring account (its DSN), if one can be read:
+    what Quanta's own statements on that server run as."""
+    if instance.dsn_encrypted is None:
+        return None
+    try:
+        return connection_options(settings, instance).user or None
+    except (SecretUnreadable, InvalidDsn):
+        return None
+
+
 def sandbox_options(settings: Settings, instance: Instance) -> ConnectionOptions | None:
     """The instance's scratch server for index validation, when one is configured."""
     if instance.sandbox_dsn_encrypted is None:

@@ -572,9 +572,22 @@ def own_query_ids() -> Select[Any]:
     quanta.analysis.own), as a subquery: the one definition top lists, impact views and
     advice leave out by default."""
     fingerprint = func.lower(QueryClass.fingerprint)
+    only_monitoring_account = and_(QueryClass.own_seen.is_(True), QueryClass.app_seen.is_(False))
     return select(QueryClass.query_id).where(
-        or_(*(fingerprint.like(pattern) for pattern in OWN_FINGERPRINTS))
+        or_(only_monitoring_account, *(fingerprint.like(pattern) for pattern in OWN_FINGERPRINTS))
     )
+
+
+def mark_runners(session: Session, *, own: Sequence[str], app: Sequence[str]) -> None:
+    """Record that these query classes were run by a monitoring account (``own``) or by
+    anyone else (``app``); a flag once set stays."""
+    for ids, flag in ((own, QueryClass.own_seen), (app, QueryClass.app_seen)):
+        if ids:
+            session.execute(
+                update(QueryClass)
+                .where(QueryClass.query_id.in_(sorted(ids)), flag.is_(False))
+                .values({flag: True})
+            )
 
 
 def _search(term: str) -> Select[Any]:
