@@ -176,6 +176,11 @@ def test_suggestion_reaches_chat_by_itself(tmp_path: Path, receiver: Receiver) -
                 if "phone" in r["fingerprint"]
             )
             assert phone["query_time_p95"] is not None
+            overview = server.get("/api/v1/queries", instance=DB, limit=500).json()
+            print(
+                f"overview, both sources on: {overview['totals']['count']} statements in "
+                f"{len(overview['rows'])} classes counted from the {instance['primary_source']}"
+            )
 
             # Honest prerequisites: the account reads the schema the queries use.
             instance_id = server.get("/api/v1/instances").json()[0]["id"]
