@@ -678,6 +678,26 @@ test('settings: the execution target is shown and verified read-only', async (t)
   });
 });
 
+test('settings: the source counted in totals is shown and can be pinned', async (t) => {
+  await step(t, 'settings-source', async () => {
+    await openSettings();
+    const row = page.getByTestId('instance-row').filter({ hasText: 'mariadb-e2e' });
+    assert.match(await row.getByTestId('instance-source').innerText(), /\((auto|chosen)\)|auto/);
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('form', { name: 'Edit mariadb-e2e' });
+    await form.getByTestId('primary-source').selectOption('perfschema');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    assert.equal(await row.getByTestId('instance-source').innerText(), 'perfschema (chosen)');
+    // Back to automatic: the slow log counts again once it reports.
+    await row.getByRole('button', { name: 'Edit' }).click();
+    await form.getByTestId('primary-source').selectOption('auto');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    assert.equal(await row.getByTestId('instance-source').innerText(), 'perfschema (auto)');
+  });
+});
+
 test('settings: a chat channel, its test message and its deliveries', async (t) => {
   await step(t, 'settings-channel', async () => {
     await page.getByRole('button', { name: 'Add channel' }).click();

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
-from quanta.analysis.grants import Grant, excess_privileges, granted, parse_grant
+from quanta.analysis.grants import (
+    Grant,
+    excess_privileges,
+    granted,
+    parse_grant,
+    unreadable_schemas,
+)
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "grants.yaml").read_text(encoding="utf-8")
@@ -44,3 +50,13 @@ def test_granted_lists_what_the_page_shows() -> None:
 def test_an_unparsable_line_raises() -> None:
     with pytest.raises(ValueError, match="not a GRANT line"):
         parse_grant("SHOW ME EVERYTHING")
+
+
+SCHEMA_CASES: list[dict[str, Any]] = yaml.safe_load(
+    (Path(__file__).parent / "data" / "schema_grants.yaml").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("case", SCHEMA_CASES, ids=[c["name"] for c in SCHEMA_CASES])
+def test_unreadable_schemas(case: dict[str, Any]) -> None:
+    assert unreadable_schemas(case["privileges"], case["schemas"]) == case["unreadable"]

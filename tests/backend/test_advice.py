@@ -21,6 +21,7 @@ from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
 from quanta.core.tasks import ADVISE_QUERY_TASK, ANALYSIS_QUEUE
+from quanta.diagnostics.models import ExplainRun
 from quanta.instances.models import Instance
 from quanta.monitored import ConnectionFailed
 from quanta.notify.models import ChannelType, Delivery
@@ -473,6 +474,70 @@ def test_daily_work_lists_reachable_instances_with_their_top_queries(
     assert units == [service.DailyUnit(instance_id=db1, instance="db1", top_queries=(QUERY,))]
 
 
+def add_load(session: Session, query_id: str, seconds: float, start: datetime) -> None:
+    """What record_digest writes for one bucket of a query on db1: buckets and totals."""
+    dimensions = {"schema_name": "shop", "user_name": "app", "client_host": "h"}
+    for model, extra in (
+        (QueryBucketMinute, dimensions),
+        (QueryBucketHour, dimensions),
+        (QueryTotalsHour, {}),
+    ):
+        session.add(
+            model(
+                instance_id=instance_id(session, "db1"),
+                bucket_start=start,
+                query_id=query_id,
+                source="slowlog",
+                count=10,
+                query_time_sum=seconds,
+                **extra,
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("channel_share", "expected"),
+    [
+        (0.3, (QUERY,)),  # 80% of the load crosses 30%, 20% does not
+        (0.1, (QUERY, OTHER_QUERY)),
+        (None, (QUERY, OTHER_QUERY)),  # no channel: QUANTA_ADVICE_HOT_MIN_LOAD_SHARE (10%)
+        (0.9, ()),
+    ],
+)
+def test_hot_work_picks_queries_over_the_lowest_channel_share_once(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    channel_share: float | None,
+    expected: tuple[str, ...],
+) -> None:
+    start = NOW.replace(second=0) - timedelta(minutes=5)
+    with session_scope(factory) as session:
+        db1 = instance_id(session, "db1")
+        session.get_one(Instance, db1).primary_source = "slowlog"
+        add_query(session, OTHER_QUERY, "select 1 from orders", None)
+        add_load(session, QUERY, 8.0, start)
+        add_load(session, OTHER_QUERY, 2.0, start)
+        if channel_share is not None:
+            create_channel(
+                session=session,
+                settings=settings.model_copy(update={"allow_private_webhooks": True}),
+                data=ChannelCreate(
+                    name="dba",
+                    type=ChannelType.WEBHOOK,
+                    url="https://hooks.test/q",
+                    min_load_share=channel_share,
+                ),
+            )
+    with session_scope(factory) as session:
+        units = service.hot_work(session=session, settings=settings, now=NOW)
+        explained = sorted(r.query_id for r in session.query(ExplainRun).filter_by(instance_id=db1))
+    want = [service.DailyUnit(db1, "db1", expected)] if expected else []
+    assert units == want
+    assert explained == sorted(expected)
+    with session_scope(factory) as session:  # the next pass: explained in the last hour
+        assert service.hot_work(session=session, settings=settings, now=NOW) == []
+
+
 def test_refreshing_suggested_tables_reads_nothing_while_snapshots_are_fresh(
     factory: sessionmaker[Session], settings: Settings
 ) -> None:
@@ -544,3 +609,99 @@ def test_a_table_read_twice_gets_one_row_per_ddl_and_keeps_it_on_rerun(
             "Joined on its primary key: each row is one primary-key lookup already."
         ]
     assert advise(factory, settings, OTHER_QUERY)[:2] == ((), ())
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (["idx_customer"], []),  # the snapshot knows it
+        (["PRIMARY", None], []),
+        (["idx_orders_phone"], ["shop.orders"]),  # created since the snapshot
+        (["idx_customer,idx_orders_phone"], ["shop.orders"]),  # index_merge lists both
+    ],
+)
+def test_a_plan_using_an_index_the_snapshot_lacks_queues_a_refresh(
+    factory: sessionmaker[Session], settings: Settings, keys: list[str | None], expected: list[str]
+) -> None:
+    plan = [{"table": "o", "type": "ref", "key": key} for key in keys]
+    with session_scope(factory) as session:
+        instance = session.get_one(Instance, instance_id(session, "db1"))
+        queued = tables.refresh_if_plan_is_newer(
+            session=session, settings=settings, instance=instance, tables=["shop.orders"], plan=plan
+        )
+    assert queued == expected
+
+
+CUSTOMERS: dict[str, Any] = {
+    "engine": "InnoDB",
+    "rows": 5000,
+    "data_length": 1_048_576,
+    "index_length": 0,
+    "columns": {
+        "id": {"type": "int", "nullable": False, "distinct": 5000},
+        "email": {"type": "varchar(100)", "nullable": False},
+    },
+    "primary_key": ["id"],
+    "indexes": [],
+}
+JOIN_QUERY = "00000000000000AA"
+JOIN_EXAMPLE = (
+    "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id "
+    "WHERE c.email = 'a@b.c' AND o.phone = '555-0042'"
+)
+
+
+def test_a_join_gets_one_chat_message_with_every_tables_ddl(
+    factory: sessionmaker[Session], settings: Settings
+) -> None:
+    with session_scope(factory) as session:
+        create_channel(
+            session=session,
+            settings=settings.model_copy(update={"allow_private_webhooks": True}),
+            data=ChannelCreate(name="dba", type=ChannelType.WEBHOOK, url="https://hooks.test/q"),
+        )
+        add_query(session, JOIN_QUERY, "select o.id from orders o join customers c ...", None)
+        session.query(QueryClass).filter_by(query_id=JOIN_QUERY).one().tables = [
+            "orders",
+            "customers",
+        ]
+        stored = {"text": JOIN_EXAMPLE, "query_time": 1.5, "ts": NOW, "schema": "shop"}
+        session.add(
+            QueryExample(
+                query_id=JOIN_QUERY,
+                resolution="minute",
+                bucket_start=NOW.replace(second=0),
+                instance_id=instance_id(session, "db1"),
+                seen=1,
+                **{f"{kind}_{k}": v for kind in ("slowest", "sampled") for k, v in stored.items()},
+                slowest_literals="full",
+                sampled_literals="full",
+                slowest_truncated=False,
+                sampled_truncated=False,
+            )
+        )
+        session.add(
+            TableSnapshot(
+                instance_id=instance_id(session, "db1"),
+                table_name="shop.customers",
+                taken_at=NOW,
+                changed_at=NOW,
+                server_flavor="mariadb",
+                server_version="10.11.6-MariaDB",
+                content_hash=tables.structure_hash(CUSTOMERS),
+                document=CUSTOMERS,
+            )
+        )
+    _, _, rows = advise(factory, settings, JOIN_QUERY)
+    indexed = sorted(r[1] for r in rows if r[2] in ("add", "replace"))
+    assert indexed == ["shop.customers", "shop.orders"]
+    with session_scope(factory) as session:
+        [delivery] = session.query(Delivery).all()
+        payload = delivery.payload
+    assert payload["table"] == "shop.customers, shop.orders"
+    assert payload["ddl"].count("ALTER TABLE") == 2
+    assert payload["table_sizes"] == [
+        "shop.customers: 5,000 rows, 1.0 MB",
+        "shop.orders: 100,000 rows, size unknown",
+    ]
+    assert payload["window_start"] is not None

@@ -136,6 +136,12 @@ def test_patch_sets_and_removes_the_connection(
     no_target = client.patch(url, json={"execution_target_dsn": None}).json()
     assert (no_target["profiling_enabled"], no_target["has_execution_target"]) == (False, False)
     assert (changed["example_policy"], changed["primary_source"]) == ("off", "perfschema")
+    assert changed["primary_source_pinned"] is True
+    automatic = client.patch(url, json={"primary_source": None}).json()
+    assert (automatic["primary_source"], automatic["primary_source_pinned"]) == (
+        "perfschema",  # until the slow log reports again
+        False,
+    )
     removed = client.patch(url, json={"dsn": None}).json()
     assert (removed["dsn"], removed["has_dsn"], removed["sandbox_dsn"]) == (
         None,

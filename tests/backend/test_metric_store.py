@@ -7,6 +7,7 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -171,6 +172,43 @@ def test_masked_examples_and_the_primary_source_counts_once(
         assert example is not None
         assert example.slowest_text == "select * from t where id=?"
         assert example.slowest_literals == "masked"
+
+
+@pytest.mark.parametrize(
+    ("pinned", "expected"),
+    [(False, ("slowlog", 1)), (True, ("perfschema", 10))],
+)
+def test_the_slow_log_takes_over_from_performance_schema_unless_pinned(
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+    pinned: bool,
+    expected: tuple[str, int],
+) -> None:
+    digest = {
+        "schema_name": "shop",
+        "digest": "d1",
+        "digest_text": "SELECT * FROM `t` WHERE `id` = ?",
+        "interval_start": (BASE + timedelta(minutes=1)).isoformat(),
+        "interval_end": (BASE + timedelta(minutes=2)).isoformat(),
+        "count_star": 10,
+        "sum_timer_wait": 3.0,
+    }
+    post(client, "ps", source="perfschema", digests=[digest])  # the agent's start-up poll
+    process_all(session_factory)
+    with session_scope(session_factory) as session:
+        instance = session.scalars(select(Instance)).one()
+        assert (instance.primary_source, instance.primary_source_pinned) == ("perfschema", False)
+        instance.primary_source_pinned = pinned  # what an admin's PATCH stores
+    post(client, "slow", events=[event(1, 0.5, "SELECT * FROM t WHERE id = 42")])
+    process_all(session_factory)
+    window = queries.TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
+    with session_scope(session_factory) as session:
+        primary = session.scalars(select(Instance.primary_source)).one()
+        top = queries.top_queries(
+            session=session, settings=SETTINGS, window=window, limit=10, offset=0,
+            sparkline_points=60,
+        )  # fmt: skip
+        assert (primary, top.totals.count) == expected
 
 
 def test_the_query_and_instance_totals_are_the_buckets_summed(

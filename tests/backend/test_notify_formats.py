@@ -347,3 +347,42 @@ def test_teams_keeps_line_breaks_of_multi_table_plans() -> None:
     assert body[-1]["text"] == (
         r"Plan after: orders: ref idx\_c, 4 rows" "\n\n" r"customers: eq\_ref PRIMARY, 1 rows"
     )
+
+
+ACTIONABLE = replace(
+    UNVALIDATED,
+    window_start="2026-11-24T19:51:00+00:00",
+    window_end="2026-11-25T19:51:00+00:00",
+    rows_examined_per_call=200_000.0,
+    rows_sent_per_call=2.0,
+    latency_avg=0.0703,
+    table_sizes=["shop.orders: 1,200,000 rows, 181.4 MB"],
+)
+FACTS = [
+    ("Measured", "2026-11-24 19:51 UTC to 2026-11-25 19:51 UTC"),
+    ("Cost per call", "200,000 rows examined, 70.3 ms average"),
+    (
+        "Estimated gain",
+        "about 199,998 fewer rows examined per call (100% of them): an estimate, until the "
+        "sandbox checks it",
+    ),
+    ("Table size", "shop.orders: 1,200,000 rows, 181.4 MB"),
+]
+
+
+def test_the_facts_a_team_needs_to_act() -> None:
+    assert common.suggestion_facts(ACTIONABLE) == FACTS
+    assert common.suggestion_facts(UNVALIDATED) == []  # a notice stored before they existed
+    # An index cannot save much when a call already returns most of what it reads.
+    assert common.estimated_gain(replace(ACTIONABLE, rows_sent_per_call=150_000.0)) is None
+    assert common.size(2_200_000) == "2.1 MB"
+
+
+@pytest.mark.parametrize("channel_type", ["slack", "teams", "mattermost", "discord"])
+def test_every_format_shows_the_facts(channel_type: str) -> None:
+    message = str(
+        formats.event_message(channel_type, "new_suggestion", ACTIONABLE.to_dict(), PUBLIC_URL)
+    )
+    for label, value in FACTS:
+        assert label in message
+        assert value.split(",")[0] in message

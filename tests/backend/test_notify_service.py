@@ -564,3 +564,17 @@ def test_quiet_until(
     else:
         days, end_hour = expected
         assert until == (now + timedelta(days=days)).replace(hour=end_hour, minute=0)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "http://127.0.0.1:8000"),
+        ({"port": 9123}, "http://127.0.0.1:9123"),  # the port Quanta serves, not 8000
+        ({"host": "0.0.0.0", "port": 8080}, "http://127.0.0.1:8080"),
+        ({"host": "::1", "port": 8080}, "http://[::1]:8080"),
+        ({"public_url": "https://quanta.example.com/", "port": 9123}, "https://quanta.example.com"),
+    ],
+)
+def test_links_default_to_the_address_served(env: dict[str, Any], expected: str) -> None:
+    assert Settings(env="test", **env).link_base == expected

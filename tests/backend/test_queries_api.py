@@ -4,19 +4,24 @@ from the ingest API through the batch service, asserting exact values."""
 import gzip
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.own import is_own
 from quanta.core.config import Settings
+from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
+from quanta.instances.models import Instance
 from quanta.queries import service as queries
 
 SETTINGS = Settings(env="test")
@@ -415,3 +420,59 @@ def test_unknown_group_by_is_a_400_that_lists_the_choices(seeded: TestClient) ->
     assert body["detail"] == (
         "Unknown group_by 'table'; use one of: query, schema, user, host, instance."
     )
+
+
+OWN_CASES = yaml.safe_load(
+    (Path(__file__).parents[1] / "analysis" / "data" / "own_statements.yaml").read_text()
+)
+
+
+def test_quantas_own_statements_are_left_out_unless_asked(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    # The statements of quanta.analysis.own's cases, as the slow log would hold them: the
+    # store's LIKE patterns must agree with the pure function on every one.
+    events = [
+        event(i, 1.0, case["fingerprint"].replace("?", "1")) for i, case in enumerate(OWN_CASES)
+    ]
+    post(client, "own", "db1", events)
+    with session_scope(session_factory) as session:
+        [batch_pk] = session.scalars(select(IngestBatch.id))
+        ingest.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
+    fingerprints = {
+        row["fingerprint"]: row for row in top(client, limit=100, include_own=True)["rows"]
+    }
+    assert len(fingerprints) == len(OWN_CASES)
+    shown = {row["fingerprint"] for row in top(client, limit=100)["rows"]}
+    assert shown == {f for f in fingerprints if not is_own(f)}
+    assert len(shown) == sum(not case["own"] for case in OWN_CASES)
+    assert top(client)["totals"]["count"] == len(shown)
+    # One query asked for by id is shown, own or not.
+    explain = next(f for f in fingerprints if f.startswith("explain "))
+    detail = get(client, f"/queries/{fingerprints[explain]['query_id']}", **TWO_HOURS)
+    assert detail["count"] == 1
+
+
+def test_statements_only_the_monitoring_account_ran_are_left_out(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    with session_scope(session_factory) as session:
+        session.add(
+            Instance(
+                name="db1", dsn_encrypted=encrypt(SETTINGS, "mysql://quanta_mon:pw@127.0.0.1:1/")
+            )
+        )
+    monitor_only = "SELECT name FROM shop.settings WHERE id = {}"  # a probe of the monitor
+    both = "SELECT price FROM shop.items WHERE id = {}"  # the monitor and the application
+    events = [
+        event(1, 0.5, monitor_only.format(1), user="quanta_mon"),
+        event(2, 0.5, both.format(2), user="quanta_mon"),
+        event(3, 0.5, both.format(3), user="app"),
+        event(4, 0.5, SQL_A.format(4), user="app"),
+    ]
+    post(client, "runners", "db1", events)
+    with session_scope(session_factory) as session:
+        [batch_pk] = session.scalars(select(IngestBatch.id))
+        ingest.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
+    assert sorted(ids(top(client))) == sorted([query_id(both), QID_A])
+    assert len(ids(top(client, include_own="true"))) == 3

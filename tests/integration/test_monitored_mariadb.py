@@ -410,10 +410,32 @@ def test_connection_report_of_a_read_only_account(own: OwnMariaDB) -> None:
         "least_privilege": True,
         "default_database": True,
         "explain": True,
+        "read_schemas": True,
         "explain_dml": False,
         "profiling": True,
         "performance_schema_digests": True,
     }
+
+
+def test_connection_names_the_grant_missing_for_the_schemas_queries_use(
+    own: OwnMariaDB,
+) -> None:
+    # The writer may read shop only; the instance's queries also ran in crm and `we_ird`.
+    schemas = ("shop", "crm", "we_ird")
+    report = test_connection(options(own.server, WRITER_USER, WRITER_PASSWORD), schemas=schemas)
+    read = next(c for c in report.capabilities if c.name == "read_schemas")
+    assert read.ok is False
+    assert read.detail == (
+        "cannot read crm, we_ird: EXPLAIN, table snapshots and index suggestions fail for "
+        f"queries on them. Run: GRANT SELECT ON `crm`.* TO '{WRITER_USER}'@'%'; "
+        f"GRANT SELECT ON `we_ird`.* TO '{WRITER_USER}'@'%'"
+    )
+    report = test_connection(options(own.server), schemas=schemas)  # SELECT ON *.*
+    read = next(c for c in report.capabilities if c.name == "read_schemas")
+    assert (read.ok, read.detail) == (
+        True,
+        "reads every schema the instance's queries use (crm, shop, we_ird)",
+    )
 
 
 def test_connection_report_flags_write_privileges(own: OwnMariaDB) -> None:

@@ -1,8 +1,13 @@
 """The worker's Celery app: queues and routes from quanta.core.tasks, tasks, and the one beat
 schedule. Start with `celery -A quanta_worker.celery_app worker` (see `quanta run`)."""
 
+from typing import Any
+
+from celery.signals import beat_init
+
 from quanta.core.config import get_settings
 from quanta.core.tasks import (
+    ADVISE_HOT_TASK,
     ANNOUNCE_IMPACTS_TASK,
     AUTO_DIAGNOSE_TASK,
     MAINTAIN_STORE_TASK,
@@ -51,9 +56,24 @@ app.conf.beat_schedule = {
         "task": REFRESH_ADVICE_TASK,
         "schedule": float(settings.advice_refresh_seconds),
     },
+    # EXPLAIN and advice of queries whose load share just crossed a chat channel's minimum.
+    "advise-hot-queries": {
+        "task": ADVISE_HOT_TASK,
+        "schedule": float(settings.advice_hot_check_seconds),
+    },
     # Regressions after annotations to chat, once the window after each is over.
     "announce-impacts": {
         "task": ANNOUNCE_IMPACTS_TASK,
         "schedule": float(settings.annotation_announce_check_seconds),
     },
 }
+
+# Beat counts each interval from its start: without this, the daily jobs would first run a day
+# after beat starts, and a fresh installation would wait that long for its first advice.
+RUN_AT_START = (AUTO_DIAGNOSE_TASK, REFRESH_ADVICE_TASK)
+
+
+@beat_init.connect
+def _run_daily_jobs_at_start(sender: Any = None, **_: Any) -> None:
+    for task in RUN_AT_START:
+        app.send_task(task)

@@ -59,7 +59,10 @@ from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
 from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
+from quanta.diagnostics import repository as diagnostics_repository
 from quanta.diagnostics import safety
+from quanta.diagnostics import service as diagnostics_service
+from quanta.diagnostics.models import ExplainRun
 from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.instances.service import (
@@ -70,7 +73,9 @@ from quanta.instances.service import (
     sandbox_options,
 )
 from quanta.monitored import MonitoredError
-from quanta.notify.events import SuggestionNotice
+from quanta.notify import repository as notify_repository
+from quanta.notify.events import NEW_SUGGESTION, SuggestionNotice
+from quanta.notify.formats.common import size
 from quanta.notify.service import publish_suggestion
 from quanta.queries import service as queries_service
 from quanta.queries.repository import BucketFilter
@@ -88,8 +93,10 @@ __all__ = [
     "SuggestionNotFound",
     "advise_query",
     "daily_work",
+    "hot_work",
     "list_suggestions",
     "reevaluate_tables",
+    "refresh_changed_tables",
     "refresh_suggested_tables",
     "request_advice",
     "set_status",
@@ -106,6 +113,8 @@ INDEXED_ACTIONS = (Action.ADD.value, Action.REPLACE.value)
 FULL_LITERALS = "full"
 # The daily job ranks queries by their load over this past window.
 DAILY_WINDOW = timedelta(days=1)
+# The frequent pass (hot_work) looks at this past window, and retries a query after it.
+HOT_WINDOW = timedelta(hours=1)
 
 
 class QueryNotFound(LookupError):
@@ -341,6 +350,31 @@ def refresh_suggested_tables(
     return refresh
 
 
+def refresh_changed_tables(
+    *,
+    session: Session,
+    settings: Settings,
+    instance_id: int,
+    tables: Sequence[str],
+    now: datetime | None = None,
+) -> SnapshotRefresh:
+    """Read these tables' snapshots again whatever their age, and re-evaluate the queries
+    with suggestions on those whose structure changed (applied, or new again)."""
+    now = now or utcnow()
+    refresh = tables_service.refresh_tables(
+        session=session,
+        settings=settings,
+        instance_id=instance_id,
+        tables=tables,
+        force=True,
+        now=now,
+    )
+    reevaluate_tables(
+        session=session, settings=settings, instance_id=instance_id, tables=refresh.changed, now=now
+    )
+    return refresh
+
+
 def daily_work(
     *, session: Session, settings: Settings, now: datetime | None = None
 ) -> list[DailyUnit]:
@@ -368,6 +402,54 @@ def daily_work(
             )
         )
     return units
+
+
+def hot_work(
+    *, session: Session, settings: Settings, now: datetime | None = None
+) -> list[DailyUnit]:
+    """The queries to EXPLAIN and advise now, per instance with a DSN: those whose load share
+    over the last hour reached the lowest minimum of the enabled chat channels taking
+    suggestions for the instance (QUANTA_ADVICE_HOT_MIN_LOAD_SHARE when none does), that have
+    no suggestion yet and no EXPLAIN run in the last hour (a query the advisor cannot read is
+    retried hourly, not every pass). Their EXPLAIN runs are queued here, as beat's."""
+    now = now or utcnow()
+    window = queries_service.TimeWindow(now - HOT_WINDOW, now)
+    units = []
+    for instance in tables_service.connected_instances(session=session):
+        threshold = _hot_threshold(session, settings, instance.name)
+        top = queries_service.top_queries(
+            session=session,
+            settings=settings,
+            window=window,
+            limit=settings.advice_top_queries,
+            offset=0,
+            sparkline_points=1,
+            flt=BucketFilter(instances=(instance.name,)),
+        )
+        heavy = [row.query_id for row in top.rows if row.share >= threshold]
+        advised = repository.advised_query_ids(session, instance.id, heavy)
+        tried = diagnostics_repository.queries_with_runs_since(
+            session, ExplainRun, instance.id, heavy, now - HOT_WINDOW
+        )
+        fresh = tuple(q for q in heavy if q not in advised and q not in tried)
+        if not fresh:
+            continue
+        diagnostics_service.explain_now(
+            session=session, settings=settings, instance=instance, query_ids=fresh
+        )
+        units.append(DailyUnit(instance_id=instance.id, instance=instance.name, top_queries=fresh))
+    return units
+
+
+def _hot_threshold(session: Session, settings: Settings, instance: str) -> float:
+    """The lowest load share a chat channel wants suggestions for on this instance from."""
+    shares = [
+        channel.min_load_share
+        for channel in notify_repository.enabled_channels(session)
+        if NEW_SUGGESTION in channel.events
+        and (not channel.instances or instance in channel.instances)
+    ]
+    return min(shares, default=settings.advice_hot_min_load_share)
 
 
 def _advise(
@@ -434,10 +516,10 @@ def _advise(
         now=now,
     )
     stored = repository.suggestions(session, query_id, instance_id)
-    for row in stored:
-        fresh = row.id in created or row.id in changed
-        if fresh and row.action in INDEXED_ACTIONS and not _rejected(row):
-            _announce(session, settings, row)
+    announced = [r for r in stored if r.action in INDEXED_ACTIONS and not _rejected(r)]
+    if any(r.id in created or r.id in changed for r in announced):
+        # One message per query, with every table's index: a join is fixed as a whole.
+        _announce(session, settings, [r for r in announced if r.status == SuggestionStatus.NEW])
     return AdviceRun(
         query_id=query_id,
         instance_id=instance_id,
@@ -729,43 +811,71 @@ def _rejected(row: Suggestion) -> bool:
     return row.validation is not None and row.validation.get("improved") is False
 
 
-def _announce(session: Session, settings: Settings, suggestion: Suggestion) -> None:
-    """Queue chat messages about a new or changed suggestion for every channel whose filters
-    match (quanta.notify; a channel gets the same content once), with the query's share of
-    its instance's load over the last day and the sandbox plans when there are some."""
-    instance = tables_service.find_instance(session=session, instance_id=suggestion.instance_id)
+def _announce(session: Session, settings: Settings, rows: Sequence[Suggestion]) -> None:
+    """Queue one chat message about a query's new or changed suggestions (every table's
+    index in it) for every channel whose filters match (quanta.notify; a channel gets the
+    same content once), with the query's share of its instance's load, its calls and cost
+    per call over the last day, the tables' sizes and the sandbox plans when there are
+    some."""
+    if not rows:
+        return
+    first = rows[0]
+    instance = tables_service.find_instance(session=session, instance_id=first.instance_id)
     now = utcnow()
+    window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
     detail = queries_service.query_detail(
         session=session,
         settings=settings,
-        window=queries_service.TimeWindow(now - DAILY_WINDOW, now),
-        query_id=suggestion.query_id,
+        window=window,
+        query_id=first.query_id,
         flt=BucketFilter(instances=(instance.name,)),
     )
-    validation = suggestion.validation or {}
-    plan_before = _plan_text(validation.get("before"))
-    plan_after = _plan_text(validation.get("after"))
+    per_call = {m.name: m.avg for m in detail.metrics}
+    plans_before = [_plan_text((r.validation or {}).get("before")) for r in rows]
+    plans_after = [_plan_text((r.validation or {}).get("after")) for r in rows]
+    plan_before = "\n".join(p for p in plans_before if p) or None
+    plan_after = "\n".join(p for p in plans_after if p) or None
+    several = len(rows) > 1
     notice_hash = hashlib.sha256(
-        json.dumps([suggestion.content_hash, plan_before, plan_after]).encode()
+        json.dumps([[r.content_hash for r in rows], plan_before, plan_after]).encode()
     ).hexdigest()
     publish_suggestion(
         session=session,
         settings=settings,
         notice=SuggestionNotice(
-            suggestion_id=suggestion.id,
-            query_id=suggestion.query_id,
+            suggestion_id=min(r.id for r in rows),
+            query_id=first.query_id,
             fingerprint=detail.fingerprint,
             instance=instance.name,
-            table=suggestion.table_name,
+            table=", ".join(r.table_name for r in rows),
             load_share=detail.share,
             calls=detail.count,
-            ddl=suggestion.ddl,
-            reason=suggestion.reason,
+            ddl=";\n".join(r.ddl for r in rows) + (";" if several else ""),
+            reason=" ".join(f"{r.table_name}: {r.reason}" if several else r.reason for r in rows),
             content_hash=notice_hash,
             plan_before=plan_before,
             plan_after=plan_after,
+            window_start=window.start.isoformat(),
+            window_end=window.end.isoformat(),
+            rows_examined_per_call=per_call.get("rows_examined"),
+            rows_sent_per_call=per_call.get("rows_sent"),
+            latency_avg=per_call.get("query_time"),
+            table_sizes=_table_sizes(session, instance.id, [r.table_name for r in rows]),
         ),
     )
+
+
+def _table_sizes(session: Session, instance_id: int, tables: Sequence[str]) -> list[str]:
+    """ "shop.orders: 30,000 rows, 2.1 MB" per table, from its snapshot (how heavy the ALTER
+    is); a table without a snapshot is left out."""
+    sizes = []
+    for name, document in tables_service.stored_documents(session, instance_id, tables).items():
+        rows = document.get("rows")
+        data = [document.get("data_length"), document.get("index_length")]
+        total = sum(d for d in data if isinstance(d, int)) if any(data) else None
+        counted = f"{rows:,} rows" if isinstance(rows, int) else "rows unknown"
+        sizes.append(f"{name}: {counted}, {size(total)}")
+    return sizes
 
 
 def _plan_text(plan: Any) -> str | None:

@@ -190,3 +190,41 @@ def _split_top_level(text: str) -> list[str]:
         current.append(char)
     parts.append("".join(current))
     return parts
+
+
+def unreadable_schemas(privileges: Iterable[str], schemas: Iterable[str]) -> list[str]:
+    """Of these schemas, those the account cannot SELECT from, sorted: no SELECT (or ALL)
+    on ``*.*``, on the schema (a database grant's ``%``/``_`` wildcards honoured), nor on a
+    table of it. ``privileges`` are :func:`granted`'s ``PRIVILEGE ON level`` strings.
+
+    >>> unreadable_schemas(["SELECT ON `shop`.*", "PROCESS ON *.*"], ["shop", "crm"])
+    ['crm']
+    >>> unreadable_schemas(["ALL PRIVILEGES ON *.*"], ["crm"])
+    []
+    """
+    levels = [
+        level.strip()
+        for name, _, level in (p.partition(" ON ") for p in privileges)
+        if name in ("SELECT", _ALL)
+    ]
+    return sorted({s for s in schemas if not any(_covers(level, s) for level in levels)})
+
+
+def _covers(level: str, schema: str) -> bool:
+    """Whether a grant level (``*.*``, ```shop`.*``, ```shop`.`t```) reaches the schema."""
+    if level == "*.*":
+        return True
+    database = _level_database(level)
+    if database is None:
+        return False
+    # A database-level grant's name is a LIKE pattern: "\_" is a literal underscore.
+    pattern = "".join(
+        ".*" if part == "%" else "." if part == "_" else re.escape(part.lstrip("\\"))
+        for part in re.findall(r"\\.|%|_|[^\\%_]+", database)
+    )
+    return re.fullmatch(pattern, schema, re.IGNORECASE) is not None
+
+
+def _level_database(level: str) -> str | None:
+    match = re.match(r"`((?:[^`]|``)+)`\.", level) or re.match(r"([^`.\s]+)\.", level)
+    return match[1].replace("``", "`") if match else None

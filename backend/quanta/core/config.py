@@ -89,9 +89,11 @@ class Settings(BaseSettings):
     monitored_profile_runs: int = Field(default=3, ge=1, le=20)
 
     # Chat notifications (quanta.notify): links in messages, rate limit, delivery retries.
-    public_url: str = Field(
-        default="http://127.0.0.1:8000",
-        description="Where users reach this Quanta; messages link to {public_url}/queries/...",
+    public_url: str | None = Field(
+        default=None,
+        description="Where users reach this Quanta; messages link to {public_url}/queries/... "
+        "Default: the address it serves (QUANTA_HOST, QUANTA_PORT; a wildcard host reads as "
+        "127.0.0.1): set it when users go through a proxy or a DNS name.",
     )
     notify_max_per_hour: int = Field(
         default=10, ge=1, description="Messages per channel per hour; the rest go in a digest."
@@ -128,6 +130,19 @@ class Settings(BaseSettings):
     )
     advice_refresh_seconds: int = Field(
         default=86_400, ge=600, description="How often beat refreshes snapshots and advice."
+    )
+    advice_hot_check_seconds: int = Field(
+        default=60,
+        ge=10,
+        description="How often beat looks for queries whose load share crossed a chat "
+        "channel's minimum (or QUANTA_ADVICE_HOT_MIN_LOAD_SHARE) and EXPLAINs and advises them.",
+    )
+    advice_hot_min_load_share: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Load share over the last hour from which a query is advised at once when "
+        "no enabled chat channel takes suggestions for its instance.",
     )
     advice_sandbox_sample_rows: int = Field(
         default=1_000,
@@ -304,6 +319,16 @@ class Settings(BaseSettings):
                 f"{MIN_PRODUCTION_TOKEN_LENGTH} random characters (e.g. `openssl rand -hex 24`)."
             )
         return self
+
+    @property
+    def link_base(self) -> str:
+        """The base of links in chat messages: QUANTA_PUBLIC_URL, or the address served."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        if ":" in host:  # an IPv6 literal
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
 
     @property
     def database_url_resolved(self) -> str:

@@ -17,6 +17,8 @@ REQUEUE_STALE_BATCHES_TASK = "quanta.ingest.requeue_stale_batches"
 MAINTAIN_STORE_TASK = "quanta.queries.maintain_store"
 ADVISE_QUERY_TASK = "quanta.advice.advise_query"
 REFRESH_ADVICE_TASK = "quanta.advice.refresh_advice"
+ADVISE_HOT_TASK = "quanta.advice.advise_hot"
+REFRESH_TABLES_TASK = "quanta.advice.refresh_tables"
 RUN_EXPLAIN_TASK = "quanta.diagnostics.run_explain"
 RUN_PROFILE_TASK = "quanta.diagnostics.run_profile"
 AUTO_DIAGNOSE_TASK = "quanta.diagnostics.auto_diagnose"
@@ -32,6 +34,8 @@ TASK_ROUTES = {
     MAINTAIN_STORE_TASK: {"queue": ANALYSIS_QUEUE},
     ADVISE_QUERY_TASK: {"queue": ANALYSIS_QUEUE},
     REFRESH_ADVICE_TASK: {"queue": ANALYSIS_QUEUE},
+    ADVISE_HOT_TASK: {"queue": ANALYSIS_QUEUE},
+    REFRESH_TABLES_TASK: {"queue": ANALYSIS_QUEUE},
     RUN_EXPLAIN_TASK: {"queue": ANALYSIS_QUEUE},
     RUN_PROFILE_TASK: {"queue": ANALYSIS_QUEUE},
     AUTO_DIAGNOSE_TASK: {"queue": ANALYSIS_QUEUE},

@@ -14,7 +14,7 @@ that ends is in the audit log: who asked (or beat), what, where, and the outcome
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -51,7 +51,9 @@ from quanta.monitored import profile as monitored_profile
 from quanta.monitored.options import ConnectionOptions
 from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
+from quanta.queries.models import QueryClass
 from quanta.queries.repository import BucketFilter
+from quanta.tables import service as tables_service
 
 log = logging.getLogger(__name__)
 
@@ -252,6 +254,14 @@ def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> Aut
     return AutoDiagnosis(explained, profiled)
 
 
+def explain_now(
+    *, session: Session, settings: Settings, instance: Instance, query_ids: Sequence[str]
+) -> list[int]:
+    """Queue beat's EXPLAIN (audited as "beat") of each of these queries on the instance;
+    the run ids. Used when a query just became heavy, so it need not wait for tomorrow."""
+    return [_queue(session, settings, ExplainRun, query_id, instance).id for query_id in query_ids]
+
+
 # --------------------------------------------------------------------------- API forms
 
 
@@ -445,7 +455,27 @@ def _perform_explain(
     run.findings = [finding.to_dict() for finding in findings]
     notes = [note for note in result.notes if not note.startswith(_ANALYZE_NOTE)]
     run.notes = [*notes, *([analyze_note] if analyze_note else [])]
+    _notice_new_indexes(session, settings, instance, run.query_id, example, result.tabular)
     return _finish(run, RunStatus.OK, None)
+
+
+def _notice_new_indexes(
+    session: Session,
+    settings: Settings,
+    instance: Instance,
+    query_id: str,
+    example: "_Example",
+    plan: Any,
+) -> None:
+    """A plan using an index the table snapshots lack (a suggestion just applied): have the
+    snapshots read again now, so the suggestion becomes applied within minutes."""
+    query_class = session.get(QueryClass, query_id)
+    if query_class is None or not isinstance(plan, list):
+        return
+    tables = tables_service.qualify_tables(query_class.tables or [], example.schema_name or None)
+    tables_service.refresh_if_plan_is_newer(
+        session=session, settings=settings, instance=instance, tables=tables, plan=plan
+    )
 
 
 _ANALYZE_NOTE = "ANALYZE skipped"

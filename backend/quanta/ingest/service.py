@@ -11,7 +11,12 @@ from sqlalchemy import update
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import digest_buckets, digest_events, digest_perfschema
+from quanta.analysis.aggregate import (
+    BatchDigest,
+    digest_buckets,
+    digest_events,
+    digest_perfschema,
+)
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
 from quanta.core.config import Settings
@@ -27,9 +32,16 @@ from quanta.ingest import repository
 from quanta.ingest.models import MAX_ERROR_CHARS, BatchStatus, IngestBatch
 from quanta.ingest.schemas import MAX_ROWS_PER_KIND, IngestBatchIn, IngestBatchOut
 from quanta.ingest.shape import ShapeError, ShapeLimits, TooMany, check_shape
-from quanta.instances.service import adopt_primary_source, get_instance, get_or_create_instance
+from quanta.instances.service import (
+    adopt_primary_source,
+    get_instance,
+    get_or_create_instance,
+    monitoring_user,
+)
+from quanta.queries.repository import mark_runners
 from quanta.queries.service import record_digest
 from quanta.statistics.service import record_statistics
+from quanta.tables.service import changed_tables, refresh_soon
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +249,15 @@ def process_batch(
         example_policy=_stricter_policy(instance.example_policy, batch.examples),
         example_max_chars=settings.example_max_chars,
     )
+    _mark_runners(session, digest, monitoring_user(settings, instance))
+    # An ALTER TABLE / CREATE INDEX / DROP INDEX just ran: read that table again now, so an
+    # applied suggestion becomes "applied" within minutes, not at the daily refresh.
+    refresh_soon(
+        session=session,
+        settings=settings,
+        instance=instance,
+        tables=changed_tables(_statements(digest)),
+    )
     run_after_commit(session, lambda: record_events_counted(source=batch.source, events=counted))
     return counted
 
@@ -302,6 +323,28 @@ def _mark_failed(session: Session, row: IngestBatch, reason: str) -> None:
 
 # Example policies from the most to the least revealing.
 _POLICY_ORDER = ("full", "masked", "off")
+
+
+def _mark_runners(session: Session, digest: BatchDigest, monitor: str | None) -> None:
+    """Record which classes the monitoring account ran and which anyone else did (slow-log
+    buckets name the user; performance_schema's have none and say nothing)."""
+    own: set[str] = set()
+    app: set[str] = set()
+    for key in digest.buckets:
+        if key.user:
+            (own if monitor is not None and key.user == monitor else app).add(key.query_id)
+    mark_runners(session, own=sorted(own), app=sorted(app))
+
+
+def _statements(digest: BatchDigest) -> list[tuple[str, str | None]]:
+    """Each class's statement with a database it ran in (to qualify a DDL's table)."""
+    schemas: dict[str, str] = {}
+    for key in digest.buckets:
+        if key.schema:
+            schemas.setdefault(key.query_id, key.schema)
+    return [
+        (seen.sample or seen.fingerprint, schemas.get(qid)) for qid, seen in digest.queries.items()
+    ]
 
 
 def _stricter_policy(instance_policy: str, agent_policy: str) -> str:

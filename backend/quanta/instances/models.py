@@ -21,7 +21,9 @@ class Instance(Base):
     """A monitored MySQL/MariaDB server, named by its agent.
 
     ``primary_source`` is the source (slowlog or perfschema) whose buckets count in totals, so
-    a query seen by both is not counted twice; NULL until the first batch, which sets it.
+    a query seen by both is not counted twice; NULL until the first batch, which sets it. The
+    slow log takes over once it reports (it sees prepared statements, per-call latency, users
+    and hosts) unless ``primary_source_pinned``: an admin chose the source.
     """
 
     __tablename__ = "instances"
@@ -30,6 +32,7 @@ class Instance(Base):
     name: Mapped[str] = mapped_column(String(100), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     primary_source: Mapped[str | None] = mapped_column(String(20), default=None)
+    primary_source_pinned: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     example_policy: Mapped[str] = mapped_column(
         String(10), default=ExamplePolicy.FULL.value, server_default=ExamplePolicy.FULL.value
     )

@@ -26,6 +26,15 @@ def set_primary_source_if_unset(session: Session, instance_id: int, source: str)
     )
 
 
+def prefer_primary_source(session: Session, instance_id: int, source: str) -> None:
+    """Make ``source`` the instance's primary source unless an admin pinned one."""
+    session.execute(
+        update(Instance)
+        .where(Instance.id == instance_id, Instance.primary_source_pinned.is_(False))
+        .values(primary_source=source)
+    )
+
+
 def list_all(session: Session) -> list[Instance]:
     """Every instance, by name."""
     return list(session.scalars(select(Instance).order_by(Instance.name)))

@@ -85,7 +85,12 @@ class InstanceOut(BaseModel):
     allow_broad_privileges: bool = Field(description=BROAD_DESCRIPTION)
     example_policy: ExamplePolicyName
     primary_source: str | None = Field(
-        description="slowlog or perfschema: the source whose buckets count in totals."
+        description="slowlog or perfschema: the source whose buckets count in totals (null: "
+        "no query batch yet). Chosen automatically (the slow log once it reports: it sees "
+        "prepared statements, per-call latency, users and hosts) unless primary_source_pinned."
+    )
+    primary_source_pinned: bool = Field(
+        description="An admin chose primary_source; the automatic choice no longer changes it."
     )
     created_at: datetime
 
@@ -119,7 +124,11 @@ class InstanceUpdate(BaseModel):
     execution_target_dsn: SecretStr | None = Field(default=None, description=TARGET_DESCRIPTION)
     allow_broad_privileges: bool | None = Field(default=None, description=BROAD_DESCRIPTION)
     example_policy: ExamplePolicyName | None = None
-    primary_source: SourceName | None = None
+    primary_source: SourceName | None = Field(
+        default=None,
+        description="Pin the source whose buckets count in totals; null: choose automatically "
+        "again (the slow log once it reports).",
+    )
 
     profiling_enabled: ProfilingFlag = None
 

@@ -1,6 +1,7 @@
 """Use cases around monitored instances."""
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pydantic import SecretStr
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session
 from quanta.audit.service import field_changes
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
+from quanta.core.db import utcnow
 from quanta.instances import repository
 from quanta.instances.dsn import InvalidDsn, parse_dsn, redact_dsn
 from quanta.instances.models import ExamplePolicy, Instance
@@ -25,6 +27,7 @@ from quanta.monitored.check import test_connection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetNotReadOnly, verify_target
+from quanta.queries import repository as queries_repository
 
 
 class NoConnection(Exception):
@@ -48,6 +51,9 @@ def get_or_create_instance(*, session: Session, name: str) -> Instance:
         return found
 
 
+# test-connection checks SELECT on the schemas the instance's statements used this far back.
+SCHEMAS_WINDOW = timedelta(days=7)
+
 # Sources whose buckets can be an instance's totals (statistics batches are not query load).
 QUERY_SOURCES = ("slowlog", "perfschema")
 
@@ -57,10 +63,25 @@ def get_instance(*, session: Session, instance_id: int) -> Instance:
     return session.get_one(Instance, instance_id)
 
 
+# The source chosen when both report: a slow log sees every statement it logs, prepared ones
+# included (MariaDB's performance_schema does not digest COM_STMT_EXECUTE), with per-call
+# latency (percentiles, Max), users and hosts; performance_schema has none of those there.
+PREFERRED_SOURCE = "slowlog"
+
+
 def adopt_primary_source(*, session: Session, instance: Instance, source: str) -> None:
-    """The first query source an instance delivers becomes its primary one (for totals)."""
-    if instance.primary_source is None and source in QUERY_SOURCES:
+    """The first query source an instance delivers becomes its primary one (for totals); the
+    slow log takes over when it reports, unless an admin pinned the choice."""
+    if source not in QUERY_SOURCES:
+        return
+    if instance.primary_source is None:
         repository.set_primary_source_if_unset(session, instance.id, source)
+    elif (
+        source == PREFERRED_SOURCE
+        and instance.primary_source != source
+        and not instance.primary_source_pinned
+    ):
+        repository.prefer_primary_source(session, instance.id, source)
 
 
 def connection_options(settings: Settings, instance: Instance) -> ConnectionOptions:
@@ -71,6 +92,17 @@ def connection_options(settings: Settings, instance: Instance) -> ConnectionOpti
             f'PATCH /api/v1/instances/{instance.id} {{"dsn": "mysql://user:pass@host:3306/"}}.'
         )
     return parse_dsn(decrypt(settings, instance.dsn_encrypted))
+
+
+def monitoring_user(settings: Settings, instance: Instance) -> str | None:
+    """The user name of the instance's monitoring account (its DSN), if one can be read:
+    what Quanta's own statements on that server run as."""
+    if instance.dsn_encrypted is None:
+        return None
+    try:
+        return connection_options(settings, instance).user or None
+    except (SecretUnreadable, InvalidDsn):
+        return None
 
 
 def sandbox_options(settings: Settings, instance: Instance) -> ConnectionOptions | None:
@@ -191,6 +223,7 @@ def _audited_fields(instance: Instance) -> dict[str, Any]:
         "allow_broad_privileges": instance.allow_broad_privileges,
         "example_policy": instance.example_policy,
         "primary_source": instance.primary_source,
+        "primary_source_pinned": instance.primary_source_pinned,
     }
 
 
@@ -219,8 +252,10 @@ def update_instance(
         instance.allow_broad_privileges = data.allow_broad_privileges
     if data.example_policy is not None:
         instance.example_policy = data.example_policy
-    if data.primary_source is not None:
-        instance.primary_source = data.primary_source
+    if "primary_source" in sent:
+        instance.primary_source_pinned = data.primary_source is not None
+        if data.primary_source is not None:
+            instance.primary_source = data.primary_source
     try:
         session.flush()
     except IntegrityError as exc:
@@ -258,7 +293,10 @@ def check_connection(
         options = connection_options(settings, instance)
     except (SecretUnreadable, InvalidDsn) as exc:
         raise InvalidConnection(str(exc)) from exc
-    report = test_connection(options, settings=monitored_settings(settings))
+    # The schemas the instance's statements ran in lately: EXPLAIN and snapshots read them.
+    since = utcnow() - SCHEMAS_WINDOW
+    schemas = queries_repository.schemas_of_instance(session, instance.id, since)
+    report = test_connection(options, settings=monitored_settings(settings), schemas=schemas)
     if report.connected:
         instance.flavor = report.flavor or None
         instance.version = report.server_version or None
@@ -314,6 +352,7 @@ def instance_out(settings: Settings, instance: Instance) -> InstanceOut:
         allow_broad_privileges=instance.allow_broad_privileges,
         example_policy=ExamplePolicy(instance.example_policy).value,
         primary_source=instance.primary_source,
+        primary_source_pinned=instance.primary_source_pinned,
         created_at=instance.created_at,
     )
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from quanta.analysis.grants import unreadable_schemas
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
@@ -59,6 +61,7 @@ def test_connection(
     options: ConnectionOptions,
     *,
     settings: MonitoredSettings | None = None,  # noqa: PT028
+    schemas: Sequence[str] = (),  # noqa: PT028
 ) -> ConnectionReport:
     """Connect, and report what the account may and may not do; never raises for the server.
 
@@ -66,11 +69,12 @@ def test_connection(
     SHOW GRANTS; anything beyond SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT is
     flagged, and diagnostics refuse such an account unless an admin overrides it), reading
     the default database, EXPLAIN, EXPLAIN of DML (needs the statement's own privileges),
-    profiling (SHOW PROFILE or stage events) and performance_schema digests.
+    profiling (SHOW PROFILE or stage events), performance_schema digests, and SELECT on
+    ``schemas`` (those the instance's queries use: EXPLAIN and schema snapshots read them).
     """
     try:
         with GuardedConnection(options, settings) as conn:
-            return _report(conn)
+            return _report(conn, schemas)
     except MonitoredError as exc:
         return ConnectionReport(connected=False, error=str(exc))
 
@@ -79,7 +83,7 @@ def test_connection(
 test_connection.__test__ = False  # type: ignore[attr-defined]
 
 
-def _report(conn: GuardedConnection) -> ConnectionReport:
+def _report(conn: GuardedConnection, schemas: Sequence[str]) -> ConnectionReport:
     account = read_privileges(conn)
     names = {privilege.split(" ON ")[0] for privilege in account.privileges}
     with conn.read_only():
@@ -93,6 +97,7 @@ def _report(conn: GuardedConnection) -> ConnectionReport:
             _least_privilege(account),
             _probe(conn, "default_database", _database_probe(conn), "reads the default database"),
             _probe(conn, "explain", "EXPLAIN SELECT 1", "EXPLAIN works"),
+            _schemas_readable(account, schemas),
             _dml_explain(names),
             _profiling(conn),
             _probe(
@@ -127,6 +132,33 @@ def _least_privilege(account: AccountPrivileges) -> Capability:
         "diagnostics refuse to run with it unless an admin allows broad privileges on the "
         "instance; grant only SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT",
     )
+
+
+def _schemas_readable(account: AccountPrivileges, schemas: Sequence[str]) -> Capability:
+    """SELECT on the schemas the instance's queries use, with the GRANT that is missing."""
+    if not schemas:
+        return Capability(
+            "read_schemas", True, "no schema seen in this instance's queries yet to check"
+        )
+    missing = unreadable_schemas(account.privileges, schemas)
+    if not missing:
+        return Capability(
+            "read_schemas",
+            True,
+            f"reads every schema the instance's queries use ({', '.join(sorted(schemas))})",
+        )
+    user, _, host = account.account.rpartition("@")
+    grants = "; ".join(f"GRANT SELECT ON {_quoted(s)}.* TO '{user}'@'{host}'" for s in missing)
+    return Capability(
+        "read_schemas",
+        False,
+        f"cannot read {', '.join(missing)}: EXPLAIN, table snapshots and index suggestions "
+        f"fail for queries on {'it' if len(missing) == 1 else 'them'}. Run: {grants}",
+    )
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _dml_explain(privileges: set[str]) -> Capability:

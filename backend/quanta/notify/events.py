@@ -35,6 +35,16 @@ class SuggestionNotice:
     content_hash: str
     plan_before: str | None = None
     plan_after: str | None = None
+    # What a team needs to act (absent from notices stored before they existed):
+    # the period load_share and calls were measured over (ISO 8601 instants),
+    window_start: str | None = None
+    window_end: str | None = None
+    # the current cost per call, and what the index would save per call (an estimate),
+    rows_examined_per_call: float | None = None
+    rows_sent_per_call: float | None = None
+    latency_avg: float | None = None
+    # each table's size, one line per table ("shop.orders: 30,000 rows, 2.1 MB").
+    table_sizes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """The notice as JSON primitives."""

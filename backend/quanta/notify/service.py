@@ -238,7 +238,7 @@ def send_test(
     )
     session.add(delivery)
     session.flush()
-    body = formats.check_message(channel.type, channel.name, settings.public_url)
+    body = formats.check_message(channel.type, channel.name, settings.link_base)
     result = _post(settings, channel, body, transport)
     _record(session, delivery, result, now=now, next_retry_at=None)
     if result.ok:
@@ -583,11 +583,9 @@ def _build(settings: Settings, channel: Channel, delivery: Delivery) -> dict[str
         assert isinstance(items, list)
         held = [(str(item["event"]), dict(item["notice"])) for item in items]
         return formats.digest_message(
-            channel.type, held, settings.public_url, settings.notify_max_per_hour
+            channel.type, held, settings.link_base, settings.notify_max_per_hour
         )
-    return formats.event_message(
-        channel.type, delivery.event, delivery.payload, settings.public_url
-    )
+    return formats.event_message(channel.type, delivery.event, delivery.payload, settings.link_base)
 
 
 def _rate_free_at(

@@ -53,6 +53,11 @@ class QueryClass(Base):
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
     statement_type: Mapped[str | None] = mapped_column(String(20))
     tables: Mapped[list[str] | None] = mapped_column(JSON)
+    # Who ran it (slow-log batches, which name the user): an instance's monitoring account
+    # (the user of its DSN), anyone else. Only the former: one of Quanta's own statements.
+    # Server defaults only, so an INSERT naming just the older columns still works.
+    own_seen: Mapped[bool] = mapped_column(Boolean, server_default="0")
+    app_seen: Mapped[bool] = mapped_column(Boolean, server_default="0")
 
 
 class QueryInstance(Base):

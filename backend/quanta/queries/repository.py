@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
 from quanta.analysis.histogram import merge_stored
+from quanta.analysis.own import OWN_FINGERPRINTS
 from quanta.analysis.resolution import Resolution, Segment
 from quanta.core.db import UTCDateTime
 from quanta.instances.models import Instance
@@ -43,6 +44,7 @@ from quanta.queries.models import (
     BUCKET_MODELS,
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
+    QueryBucketHour,
     QueryClass,
     QueryExample,
     QueryInstance,
@@ -466,6 +468,8 @@ class BucketFilter:
     host: str | None = None
     search: str | None = None
     query_id: str | None = None
+    # Quanta's own statements (quanta.analysis.own) are left out unless this is set.
+    include_own: bool = False
 
     @property
     def has_dimension(self) -> bool:
@@ -534,6 +538,8 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
             where.append(table.c.query_id == flt.query_id)
         if flt.search:
             where.append(table.c.query_id.in_(_search(flt.search)))
+        if not flt.include_own and flt.query_id is None:  # one query asked for by id is shown
+            where.append(table.c.query_id.not_in(own_query_ids()))
         return where
 
     return _primary_buckets(segments, *columns, where=conditions, models=models)
@@ -544,6 +550,44 @@ def _of_instances(table: Table, names: Sequence[str]) -> list[Any]:
     if not names:
         return []
     return [table.c.instance_id.in_(select(Instance.id).where(Instance.name.in_(names)))]
+
+
+def schemas_of_instance(session: Session, instance_id: int, since: datetime) -> list[str]:
+    """The schemas (databases) the instance's statements ran in since ``since``, sorted."""
+    table = QueryBucketHour.__table__
+    rows = session.scalars(
+        select(table.c.schema_name)
+        .where(
+            table.c.instance_id == instance_id,
+            table.c.bucket_start >= since,
+            table.c.schema_name != "",
+        )
+        .distinct()
+    )
+    return sorted(rows)
+
+
+def own_query_ids() -> Select[Any]:
+    """The query ids of Quanta's own statements (EXPLAIN, probes, polls: see
+    quanta.analysis.own), as a subquery: the one definition top lists, impact views and
+    advice leave out by default."""
+    fingerprint = func.lower(QueryClass.fingerprint)
+    only_monitoring_account = and_(QueryClass.own_seen.is_(True), QueryClass.app_seen.is_(False))
+    return select(QueryClass.query_id).where(
+        or_(only_monitoring_account, *(fingerprint.like(pattern) for pattern in OWN_FINGERPRINTS))
+    )
+
+
+def mark_runners(session: Session, *, own: Sequence[str], app: Sequence[str]) -> None:
+    """Record that these query classes were run by a monitoring account (``own``) or by
+    anyone else (``app``); a flag once set stays."""
+    for ids, flag in ((own, QueryClass.own_seen), (app, QueryClass.app_seen)):
+        if ids:
+            session.execute(
+                update(QueryClass)
+                .where(QueryClass.query_id.in_(sorted(ids)), flag.is_(False))
+                .values({flag: True})
+            )
 
 
 def _search(term: str) -> Select[Any]:

@@ -47,6 +47,13 @@ InstanceParam = Annotated[
 SchemaParam = Annotated[str | None, Query(description="Only this schema (database).")]
 UserParam = Annotated[str | None, Query(description="Only this user.")]
 HostParam = Annotated[str | None, Query(description="Only this client host.")]
+IncludeOwnParam = Annotated[
+    bool,
+    Query(
+        description="Include Quanta's own statements (its EXPLAINs, privilege and schema "
+        "probes, performance_schema polls), left out by default."
+    ),
+]
 
 
 def _window(
@@ -65,8 +72,15 @@ def _filter(
     schema: SchemaParam = None,
     user: UserParam = None,
     host: HostParam = None,
+    include_own: IncludeOwnParam = False,
 ) -> BucketFilter:
-    return BucketFilter(instances=tuple(instance or ()), schema=schema, user=user, host=host)
+    return BucketFilter(
+        instances=tuple(instance or ()),
+        schema=schema,
+        user=user,
+        host=host,
+        include_own=include_own,
+    )
 
 
 WindowDep = Annotated[service.TimeWindow, Depends(_window)]

@@ -9,7 +9,8 @@ indexes): row estimates and cardinalities move every day and are not a schema ch
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,14 +18,18 @@ from typing import Any
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.orm import Session
 
+from quanta.analysis.ddl import changed_table
 from quanta.core.config import Settings
-from quanta.core.db import utcnow
+from quanta.core.db import run_after_commit, utcnow
+from quanta.core.tasks import REFRESH_TABLES_TASK, celery_client
 from quanta.instances.models import Instance
 from quanta.instances.service import connection_options, get_instance, monitored_settings
 from quanta.monitored import schema_snapshot
 from quanta.tables import repository
 from quanta.tables.models import TableSnapshot
 from quanta.tables.schemas import QueryTableOut, QueryTablesOut, ServerOut, TableSnapshotOut
+
+log = logging.getLogger(__name__)
 
 
 class InstanceNotFound(LookupError):
@@ -66,6 +71,74 @@ def qualify_tables(tables: Iterable[str], default_db: str | None) -> list[str]:
         elif len(parts) == 1 and parts[0] and default_db:
             qualified.add(f"{default_db}.{parts[0]}".lower())
     return sorted(qualified)
+
+
+def changed_tables(statements: Iterable[tuple[str, str | None]]) -> list[str]:
+    """The ``db.table`` names whose structure these (statement, database) pairs change:
+    ALTER TABLE, CREATE INDEX, DROP INDEX (quanta.analysis.ddl)."""
+    names: set[str] = set()
+    for sql, database in statements:
+        table = changed_table(sql)
+        if table is not None:
+            names.update(qualify_tables([table], database))
+    return sorted(names)
+
+
+def refresh_soon(
+    *, session: Session, settings: Settings, instance: Instance, tables: Sequence[str]
+) -> None:
+    """After the commit, queue a forced refresh of these tables' snapshots (and the
+    re-evaluation of the suggestions on those that changed) when the instance has a DSN:
+    a schema change just seen should not wait for the daily refresh."""
+    if not tables or instance.dsn_encrypted is None:
+        return
+    args = [instance.id, list(tables)]
+
+    def enqueue() -> None:
+        try:
+            celery_client(settings).send_task(REFRESH_TABLES_TASK, args=args)
+        except Exception:  # the daily refresh still reads them
+            log.exception("could not queue the refresh of %s", args)
+
+    run_after_commit(session, enqueue)
+
+
+def stored_documents(
+    session: Session, instance_id: int, tables: Sequence[str]
+) -> dict[str, Mapping[str, Any]]:
+    """The stored snapshot documents of these tables (``db.table``), by name; none read."""
+    stored = repository.find_many(session, instance_id, list(tables))
+    return {name: stored[name].document for name in tables if name in stored}
+
+
+def refresh_if_plan_is_newer(
+    *,
+    session: Session,
+    settings: Settings,
+    instance: Instance,
+    tables: Sequence[str],
+    plan: Sequence[Mapping[str, Any]] | None,
+) -> list[str]:
+    """When a tabular EXPLAIN of a query on these tables (``db.table``) uses an index none of
+    their stored snapshots has (it was created since), queue their refresh (refresh_soon);
+    the tables queued. Tables never snapshotted are left to the advisor, which reads them."""
+    used = {
+        name.strip().lower()
+        for row in plan or []
+        if row.get("key")
+        for name in str(row["key"]).split(",")
+    }
+    stored = repository.find_many(session, instance.id, list(tables))
+    if not used or not stored:
+        return []
+    known = {
+        name.lower() for snapshot in stored.values() for name, _ in indexes_of(snapshot.document)
+    }
+    if used <= known:
+        return []
+    names = sorted(stored)
+    refresh_soon(session=session, settings=settings, instance=instance, tables=names)
+    return names
 
 
 def structure_hash(document: Mapping[str, Any]) -> str:

@@ -1633,9 +1633,14 @@ export interface components {
             name: string;
             /**
              * Primary Source
-             * @description slowlog or perfschema: the source whose buckets count in totals.
+             * @description slowlog or perfschema: the source whose buckets count in totals (null: no query batch yet). Chosen automatically (the slow log once it reports: it sees prepared statements, per-call latency, users and hosts) unless primary_source_pinned.
              */
             primary_source: string | null;
+            /**
+             * Primary Source Pinned
+             * @description An admin chose primary_source; the automatic choice no longer changes it.
+             */
+            primary_source_pinned: boolean;
             /**
              * Profiling Enabled
              * @description Read only: profiles and ANALYZE are possible, i.e. an execution target is configured (they never run on the monitored server).
@@ -1676,7 +1681,10 @@ export interface components {
              * @description Agents address the instance by name: rename it in their configuration too.
              */
             name?: string | null;
-            /** Primary Source */
+            /**
+             * Primary Source
+             * @description Pin the source whose buckets count in totals; null: choose automatically again (the slow log once it reports).
+             */
             primary_source?: ("slowlog" | "perfschema") | null;
             /**
              * Profiling Enabled
@@ -3462,6 +3470,8 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
+                include_own?: boolean;
             };
             header?: never;
             path?: never;
@@ -4797,6 +4807,8 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
+                include_own?: boolean;
             };
             header?: never;
             path?: never;
@@ -4866,6 +4878,8 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
+                include_own?: boolean;
             };
             header?: never;
             path: {

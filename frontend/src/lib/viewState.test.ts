@@ -44,6 +44,16 @@ describe('overview URL state', () => {
     expect(parseOverview(`?${search}`)).toEqual(full);
   });
 
+  it("shows Quanta's own statements only when asked, and asks the API for them", () => {
+    const state: OverviewState = { ...DEFAULT_OVERVIEW, own: true };
+    expect(serializeOverview(state)).toBe('own=1');
+    expect(parseOverview('?own=1')).toEqual(state);
+    expect(parseOverview('?own=yes')).toEqual(DEFAULT_OVERVIEW);
+    expect(overviewToParams(state).include_own).toBe(true);
+    expect(overviewToParams(DEFAULT_OVERVIEW).include_own).toBeUndefined();
+    expect(parseDetail(`?${serializeDetail({ ...state, tab: 'examples' })}`).own).toBe(true);
+  });
+
   it('round-trips a custom range', () => {
     const state: OverviewState = {
       ...DEFAULT_OVERVIEW,

@@ -27,6 +27,8 @@ export interface ScopeState {
   readonly schema?: string;
   readonly user?: string;
   readonly host?: string;
+  /** Show Quanta's own statements (EXPLAIN, probes, polls), hidden by default. */
+  readonly own?: boolean;
 }
 
 /** Sort keys the overview table offers (a subset of what /api/v1/queries accepts). */
@@ -123,7 +125,7 @@ export function parseScope(params: URLSearchParams): ScopeState {
     const value = text(params, dimension);
     if (value !== undefined) filters[dimension] = value;
   }
-  return { ...scope, ...filters };
+  return { ...scope, ...filters, ...(params.get('own') === '1' && { own: true }) };
 }
 
 function writeScope(params: URLSearchParams, scope: ScopeState): void {
@@ -139,6 +141,7 @@ function writeScope(params: URLSearchParams, scope: ScopeState): void {
     const value = scope[dimension];
     if (value !== undefined && value !== '') params.set(dimension, value);
   }
+  if (scope.own) params.set('own', '1');
 }
 
 function positiveInt(value: string | null, fallback: number): number {
@@ -186,13 +189,14 @@ export function serializeDetail(state: DetailState): string {
 
 /** Only the scope fields of a larger state. */
 export function scopeOf(state: ScopeState): ScopeState {
-  const { range, instances, schema, user, host } = state;
+  const { range, instances, schema, user, host, own } = state;
   return {
     range,
     instances,
     ...(schema !== undefined && { schema }),
     ...(user !== undefined && { user }),
     ...(host !== undefined && { host }),
+    ...(own && { own }),
   };
 }
 
@@ -203,6 +207,7 @@ export interface ScopeParams {
   schema?: string;
   user?: string;
   host?: string;
+  include_own?: boolean;
 }
 
 /**
@@ -220,6 +225,7 @@ export function scopeToParams(scope: ScopeState): ScopeParams {
     const value = scope[dimension];
     if (value !== undefined) params[dimension] = value;
   }
+  if (scope.own) params.include_own = true;
   return params;
 }
 

@@ -157,6 +157,18 @@ export function Overview() {
             options={panel.data?.instance ?? []}
             onChange={(instances) => update({ instances })}
           />
+          <label
+            className="check"
+            title="Its EXPLAINs, privilege and schema probes, performance_schema polls"
+          >
+            <input
+              type="checkbox"
+              checked={state.own ?? false}
+              onChange={(event) => update({ own: event.target.checked || undefined })}
+              data-testid="show-own"
+            />
+            Quanta&apos;s own statements
+          </label>
           <button
             type="button"
             className="button"

@@ -46,6 +46,12 @@ import {
   DEFAULT_OVERVIEW,
 } from '../lib/viewState';
 
+/** Why the latency chart can be empty: only the slow log has per-call latency. */
+const NO_PERCENTILES =
+  'No per-call latency in this window: performance_schema on MariaDB records no per-call ' +
+  'latency. Turn the slow log on (long_query_time=0 sees every statement) and choose it ' +
+  'under Settings → Instances if it is not chosen automatically.';
+
 const TAB_LABELS: Record<DetailTab, string> = {
   examples: 'Examples',
   explain: 'Explain',
@@ -210,6 +216,7 @@ function DetailBody({
           markers={markers}
           format={formatDuration}
           testId="latency-chart"
+          emptyNote={NO_PERCENTILES}
         />
       </div>
       {annotations.isError && (

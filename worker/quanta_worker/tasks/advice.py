@@ -1,4 +1,5 @@
-"""Index advice tasks: advise one query, and the daily refresh of snapshots and advice."""
+"""Index advice tasks: advise one query, the frequent pass over queries that just became heavy,
+and the daily refresh of snapshots and advice."""
 
 import logging
 
@@ -9,7 +10,12 @@ from quanta.audit.service import Actor
 from quanta.core.config import get_settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import session_scope
-from quanta.core.tasks import ADVISE_QUERY_TASK, REFRESH_ADVICE_TASK
+from quanta.core.tasks import (
+    ADVISE_HOT_TASK,
+    ADVISE_QUERY_TASK,
+    REFRESH_ADVICE_TASK,
+    REFRESH_TABLES_TASK,
+)
 from quanta.instances.dsn import InvalidDsn
 from quanta.monitored import MonitoredError
 from quanta_worker.celery_app import app
@@ -103,3 +109,45 @@ def refresh_advice() -> dict[str, int]:
                 log.warning("advice for query %s on %s: %s", query_id, unit.instance, exc)
                 counts["failed"] += 1
     return counts
+
+
+@app.task(name=ADVISE_HOT_TASK, acks_late=True)
+def advise_hot() -> int:
+    """Queue EXPLAIN and advice of the queries that crossed a channel's load share (see
+    quanta.advice.service.hot_work); returns how many. Each is advised by its own task, so
+    one slow server does not hold back the others."""
+    settings = get_settings()
+    with session_scope(session_factory()) as session:
+        units = service.hot_work(session=session, settings=settings)
+    queued = 0
+    for unit in units:
+        for query_id in unit.top_queries:
+            advise_query.delay(query_id, unit.instance_id)
+            queued += 1
+    if queued:
+        log.info("queued advice of %d queries that became heavy", queued)
+    return queued
+
+
+@app.task(
+    name=REFRESH_TABLES_TASK,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def refresh_tables(instance_id: int, tables: list[str]) -> list[str]:
+    """Read these tables' snapshots again now (a DDL statement on them was just seen, or an
+    EXPLAIN used an index their snapshot lacks) and re-evaluate the suggestions on those that
+    changed: an applied index makes its suggestion ``applied``. Returns the changed tables."""
+    settings = get_settings()
+    try:
+        with session_scope(session_factory()) as session:
+            refresh = service.refresh_changed_tables(
+                session=session, settings=settings, instance_id=instance_id, tables=tables
+            )
+    except EXPECTED_FAILURES as exc:
+        log.warning("refreshing %s on instance %s: %s", tables, instance_id, exc)
+        return []
+    log.info("tables %s on instance %s: %s changed", tables, instance_id, refresh.changed)
+    return list(refresh.changed)

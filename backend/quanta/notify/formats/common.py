@@ -152,6 +152,67 @@ def calls(count: int) -> str:
     return f"{count:,}"
 
 
+def suggestion_facts(notice: SuggestionNotice) -> list[tuple[str, str]]:
+    """(label, plain text) of what a team needs to act, those the notice has: the period
+    the load share and calls were measured over, the cost per call now, the estimated gain
+    and each table's size. Each format escapes the values its own way."""
+    facts: list[tuple[str, str]] = []
+    if notice.window_start and notice.window_end:
+        facts.append(
+            ("Measured", f"{_instant(notice.window_start)} to {_instant(notice.window_end)}")
+        )
+    cost = []
+    if notice.rows_examined_per_call is not None:
+        cost.append(f"{notice.rows_examined_per_call:,.0f} rows examined")
+    if notice.latency_avg is not None:
+        cost.append(f"{_duration(notice.latency_avg)} average")
+    if cost:
+        facts.append(("Cost per call", ", ".join(cost)))
+    gain = estimated_gain(notice)
+    if gain:
+        facts.append(("Estimated gain", gain))
+    if notice.table_sizes:
+        facts.append(("Table size", "; ".join(notice.table_sizes)))
+    return facts
+
+
+def estimated_gain(notice: SuggestionNotice) -> str | None:
+    """With the index, a call examines about the rows it returns: the rows it would stop
+    examining per call, and the share of the examined rows that is."""
+    examined, sent = notice.rows_examined_per_call, notice.rows_sent_per_call
+    if examined is None or sent is None or examined <= max(sent, 1) * 2:
+        return None
+    saved = examined - max(sent, 1)
+    return (
+        f"about {saved:,.0f} fewer rows examined per call ({saved / examined * 100:.0f}% of "
+        f"them): an estimate, until the sandbox checks it"
+    )
+
+
+def _instant(iso: str) -> str:
+    return iso.replace("T", " ")[:16] + " UTC"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1000:.1f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def size(data_bytes: int | None) -> str:
+    """Bytes as a short size: 2_200_000 -> '2.1 MB'."""
+    if data_bytes is None:
+        return "size unknown"
+    value = float(data_bytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"
+
+
 def suggestion_title(notice: SuggestionNotice) -> str:
     """One line naming what the suggestion is about."""
     return f"Index suggestion for {notice.table} on {notice.instance}"

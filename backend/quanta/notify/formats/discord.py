@@ -27,6 +27,7 @@ from quanta.notify.formats.common import (
     percent,
     regression_lines,
     shorten,
+    suggestion_facts,
     suggestion_title,
 )
 
@@ -60,6 +61,7 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
         _field("Instance", escape(notice.instance), inline=True),
         _field("Load share", percent(notice.load_share), inline=True),
         _field("Calls", calls(notice.calls), inline=True),
+        *(_field(label, escape(value), inline=False) for label, value in suggestion_facts(notice)),
     ]
     if notice.plan_after is not None:
         if notice.plan_before is not None:

@@ -28,6 +28,7 @@ from quanta.notify.formats.common import (
     plain_text,
     regression_lines,
     shorten,
+    suggestion_facts,
     suggestion_title,
 )
 
@@ -61,6 +62,7 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
         _field("Table", escape(notice.table)),
         _field("Load share", percent(notice.load_share)),
         _field("Calls", calls(notice.calls)),
+        *(_field(label, escape(value), short=False) for label, value in suggestion_facts(notice)),
     ]
     if notice.plan_after is not None:
         if notice.plan_before is not None:

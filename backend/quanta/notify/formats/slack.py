@@ -19,6 +19,7 @@ from quanta.notify.formats.common import (
     percent,
     regression_lines,
     shorten,
+    suggestion_facts,
     suggestion_title,
 )
 
@@ -71,6 +72,10 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
                 _mrkdwn(f"*Load share*\n{percent(notice.load_share)}"),
                 _mrkdwn(f"*Calls*\n{calls(notice.calls)}"),
                 _mrkdwn(f"*Table*\n{escape(notice.table)}"),
+                *(
+                    _mrkdwn(f"*{label}*\n{escape(value)}")
+                    for label, value in suggestion_facts(notice)
+                ),
             ],
         },
         {"type": "section", "text": _mrkdwn(f"```{escape(cut(notice.ddl, DDL_CHARS))}```")},

@@ -24,6 +24,7 @@ from quanta.notify.formats.common import (
     percent,
     regression_lines,
     shorten,
+    suggestion_facts,
     suggestion_title,
 )
 
@@ -85,6 +86,10 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
                 {"title": "Table", "value": escape(notice.table)},
                 {"title": "Load share", "value": percent(notice.load_share)},
                 {"title": "Calls", "value": calls(notice.calls)},
+                *(
+                    {"title": label, "value": escape(value)}
+                    for label, value in suggestion_facts(notice)
+                ),
             ],
         },
         _text("Suggested index", weight="Bolder"),

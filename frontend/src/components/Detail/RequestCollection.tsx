@@ -1,8 +1,9 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type Collected, requestCollection } from '../../api/client';
 import { errorMessage } from '../../api/errors';
-import { queryKeys } from '../../api/queries';
+import { instancesOptions, queryKeys } from '../../api/queries';
 import { useHasScope } from '../../hooks/useMe';
+import { missingPrerequisite } from './prerequisites';
 
 /** Requesting a run reaches the monitored server: the `diagnose` scope (operator, admin). */
 const NEEDS_DIAGNOSE = 'Requesting one needs the diagnose permission (an operator or an admin).';
@@ -48,12 +49,24 @@ export function RequestCollection({
 }) {
   const mutation = useRequestCollection(kind, queryId, instance, onRequested);
   const canRequest = useHasScope('diagnose');
+  const instances = useQuery(instancesOptions());
+  const missing = instances.data
+    ? missingPrerequisite(
+        kind,
+        instances.data.find((candidate) => candidate.name === instance),
+      )
+    : null;
   return (
     <div className="state state-empty" data-testid={testId}>
       <p className="state-title">Not collected yet</p>
       <p className="state-message">
         No {what} of this query on {instance} has been collected.
       </p>
+      {missing && (
+        <p className="muted" data-testid="missing-prerequisite">
+          {missing}
+        </p>
+      )}
       {!canRequest ? (
         <p className="muted" data-testid="request-needs-diagnose">
           {NEEDS_DIAGNOSE}

@@ -24,6 +24,7 @@ import { SqlText } from '../Sql/SqlText';
 import { EmptyState } from '../Status/EmptyState';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
+import { missingPrerequisite } from './prerequisites';
 import { RequestAgain, RequestCollection } from './RequestCollection';
 import { ResultTable } from './ResultTable';
 import { foldStages } from './profileView';
@@ -292,6 +293,14 @@ export function TablesTab({
     return (
       <EmptyState title={`Instance ${instance} is not registered.`}>
         <p>Register it with a DSN to read its table definitions.</p>
+      </EmptyState>
+    );
+  }
+  const missing = missingPrerequisite('tables', found);
+  if (missing) {
+    return (
+      <EmptyState title="No table definitions." testId="tables-missing-prerequisite">
+        <p>{missing}</p>
       </EmptyState>
     );
   }

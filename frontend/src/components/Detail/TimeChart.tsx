@@ -43,6 +43,7 @@ export function TimeChart({
   markers,
   format,
   testId,
+  emptyNote,
 }: {
   title: string;
   data: readonly Record<string, number | null>[];
@@ -51,11 +52,19 @@ export function TimeChart({
   markers: readonly Marker[];
   format: (value: number) => string;
   testId?: string;
+  /** Said under the title when no series has a single value: why the chart is empty. */
+  emptyNote?: string;
 }) {
   const span = domain.toMs - domain.fromMs;
+  const empty = data.every((point) => series.every((line) => point[line.key] == null));
   return (
     <figure className="chart" data-testid={testId}>
       <figcaption>{title}</figcaption>
+      {empty && emptyNote && (
+        <p className="muted" data-testid={testId ? `${testId}-empty` : undefined}>
+          {emptyNote}
+        </p>
+      )}
       <MarkerAxis
         markers={markers}
         left={MARGIN.left + Y_AXIS_WIDTH}

@@ -19,6 +19,19 @@ const POLICIES = ['full', 'masked', 'off'] as const;
  * made. Full examples are what EXPLAIN, profiles and index advice run on.
  */
 const DEFAULT_POLICY: Policy = 'full';
+/** Which agent source counts in totals: chosen automatically unless an admin pins one. */
+const SOURCES = [
+  { value: 'auto', label: 'automatic (the slow log once it reports)' },
+  { value: 'slowlog', label: 'slow log (per-call latency, users, hosts, prepared statements)' },
+  { value: 'perfschema', label: 'performance_schema (when the slow log is sampled or filtered)' },
+] as const;
+type Source = (typeof SOURCES)[number]['value'];
+
+/** The source shown in the list: what counts now, and whether an admin chose it. */
+function sourceLabel(instance: Instance): string {
+  if (!instance.primary_source) return 'auto (no query batch yet)';
+  return `${instance.primary_source} (${instance.primary_source_pinned ? 'chosen' : 'auto'})`;
+}
 
 /** Add or edit: a DSN left blank when editing keeps the stored one. */
 function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () => void }) {
@@ -30,6 +43,11 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
   const [removeTarget, setRemoveTarget] = useState(false);
   const [broad, setBroad] = useState(instance?.allow_broad_privileges ?? false);
   const [policy, setPolicy] = useState<Policy>(instance?.example_policy ?? DEFAULT_POLICY);
+  const pinned: Source =
+    instance?.primary_source_pinned && instance.primary_source
+      ? (instance.primary_source as Source)
+      : 'auto';
+  const [source, setSource] = useState<Source>(pinned);
   const save = useMutation({
     mutationFn: () => {
       const common = {
@@ -41,7 +59,12 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
         ...(targetDsn.trim() ? { execution_target_dsn: targetDsn.trim() } : {}),
         ...(removeTarget ? { execution_target_dsn: null } : {}),
       };
-      return instance ? updateInstance(instance.id, common) : createInstance(common);
+      if (!instance) return createInstance(common);
+      const choice = source === 'auto' ? null : source;
+      return updateInstance(instance.id, {
+        ...common,
+        ...(source !== pinned ? { primary_source: choice } : {}),
+      });
     },
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: queryKeys.instances() });
@@ -114,6 +137,22 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
           ))}
         </select>
       </label>
+      {instance && (
+        <label>
+          Source counted in totals
+          <select
+            value={source}
+            onChange={(event) => setSource(event.target.value as Source)}
+            data-testid="primary-source"
+          >
+            {SOURCES.map((item) => (
+              <option key={item.value} value={item.value}>
+                {item.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <p className="muted">
         ANALYZE and profiles execute examples: only on the execution target, a replica or sandbox
         Quanta verifies read-only at every connect. EXPLAIN never executes.
@@ -245,7 +284,7 @@ function InstanceRow({ instance, admin }: { instance: Instance; admin: boolean }
             <span className="muted">none</span>
           )}
         </td>
-        <td>{instance.primary_source ?? 'auto'}</td>
+        <td data-testid="instance-source">{sourceLabel(instance)}</td>
         <td>{instance.example_policy}</td>
         <td data-testid="instance-target">
           {instance.execution_target_dsn ? (
