@@ -31,6 +31,7 @@ SCAN = "SELECT * FROM shop.orders WHERE note = 'n{i}'"
 CONTROL = "SELECT * FROM shop.customers WHERE id = {i}"
 NEW = "SELECT sku FROM shop.stock WHERE qty < {i}"
 GONE = "SELECT COUNT(*) FROM shop.legacy WHERE x = {i}"
+OWN = "EXPLAIN SELECT * FROM shop.orders WHERE note = 'n{i}'"
 OTHER_SERVER = "SELECT * FROM shop.audit WHERE id = {i}"
 
 
@@ -62,6 +63,8 @@ def workload() -> dict[str, list[dict[str, Any]]]:
             db1.append(ev(at, SCAN.format(i=k), scan_time, 1 if after else 20_000))
             db1.append(ev(at + 0.05, CONTROL.format(i=k), rng.uniform(0.002, 0.004), 1))
             db1.append(ev(at + 0.02, NEW.format(i=k) if after else GONE.format(i=k), 0.003, 100))
+            if after:  # Quanta's own EXPLAIN of the new plan: never part of an impact
+                db1.append(ev(at + 0.03, OWN.format(i=k), 0.001, 1))
             # Another server gets slower at the same time: not this annotation's business.
             slow = rng.uniform(0.2, 0.3) if after else rng.uniform(0.010, 0.012)
             db2.append(ev(at, OTHER_SERVER.format(i=k), slow, 5))
@@ -139,7 +142,7 @@ def test_impact_of_an_index_on_one_instance(fed: TestClient) -> None:
     assert body["before"] == {"from": iso(T - timedelta(minutes=30)), "to": iso(T)}
     assert body["after"] == {"from": iso(T), "to": iso(T + timedelta(minutes=30))}
     rows = {r["query_id"]: r for r in body["queries"]}
-    # db2's query is not in a db1 annotation's impact.
+    # db2's query is not in a db1 annotation's impact, nor Quanta's own EXPLAIN.
     assert set(rows) == {query_id(q) for q in (SCAN, CONTROL, NEW, GONE)}
     # Sorted by the absolute change in load: the scan saved the most.
     assert body["queries"][0]["query_id"] == query_id(SCAN)

@@ -33,7 +33,7 @@ from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.notify.events import ImpactNotice
 from quanta.notify.service import publish_impact
-from quanta.queries.service import TimeWindow, parse_time, retained_since
+from quanta.queries.service import TimeWindow, own_queries, parse_time, retained_since
 
 # Unknown instance names listed in an error, at most.
 MAX_NAMES_SHOWN = 10
@@ -245,12 +245,12 @@ def _slots_by_query(
 def _queries_to_compare(session: Session, slots: QuerySlots) -> QuerySlots:
     """The queries an impact compares: the one place that chooses them.
 
-    Every query with buckets in the windows, today. A rule that leaves queries out of
-    every view (Quanta's own EXPLAIN and profile statements, say) applies here, to the
-    verdicts, the headline counts and the chat event alike.
+    Every query with buckets in the windows except Quanta's own statements (its EXPLAIN,
+    probes and polls), as in every other view: the verdicts, the headline counts and the
+    chat event alike leave them out.
     """
-    del session  # the rule's lookups will need it
-    return slots
+    own = own_queries(session=session, query_ids=list(slots))
+    return {query_id: slot for query_id, slot in slots.items() if query_id not in own}
 
 
 def _find(session: Session, annotation_id: int) -> repository.AnnotationRow:

@@ -1,7 +1,7 @@
 """Statements on the query catalog, the metric buckets and the examples."""
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import itemgetter
@@ -576,6 +576,12 @@ def own_query_ids() -> Select[Any]:
     return select(QueryClass.query_id).where(
         or_(only_monitoring_account, *(fingerprint.like(pattern) for pattern in OWN_FINGERPRINTS))
     )
+
+
+def own_among(session: Session, query_ids: Collection[str]) -> set[str]:
+    """The ids among ``query_ids`` that are Quanta's own statements."""
+    own = own_query_ids().where(QueryClass.query_id.in_(sorted(query_ids)))
+    return set(session.scalars(own))
 
 
 def mark_runners(session: Session, *, own: Sequence[str], app: Sequence[str]) -> None:

@@ -4,7 +4,7 @@ import logging
 import random
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -156,6 +156,12 @@ def retained_since(*, settings: Settings, now: datetime) -> dict[Resolution, dat
         Resolution.DAY: settings.retention_day_days,
     }
     return {r: floor_to(now - timedelta(days=d), r) for r, d in days.items()}
+
+
+def own_queries(*, session: Session, query_ids: Collection[str]) -> set[str]:
+    """Which of ``query_ids`` are Quanta's own statements (EXPLAIN, probes, polls), which
+    views leave out by default (see quanta.queries.repository.own_query_ids)."""
+    return repository.own_among(session, query_ids) if query_ids else set()
 
 
 def read_plan(*, settings: Settings, window: TimeWindow) -> list[Segment]:
