@@ -211,6 +211,22 @@ def test_the_slow_log_takes_over_from_performance_schema_unless_pinned(
         assert (primary, top.totals.count) == expected
 
 
+def test_back_to_automatic_the_slow_log_counts_at_once(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    # An imported slow log, then an admin pins performance_schema and unpins it: no more
+    # batches come, and the slow log's queries must not stay hidden.
+    post(client, "slow", events=[event(1, 0.5, "SELECT * FROM t WHERE id = 42")])
+    process_all(session_factory)
+    with session_scope(session_factory) as session:
+        instance_id = session.scalars(select(Instance.id)).one()
+    url = f"/api/v1/instances/{instance_id}"
+    pinned = client.patch(url, json={"primary_source": "perfschema"}).json()
+    assert (pinned["primary_source"], pinned["primary_source_pinned"]) == ("perfschema", True)
+    automatic = client.patch(url, json={"primary_source": None}).json()
+    assert (automatic["primary_source"], automatic["primary_source_pinned"]) == ("slowlog", False)
+
+
 def test_the_query_and_instance_totals_are_the_buckets_summed(
     client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:

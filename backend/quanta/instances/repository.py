@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from quanta.core.db import Base
 from quanta.instances.models import Instance
+from quanta.queries.models import InstanceTotalsDay
 
 # The column that refers to an instance in tables without a foreign key to it.
 INSTANCE_ID_COLUMN = "instance_id"
@@ -33,6 +34,14 @@ def prefer_primary_source(session: Session, instance_id: int, source: str) -> No
         .where(Instance.id == instance_id, Instance.primary_source_pinned.is_(False))
         .values(primary_source=source)
     )
+
+
+def has_source_data(session: Session, instance_id: int, source: str) -> bool:
+    """Whether any totals of ``source`` are stored for the instance (any retained day)."""
+    found = select(InstanceTotalsDay.instance_id).where(
+        InstanceTotalsDay.instance_id == instance_id, InstanceTotalsDay.source == source
+    )
+    return session.scalar(found.limit(1)) is not None
 
 
 def list_all(session: Session) -> list[Instance]:

@@ -256,6 +256,10 @@ def update_instance(
         instance.primary_source_pinned = data.primary_source is not None
         if data.primary_source is not None:
             instance.primary_source = data.primary_source
+        elif repository.has_source_data(session, instance.id, PREFERRED_SOURCE):
+            # Back to automatic: the slow log counts at once when it has reported, else an
+            # imported log (no more batches to come) would stay hidden behind the other.
+            instance.primary_source = PREFERRED_SOURCE
     try:
         session.flush()
     except IntegrityError as exc:
