@@ -153,13 +153,19 @@ def digest_by_sink(data: bytes, block_size: int = 1 << 20) -> tuple[Digest, int]
     return digest, stats.events
 
 
+def significant(value: float) -> float:
+    """``value`` to 12 significant digits: sums of large values (a sum of squares past 2**53)
+    differ in their last bits with the summation order."""
+    return float(f"{value:.12g}")
+
+
 def comparable(digest: Digest) -> list[tuple[object, ...]]:
-    """Everything a digest reports, sums rounded (summation order may differ by an ulp)."""
+    """Everything a digest reports, sums to 12 significant digits (see significant)."""
     digest.flush()
     out = []
     for c in sorted(digest.classes.values(), key=lambda c: c.query_id):
         metrics = {
-            name: (m.count, round(m.sum, 9), m.min, m.max, round(m.sum_of_squares, 9))
+            name: (m.count, significant(m.sum), m.min, m.max, significant(m.sum_of_squares))
             for name, m in [
                 ("query_time", c.query_time), ("lock_time", c.lock_time),
                 ("rows_sent", c.rows_sent), ("rows_examined", c.rows_examined),
