@@ -385,20 +385,18 @@ def daily_work(
     window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
     units = []
     for instance in tables_service.connected_instances(session=session):
-        top = queries_service.top_queries(
+        top = queries_service.instance_top_queries(
             session=session,
             settings=settings,
+            instance=instance.name,
             window=window,
             limit=settings.advice_top_queries,
-            offset=0,
-            sparkline_points=1,
-            flt=BucketFilter(instances=(instance.name,)),
         )
         units.append(
             DailyUnit(
                 instance_id=instance.id,
                 instance=instance.name,
-                top_queries=tuple(row.query_id for row in top.rows),
+                top_queries=tuple(row.query_id for row in top),
             )
         )
     return units
@@ -417,16 +415,14 @@ def hot_work(
     units = []
     for instance in tables_service.connected_instances(session=session):
         threshold = _hot_threshold(session, settings, instance.name)
-        top = queries_service.top_queries(
+        top = queries_service.instance_top_queries(
             session=session,
             settings=settings,
+            instance=instance.name,
             window=window,
             limit=settings.advice_top_queries,
-            offset=0,
-            sparkline_points=1,
-            flt=BucketFilter(instances=(instance.name,)),
         )
-        heavy = [row.query_id for row in top.rows if row.share >= threshold]
+        heavy = [row.query_id for row in top if row.share >= threshold]
         advised = repository.advised_query_ids(session, instance.id, heavy)
         tried = diagnostics_repository.queries_with_runs_since(
             session, ExplainRun, instance.id, heavy, now - HOT_WINDOW

@@ -230,15 +230,13 @@ def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> Aut
     if settings.diagnostics_auto_top_queries == 0:
         return AutoDiagnosis(explained, profiled)
     for instance in instances.connected_instances(session=session):
-        top = queries.top_queries(
+        top = queries.instance_top_queries(
             session=session,
             settings=settings,
+            instance=instance.name,
             window=window,
             limit=settings.diagnostics_auto_top_queries,
-            offset=0,
-            sparkline_points=1,
-            flt=BucketFilter(instances=(instance.name,)),
-        ).rows
+        )
         ids = [row.query_id for row in top]
         done = repository.queries_with_runs_since(session, ExplainRun, instance.id, ids, since)
         for query_id in ids:

@@ -291,6 +291,22 @@ DETAIL_QUANTILES = (0.5, 0.95, 0.99)
 BREAKDOWN_DIMENSIONS = ("schema", "user", "host")
 
 
+def instance_top_queries(
+    *, session: Session, settings: Settings, instance: str, window: TimeWindow, limit: int
+) -> list[QueryRow]:
+    """One instance's ``limit`` heaviest queries by load over ``window`` (Quanta's own left
+    out): what beat's automatic EXPLAIN and advice passes work on."""
+    return top_queries(
+        session=session,
+        settings=settings,
+        window=window,
+        limit=limit,
+        offset=0,
+        sparkline_points=1,
+        flt=repository.BucketFilter(instances=(instance,)),
+    ).rows
+
+
 def top_queries(
     *,
     session: Session,
