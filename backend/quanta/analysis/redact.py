@@ -148,7 +148,6 @@ class _Statement:
     """What the scan knows about the current statement."""
 
     verb: str = ""
-    verb_index: int = -1
     credential_clause: bool = False  # past IDENTIFIED, SET PASSWORD or CHALLENGE_RESPONSE
     grant_table_write: bool = False
     frames: list[_Frame] = field(default_factory=list)
@@ -246,7 +245,7 @@ def _follow_word(state: _Statement, tokens: list[_Token], i: int) -> _Statement:
     if word == ";" and token.kind == "op":
         return _Statement()
     if not state.verb and token.kind == "word":
-        state.verb, state.verb_index = word, i
+        state.verb = word
     if token.kind == "word" and (
         word in _CREDENTIAL_CLAUSE_WORDS
         or (word == "PASSWORD" and _is_set_password(state, tokens, i))

@@ -41,7 +41,6 @@ class Actor:
 
 
 BEAT = Actor("beat")
-RUN_ACTIONS = ("explain", "profile", "suggestion")
 
 
 def record_run(
@@ -58,7 +57,7 @@ def record_run(
 
     Args:
         actor: Who requested it; None is beat's automatic run.
-        what: One of RUN_ACTIONS; the action is ``run <what>``.
+        what: ``explain``, ``profile`` or ``suggestion``; the action is ``run <what>``.
         target: The instance and query (ids and names) and the run's id.
         where: The servers it reached: ``{"role": "monitored server" or "execution
             target" or "sandbox", "address": "host:port"}``.
