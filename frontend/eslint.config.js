@@ -20,6 +20,24 @@ export default defineConfig(
     rules: reactHooks.configs.recommended.rules,
   },
   {
+    // Writes and the cache entries they make stale live beside the reads, in src/api/.
+    files: ['src/components/**/*.{ts,tsx}', 'src/routes/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@tanstack/react-query',
+              importNames: ['useMutation', 'useQueryClient'],
+              message: 'Use the mutation hooks of the resource module in src/api/.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.{js,mjs}'],
     extends: [js.configs.recommended],
     languageOptions: { globals: globals.node },

@@ -1,4 +1,5 @@
 import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
+import { auditKeys } from './audit';
 import { errorMessage, isUnauthorized, shouldRetry } from './errors';
 
 /**
@@ -20,7 +21,7 @@ export function createQueryClient(onUnauthorized: (message: string) => void): Qu
       onError: (error, _variables, _context, mutation) => {
         if (mutation.meta?.signIn !== true) onError(error);
       },
-      onSuccess: () => queryClient.invalidateQueries({ queryKey: ['audit'] }),
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: auditKeys.all() }),
     }),
     defaultOptions: {
       queries: {

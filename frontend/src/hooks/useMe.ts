@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
-import { meQueryOptions } from '../api/queries';
+import { meOptions } from '../api/auth';
 
 export function useMe() {
-  return useQuery(meQueryOptions());
+  return useQuery(meOptions());
 }
 
 /** Whether the caller may change settings (the admin scope); false until /me answers. */

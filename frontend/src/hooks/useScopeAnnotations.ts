@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { annotationsOptions } from '../api/queries';
+import { annotationsOptions } from '../api/annotations';
 import type { Annotation } from '../api/types';
 
 /** Those about all instances or about any of `instances` (empty: every annotation). */

@@ -3,7 +3,7 @@ import { useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError, errorMessage, isNotFound } from '../api/errors';
 import type { ImpactMetric, ImpactMetricName, ImpactQuery } from '../api/types';
-import { impactOptions } from '../api/queries';
+import { annotationImpactOptions } from '../api/annotations';
 import { SqlText } from '../components/Sql/SqlText';
 import { EmptyState } from '../components/Status/EmptyState';
 import { ErrorState } from '../components/Status/ErrorState';
@@ -42,7 +42,10 @@ export function AnnotationImpact() {
   const id = Number(annotationId);
   const [state, setState] = useUrlState(parseImpact, serializeImpact);
   const [showAll, setShowAll] = useState(false);
-  const query = useQuery({ ...impactOptions(id, state.window), enabled: Number.isInteger(id) });
+  const query = useQuery({
+    ...annotationImpactOptions(id, state.window),
+    enabled: Number.isInteger(id),
+  });
   const rows = useMemo(
     () => (query.data ? sortImpact(query.data.queries, { changedOnly: state.changedOnly }) : []),
     [query.data, state.changedOnly],

@@ -1,10 +1,9 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useMemo, useState } from 'react';
 import { Link } from 'react-router';
-import { createAnnotation, deleteAnnotation } from '../api/client';
+import { annotationsOptions, useCreateAnnotation, useDeleteAnnotation } from '../api/annotations';
 import { errorMessage } from '../api/errors';
-import type { Annotation, AnnotationCreate } from '../api/types';
-import { annotationsOptions, queryKeys } from '../api/queries';
+import type { Annotation } from '../api/types';
 import { RangePicker } from '../components/Controls/RangePicker';
 import { EmptyState } from '../components/Status/EmptyState';
 import { ErrorState } from '../components/Status/ErrorState';
@@ -160,12 +159,8 @@ function AnnotationRow({
   canDelete: boolean;
   onTag: (tag: string) => void;
 }) {
-  const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
-  const remove = useMutation({
-    mutationFn: () => deleteAnnotation(annotation.id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.allAnnotations() }),
-  });
+  const remove = useDeleteAnnotation(annotation.id);
   return (
     <tr data-testid="annotation-row">
       <td className="nowrap">
@@ -226,24 +221,19 @@ function AnnotationRow({
 }
 
 function CreateAnnotation({ onCreated }: { onCreated: () => void }) {
-  const queryClient = useQueryClient();
   const [text, setText] = useState('');
   const [tags, setTags] = useState('');
   const [instances, setInstances] = useState('');
   const [time, setTime] = useState('');
   const [endTime, setEndTime] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
-  const create = useMutation({
-    mutationFn: (body: AnnotationCreate) => createAnnotation(body),
-    onSuccess: () => {
-      setText('');
-      setTags('');
-      setInstances('');
-      setTime('');
-      setEndTime('');
-      onCreated();
-      return queryClient.invalidateQueries({ queryKey: queryKeys.allAnnotations() });
-    },
+  const create = useCreateAnnotation(() => {
+    setText('');
+    setTags('');
+    setInstances('');
+    setTime('');
+    setEndTime('');
+    onCreated();
   });
 
   function submit(event: FormEvent) {

@@ -1,6 +1,6 @@
 import { type UseQueryResult, useQueries, useQuery } from '@tanstack/react-query';
 import { useCallback, useMemo } from 'react';
-import { filtersQueryOptions, topQueriesQueryOptions } from '../api/queries';
+import { filtersOptions, topQueriesOptions } from '../api/queryClasses';
 import { errorMessage } from '../api/errors';
 import type { Filters } from '../api/types';
 import { FilterPanel } from '../components/Controls/FilterPanel';
@@ -66,13 +66,13 @@ function combineFilters(results: UseQueryResult<Filters>[]) {
 export function Overview() {
   const [state, setState] = useUrlState(parseOverview, serializeOverview);
   const params = useMemo(() => overviewToParams(state), [state]);
-  const query = useQuery(topQueriesQueryOptions(params));
+  const query = useQuery(topQueriesOptions(params));
   const scopeParams = scopeToParams(state);
   // Each dimension's values without its own filter, so a picked value can be swapped for
   // another; TanStack Query dedupes the requests for dimensions without a filter.
   const panel = useQueries({
     queries: PANEL_DIMENSIONS.map((dimension) =>
-      filtersQueryOptions(withoutDimension(scopeParams, dimension)),
+      filtersOptions(withoutDimension(scopeParams, dimension)),
     ),
     combine: (results) => combineFilters(results),
   });

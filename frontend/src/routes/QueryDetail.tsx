@@ -1,20 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
-import { type KeyboardEvent, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { errorMessage, isNotFound } from '../api/errors';
-import { queryDetailOptions } from '../api/queries';
+import { queryDetailOptions } from '../api/queryClasses';
 import type { QueryDetail as Detail } from '../api/types';
 import { InstancePicker } from '../components/Controls/InstancePicker';
 import { RangePicker } from '../components/Controls/RangePicker';
 import { TimeChart } from '../components/Detail/TimeChart';
-import {
-  ExamplesTab,
-  ExplainTab,
-  ProfileTab,
-  SuggestionsTab,
-  TablesTab,
-  WithInstance,
-} from '../components/Detail/Tabs';
+import { DetailTabs } from '../components/Detail/Tabs';
 import { metricLabel, toChartPoints, visibleMetrics } from '../components/Detail/detailView';
 import { SqlText } from '../components/Sql/SqlText';
 import { EmptyState } from '../components/Status/EmptyState';
@@ -34,9 +27,7 @@ import {
 } from '../lib/format';
 import { placeMarkers } from '../lib/markers';
 import {
-  DETAIL_TABS,
   type DetailState,
-  type DetailTab,
   parseDetail,
   rangeLabel,
   scopeOf,
@@ -51,14 +42,6 @@ const NO_PERCENTILES =
   'No per-call latency in this window: performance_schema on MariaDB records no per-call ' +
   'latency. Turn the slow log on (long_query_time=0 sees every statement) and choose it ' +
   'under Settings → Instances if it is not chosen automatically.';
-
-const TAB_LABELS: Record<DetailTab, string> = {
-  examples: 'Examples',
-  explain: 'Explain',
-  profile: 'Profile',
-  tables: 'Tables',
-  suggestions: 'Suggestions',
-};
 
 /** One query: its metrics, load and latency over time, and the tabs that explain it. */
 export function QueryDetail() {
@@ -311,81 +294,6 @@ function Breakdown({ detail }: { detail: Detail }) {
             </ul>
           </div>
         ))}
-      </div>
-    </section>
-  );
-}
-
-function DetailTabs({
-  tab,
-  onTab,
-  queryId,
-  params,
-  instance,
-  schema,
-  tables,
-}: {
-  tab: DetailTab;
-  onTab: (tab: DetailTab) => void;
-  queryId: string;
-  params: ReturnType<typeof scopeToParams>;
-  instance: string | undefined;
-  schema: string | undefined;
-  tables: readonly string[];
-}) {
-  function onKeyDown(event: KeyboardEvent<HTMLDivElement>) {
-    const index = DETAIL_TABS.indexOf(tab);
-    const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
-    if (step === 0) return;
-    event.preventDefault();
-    const next = DETAIL_TABS[(index + step + DETAIL_TABS.length) % DETAIL_TABS.length];
-    if (next) {
-      onTab(next);
-      document.getElementById(`tab-${next}`)?.focus();
-    }
-  }
-  return (
-    <section className="card tabs-card">
-      <div className="tabs" role="tablist" aria-label="Query details" onKeyDown={onKeyDown}>
-        {DETAIL_TABS.map((name) => (
-          <button
-            key={name}
-            id={`tab-${name}`}
-            type="button"
-            role="tab"
-            aria-selected={tab === name}
-            aria-controls={`panel-${name}`}
-            tabIndex={tab === name ? 0 : -1}
-            className={tab === name ? 'tab tab-active' : 'tab'}
-            onClick={() => onTab(name)}
-            data-testid={`tab-${name}`}
-          >
-            {TAB_LABELS[name]}
-          </button>
-        ))}
-      </div>
-      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
-        {tab === 'examples' && <ExamplesTab queryId={queryId} params={params} />}
-        {tab === 'explain' && (
-          <WithInstance instance={instance}>
-            {(name) => <ExplainTab queryId={queryId} instance={name} />}
-          </WithInstance>
-        )}
-        {tab === 'profile' && (
-          <WithInstance instance={instance}>
-            {(name) => <ProfileTab queryId={queryId} instance={name} />}
-          </WithInstance>
-        )}
-        {tab === 'tables' && (
-          <WithInstance instance={instance}>
-            {(name) => <TablesTab tables={tables} instance={name} schema={schema} />}
-          </WithInstance>
-        )}
-        {tab === 'suggestions' && (
-          <WithInstance instance={instance}>
-            {(name) => <SuggestionsTab queryId={queryId} instance={name} />}
-          </WithInstance>
-        )}
       </div>
     </section>
   );

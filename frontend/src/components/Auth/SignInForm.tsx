@@ -1,9 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { signInMethodsOptions, usePasswordSignIn, useSignIn } from '../../api/auth';
 import { errorMessage } from '../../api/errors';
-import { signInOptions } from '../../api/queries';
 import { type SignInMethod, signInMethod } from '../../auth/signInMethod';
-import { usePasswordSignIn, useSignIn } from '../../hooks/useSignIn';
 
 function TokenForm({ onPassword, noUsers }: { onPassword: () => void; noUsers: boolean }) {
   const [token, setToken] = useState('');
@@ -102,7 +101,7 @@ function PasswordForm({ onToken }: { onToken: () => void }) {
  * `make run` printed: before `quanta user create` it is the only way in).
  */
 export function SignInForm({ notice }: { notice: string | null }) {
-  const options = useQuery(signInOptions());
+  const options = useQuery(signInMethodsOptions());
   const [chosen, setChosen] = useState<SignInMethod | null>(null);
   const method = signInMethod(options.data?.password, chosen);
   return (

@@ -1,31 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type Collected, requestCollection } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import type { Collected } from '../../api/client';
+import { useRequestCollection } from '../../api/collected';
 import { errorMessage } from '../../api/errors';
-import { instancesOptions, queryKeys } from '../../api/queries';
+import { instancesOptions } from '../../api/instances';
 import { useHasScope } from '../../hooks/useMe';
 import { missingPrerequisite } from './prerequisites';
 
 /** Requesting a run reaches the monitored server: the `diagnose` scope (operator, admin). */
 const NEEDS_DIAGNOSE = 'Requesting one needs the diagnose permission (an operator or an admin).';
-
-/** Asks the server to collect again and refreshes the tab once it accepted. */
-export function useRequestCollection(
-  kind: Collected,
-  queryId: string,
-  instance: string,
-  onRequested?: () => void,
-) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: () => requestCollection(kind, queryId, instance),
-    onSuccess: () => {
-      onRequested?.();
-      return queryClient.invalidateQueries({
-        queryKey: queryKeys.collected(kind, queryId, instance),
-      });
-    },
-  });
-}
 
 /**
  * "Not collected yet" with a button that asks the server to collect it (202). The tab's

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { auditOptions } from '../../api/queries';
+import { auditOptions } from '../../api/audit';
 import { auditSentence } from '../../lib/audit';
 import { formatInstant } from '../../lib/format';
 import { ListCard } from './ListCard';

@@ -1,7 +1,12 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { createChannel, deleteChannel, sendTestMessage, updateChannel } from '../../api/client';
-import { channelsOptions, deliveriesOptions, queryKeys } from '../../api/queries';
+import {
+  channelsOptions,
+  deliveriesOptions,
+  useDeleteChannel,
+  useSaveChannel,
+  useSendTestMessage,
+} from '../../api/channels';
 import type { Channel, ChannelSave, ChannelType } from '../../api/types';
 import { formatInstant, formatShare } from '../../lib/format';
 import { ListCard, MutationError, RowActions, splitList } from './ListCard';
@@ -15,7 +20,6 @@ function hourOrNull(text: string): number | null {
 }
 
 function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => void }) {
-  const queryClient = useQueryClient();
   const [type, setType] = useState<ChannelType>(channel?.type ?? 'webhook');
   const [name, setName] = useState(channel?.name ?? '');
   // The API shows a stored URL redacted (its path holds the secret): blank keeps it.
@@ -26,32 +30,27 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
   const [quietStart, setQuietStart] = useState(String(channel?.quiet_start_hour ?? ''));
   const [quietEnd, setQuietEnd] = useState(String(channel?.quiet_end_hour ?? ''));
   const [enabled, setEnabled] = useState(channel?.enabled ?? true);
-  const save = useMutation({
-    mutationFn: () => {
-      const body: ChannelSave = {
-        type,
-        name: name.trim(),
-        url: url.trim(),
-        instances: splitList(instances),
-        min_load_share: Number(minShare || 0) / 100,
-        events,
-        quiet_start_hour: hourOrNull(quietStart),
-        quiet_end_hour: hourOrNull(quietEnd),
-        enabled,
-      };
-      if (!channel) return createChannel(body);
-      const { url: newUrl, ...rest } = body;
-      return updateChannel(channel.id, newUrl ? body : rest);
-    },
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: queryKeys.channels() });
-      onDone();
-    },
-  });
+  const save = useSaveChannel(onDone);
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    save.mutate();
+    const body: ChannelSave = {
+      type,
+      name: name.trim(),
+      url: url.trim(),
+      instances: splitList(instances),
+      min_load_share: Number(minShare || 0) / 100,
+      events,
+      quiet_start_hour: hourOrNull(quietStart),
+      quiet_end_hour: hourOrNull(quietEnd),
+      enabled,
+    };
+    if (!channel) {
+      save.mutate({ body });
+      return;
+    }
+    const { url: newUrl, ...rest } = body;
+    save.mutate({ id: channel.id, body: newUrl ? body : rest });
   }
 
   function toggle(item: ChannelEvent, on: boolean) {
@@ -203,20 +202,10 @@ function Deliveries({ channelId }: { channelId: number }) {
 }
 
 function ChannelRow({ channel }: { channel: Channel }) {
-  const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
   const [showDeliveries, setShowDeliveries] = useState(false);
-  const test = useMutation({
-    mutationFn: () => sendTestMessage(channel.id),
-    onSuccess: () => {
-      setShowDeliveries(true);
-      return queryClient.invalidateQueries({ queryKey: queryKeys.deliveries(channel.id) });
-    },
-  });
-  const remove = useMutation({
-    mutationFn: () => deleteChannel(channel.id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.channels() }),
-  });
+  const test = useSendTestMessage(channel.id, () => setShowDeliveries(true));
+  const remove = useDeleteChannel(channel.id);
   return (
     <>
       <tr data-testid="channel-row">

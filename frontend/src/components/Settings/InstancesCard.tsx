@@ -1,12 +1,11 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import {
-  createInstance,
-  deleteInstance,
-  testInstanceConnection,
-  updateInstance,
-} from '../../api/client';
-import { instancesOptions, queryKeys } from '../../api/queries';
+  instancesOptions,
+  useDeleteInstance,
+  useSaveInstance,
+  useTestInstanceConnection,
+} from '../../api/instances';
 import type { ConnectionTest, Instance, InstanceCreate } from '../../api/types';
 import { formatInstant } from '../../lib/format';
 import { ListCard, MutationError, RowActions } from './ListCard';
@@ -35,7 +34,6 @@ function sourceLabel(instance: Instance): string {
 
 /** Add or edit: a DSN left blank when editing keeps the stored one. */
 function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () => void }) {
-  const queryClient = useQueryClient();
   const [name, setName] = useState(instance?.name ?? '');
   const [dsn, setDsn] = useState('');
   const [sandboxDsn, setSandboxDsn] = useState('');
@@ -48,33 +46,28 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
       ? (instance.primary_source as Source)
       : 'auto';
   const [source, setSource] = useState<Source>(pinned);
-  const save = useMutation({
-    mutationFn: () => {
-      const common = {
-        name: name.trim(),
-        allow_broad_privileges: broad,
-        example_policy: policy,
-        ...(dsn.trim() ? { dsn: dsn.trim() } : {}),
-        ...(sandboxDsn.trim() ? { sandbox_dsn: sandboxDsn.trim() } : {}),
-        ...(targetDsn.trim() ? { execution_target_dsn: targetDsn.trim() } : {}),
-        ...(removeTarget ? { execution_target_dsn: null } : {}),
-      };
-      if (!instance) return createInstance(common);
-      const choice = source === 'auto' ? null : source;
-      return updateInstance(instance.id, {
-        ...common,
-        ...(source !== pinned ? { primary_source: choice } : {}),
-      });
-    },
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: queryKeys.instances() });
-      onDone();
-    },
-  });
+  const save = useSaveInstance(onDone);
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    save.mutate();
+    const common = {
+      name: name.trim(),
+      allow_broad_privileges: broad,
+      example_policy: policy,
+      ...(dsn.trim() ? { dsn: dsn.trim() } : {}),
+      ...(sandboxDsn.trim() ? { sandbox_dsn: sandboxDsn.trim() } : {}),
+      ...(targetDsn.trim() ? { execution_target_dsn: targetDsn.trim() } : {}),
+      ...(removeTarget ? { execution_target_dsn: null } : {}),
+    };
+    if (!instance) {
+      save.mutate({ body: common });
+      return;
+    }
+    const choice = source === 'auto' ? null : source;
+    save.mutate({
+      id: instance.id,
+      body: { ...common, ...(source !== pinned ? { primary_source: choice } : {}) },
+    });
   }
 
   return (
@@ -256,17 +249,9 @@ function TargetReport({ target }: { target: ConnectionTest['execution_target'] |
 }
 
 function InstanceRow({ instance, admin }: { instance: Instance; admin: boolean }) {
-  const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
-  const test = useMutation({
-    mutationFn: () => testInstanceConnection(instance.id),
-    // The test detects the server's flavor and version, which the list shows.
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.instances() }),
-  });
-  const remove = useMutation({
-    mutationFn: () => deleteInstance(instance.id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.instances() }),
-  });
+  const test = useTestInstanceConnection(instance.id);
+  const remove = useDeleteInstance(instance.id);
   return (
     <>
       <tr data-testid="instance-row">

@@ -1,7 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { createToken, revokeToken } from '../../api/client';
-import { queryKeys, tokensOptions } from '../../api/queries';
+import { tokensOptions, useCreateToken, useRevokeToken } from '../../api/tokens';
 import type { TokenCreated, TokenInfo } from '../../api/types';
 import { formatInstant } from '../../lib/format';
 import { ListCard, MutationError, splitList } from './ListCard';
@@ -37,28 +36,22 @@ function Secret({ created, onClose }: { created: TokenCreated; onClose: () => vo
 }
 
 function TokenForm({ onCreated }: { onCreated: (created: TokenCreated) => void }) {
-  const queryClient = useQueryClient();
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['read']);
   const [instances, setInstances] = useState('');
-  const create = useMutation({
-    mutationFn: () =>
-      createToken({
-        name: name.trim(),
-        scopes,
-        instances: scopes.includes('ingest') ? splitList(instances) : null,
-      }),
-    onSuccess: async (created) => {
-      setName('');
-      setInstances('');
-      onCreated(created);
-      await queryClient.invalidateQueries({ queryKey: queryKeys.tokens() });
-    },
+  const create = useCreateToken((created) => {
+    setName('');
+    setInstances('');
+    onCreated(created);
   });
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    create.mutate();
+    create.mutate({
+      name: name.trim(),
+      scopes,
+      instances: scopes.includes('ingest') ? splitList(instances) : null,
+    });
   }
 
   return (
@@ -102,11 +95,7 @@ function TokenForm({ onCreated }: { onCreated: (created: TokenCreated) => void }
 }
 
 function TokenRow({ token }: { token: TokenInfo }) {
-  const queryClient = useQueryClient();
-  const revoke = useMutation({
-    mutationFn: () => revokeToken(token.id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.tokens() }),
-  });
+  const revoke = useRevokeToken(token.id);
   return (
     <tr data-testid="token-row">
       <th scope="row">{token.name}</th>

@@ -1,47 +1,32 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import type { Role, User } from '../../api/types';
 import {
-  createUser,
-  deleteUser,
-  endUserSessions,
-  resetUserPassword,
-  updateUser,
-} from '../../api/client';
-import { queryKeys, usersOptions } from '../../api/queries';
-import type { Role, User, UserUpdate } from '../../api/types';
+  useCreateUser,
+  useDeleteUser,
+  useEndUserSessions,
+  useResetUserPassword,
+  useUpdateUser,
+  usersOptions,
+} from '../../api/users';
 import { formatInstant } from '../../lib/format';
 import { lastActiveAdminId, roleOptions, userState } from '../../lib/users';
 import { ListCard, MutationError } from './ListCard';
 
 const LAST_ADMIN_HINT = 'The last active admin: make another user admin first.';
 
-/** After a user change: the list and the audit log (which records it) are stale. */
-function useRefreshUsers() {
-  const queryClient = useQueryClient();
-  return () =>
-    Promise.all([
-      queryClient.invalidateQueries({ queryKey: queryKeys.users() }),
-      queryClient.invalidateQueries({ queryKey: queryKeys.audit() }),
-    ]);
-}
-
 function UserForm() {
-  const refresh = useRefreshUsers();
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const [role, setRole] = useState<Role>(roleOptions()[0]!.value);
-  const create = useMutation({
-    mutationFn: () => createUser({ name: name.trim(), password, role }),
-    onSuccess: async () => {
-      setName('');
-      setPassword('');
-      await refresh();
-    },
+  const create = useCreateUser(() => {
+    setName('');
+    setPassword('');
   });
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    create.mutate();
+    create.mutate({ name: name.trim(), password, role });
   }
 
   return (
@@ -116,27 +101,10 @@ function UserRow({
   isLastAdmin: boolean;
   onGenerated: (password: string) => void;
 }) {
-  const queryClient = useQueryClient();
-  const refresh = useRefreshUsers();
-  const update = useMutation({
-    mutationFn: (body: UserUpdate) => updateUser(user.id, body),
-    onSuccess: async (updated) => {
-      // The answer is the row as it is now: shown at once, not after the refetch.
-      queryClient.setQueryData<User[]>(queryKeys.users(), (old) =>
-        old?.map((item) => (item.id === updated.id ? updated : item)),
-      );
-      await refresh();
-    },
-  });
-  const reset = useMutation({
-    mutationFn: () => resetUserPassword(user.id),
-    onSuccess: async (result) => {
-      if (result.generated_password) onGenerated(result.generated_password);
-      await refresh();
-    },
-  });
-  const signOut = useMutation({ mutationFn: () => endUserSessions(user.id), onSuccess: refresh });
-  const remove = useMutation({ mutationFn: () => deleteUser(user.id), onSuccess: refresh });
+  const update = useUpdateUser(user.id);
+  const reset = useResetUserPassword(user.id, onGenerated);
+  const signOut = useEndUserSessions(user.id);
+  const remove = useDeleteUser(user.id);
   const disabled = Boolean(user.disabled_at);
   const error = update.error ?? reset.error ?? signOut.error ?? remove.error;
   return (

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { qualifyTable } from './Tabs';
+import { qualifyTable } from './TablesTab';
 
 describe('qualifyTable', () => {
   it('adds the schema to a bare table name only', () => {

@@ -1,0 +1,46 @@
+import type { ExplainRun, ProfileRun } from '../../api/types';
+import { formatInstant } from '../../lib/format';
+import { SqlText } from '../Sql/SqlText';
+import { LoadingState } from '../Status/LoadingState';
+
+/** When a run was taken (or requested), its state, and why it failed. */
+export function RunHeader({ run }: { run: ExplainRun | ProfileRun }) {
+  return (
+    <>
+      <p className="muted run-header">
+        <span className={`badge run-${run.status}`} data-testid="run-status">
+          {run.status}
+        </span>{' '}
+        {run.taken_at
+          ? `Taken ${formatInstant(run.taken_at)} UTC`
+          : `Requested ${formatInstant(run.requested_at)} UTC`}{' '}
+        on {run.instance}
+        {run.server_version && ` (${run.server_version})`}
+      </p>
+      {run.status === 'queued' && <LoadingState label="Waiting for the worker…" />}
+      {run.pending && run.status !== 'queued' && (
+        <p className="muted">A newer run is queued; this is the latest finished one.</p>
+      )}
+      {run.error && (
+        <p className="form-error" role="alert">
+          {run.error}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** The statements the run was taken on (a collapsed list). */
+export function ExamplesUsed({ run }: { run: ExplainRun | ProfileRun }) {
+  if (run.examples.length === 0) return null;
+  return (
+    <details className="examples-used">
+      <summary>Statement{run.examples.length > 1 ? 's' : ''} used</summary>
+      {run.examples.map((example, index) => (
+        <pre key={index} className="sql-block">
+          <SqlText sql={example.text} />
+        </pre>
+      ))}
+    </details>
+  );
+}

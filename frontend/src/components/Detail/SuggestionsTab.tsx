@@ -1,0 +1,117 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { suggestionsOptions, useUpdateSuggestion } from '../../api/advice';
+import { errorMessage } from '../../api/errors';
+import type { Suggestion } from '../../api/types';
+import { SqlText } from '../Sql/SqlText';
+import { ErrorState } from '../Status/ErrorState';
+import { LoadingState } from '../Status/LoadingState';
+import { RequestAgain, RequestCollection } from './RequestCollection';
+import { isNotCollected, type TabProps } from './tabState';
+
+/** How long, and how often, the Suggestions tab polls after advice was requested. */
+const ADVICE_WAIT_MS = 120_000;
+const ADVICE_POLL_MS = 3_000;
+
+/** The index suggestions for the query on an instance, each to dismiss or restore. */
+export function SuggestionsTab({ queryId, instance }: TabProps) {
+  // The list says nothing about a run in progress: after a request, poll for a while.
+  const [requestedAt, setRequestedAt] = useState<number | null>(null);
+  const query = useQuery({
+    ...suggestionsOptions(queryId, instance),
+    refetchInterval: () =>
+      requestedAt !== null && Date.now() - requestedAt < ADVICE_WAIT_MS ? ADVICE_POLL_MS : false,
+  });
+  const mutation = useUpdateSuggestion(queryId, instance);
+  if (query.status === 'pending') return <LoadingState label="Loading suggestions…" />;
+  if (query.status === 'error' && !isNotCollected(query.error)) {
+    return <ErrorState title="Could not load suggestions" message={errorMessage(query.error)} />;
+  }
+  const suggestions: Suggestion[] = query.data?.suggestions ?? [];
+  if (suggestions.length === 0) {
+    return (
+      <RequestCollection
+        kind="suggestions"
+        what="index suggestion"
+        queryId={queryId}
+        instance={instance}
+        testId="suggestions-not-collected"
+        onRequested={() => setRequestedAt(Date.now())}
+      />
+    );
+  }
+  return (
+    <div data-testid="suggestions">
+      <ul className="suggestions">
+        {suggestions.map((suggestion) => (
+          <li key={suggestion.id} className="card">
+            <div className="suggestion-head">
+              <span className="badge">{suggestion.action}</span> <code>{suggestion.table}</code>{' '}
+              <span className={`badge status-${suggestion.status}`}>{suggestion.status}</span>
+            </div>
+            <pre className="sql-block">
+              <SqlText sql={suggestion.ddl} />
+            </pre>
+            <p>{suggestion.reason}</p>
+            {suggestion.columns.length > 0 && (
+              <p className="muted">
+                Columns:{' '}
+                {suggestion.columns
+                  .map((column) => `${column.name}${column.desc ? ' DESC' : ''} (${column.rule})`)
+                  .join(', ')}
+              </p>
+            )}
+            {suggestion.redundant.length > 0 && (
+              <p className="muted">Makes redundant: {suggestion.redundant.join(', ')}</p>
+            )}
+            {suggestion.validation && (
+              <details>
+                <summary>Validation on the sandbox</summary>
+                <pre className="sql-block">{JSON.stringify(suggestion.validation, null, 2)}</pre>
+              </details>
+            )}
+            {suggestion.notes.length > 0 && (
+              <ul className="notes muted">
+                {suggestion.notes.map((note, index) => (
+                  <li key={index}>{note}</li>
+                ))}
+              </ul>
+            )}
+            <p className="actions">
+              {suggestion.status === 'dismissed' ? (
+                <button
+                  type="button"
+                  className="button"
+                  disabled={mutation.isPending}
+                  onClick={() => mutation.mutate({ id: suggestion.id, status: 'new' })}
+                >
+                  Restore
+                </button>
+              ) : (
+                <button
+                  type="button"
+                  className="button"
+                  disabled={mutation.isPending}
+                  onClick={() => mutation.mutate({ id: suggestion.id, status: 'dismissed' })}
+                >
+                  Dismiss
+                </button>
+              )}
+            </p>
+          </li>
+        ))}
+      </ul>
+      {mutation.isError && (
+        <p className="form-error" role="alert">
+          {errorMessage(mutation.error)}
+        </p>
+      )}
+      <RequestAgain
+        kind="suggestions"
+        queryId={queryId}
+        instance={instance}
+        onRequested={() => setRequestedAt(Date.now())}
+      />
+    </div>
+  );
+}
