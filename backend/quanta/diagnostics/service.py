@@ -193,16 +193,6 @@ def explain_query(
     return _guarded(session, settings, run, _perform_explain)
 
 
-def profile_query(
-    *, session: Session, settings: Settings, query_id: str, instance_id: int
-) -> ProfileRun:
-    """Profile the query's SELECT examples on the instance now, and store the run."""
-    run = ProfileRun(query_id=query_id, instance_id=instance_id, requested_at=utcnow())
-    session.add(run)
-    session.flush()
-    return _guarded(session, settings, run, _perform_profile)
-
-
 def execute_explain(*, session: Session, settings: Settings, run_id: int) -> ExplainRun | None:
     """Carry out a queued EXPLAIN run (the worker's task); a finished or missing run is left."""
     run = repository.get_run(session, ExplainRun, run_id)
