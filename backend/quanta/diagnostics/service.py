@@ -31,6 +31,7 @@ from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import run_after_commit, utcnow
+from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import RUN_EXPLAIN_TASK, RUN_PROFILE_TASK, celery_client
 from quanta.diagnostics import repository, safety
 from quanta.diagnostics.models import ExplainRun, ProfileRun, RunStatus
@@ -43,7 +44,6 @@ from quanta.diagnostics.schemas import (
     ProfileRunOut,
 )
 from quanta.instances import service as instances
-from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.monitored import ExplainResult, MonitoredError, StatementRefused
 from quanta.monitored import explain as monitored_explain

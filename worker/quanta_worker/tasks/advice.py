@@ -16,7 +16,7 @@ from quanta.core.tasks import (
     REFRESH_ADVICE_TASK,
     REFRESH_TABLES_TASK,
 )
-from quanta.instances.dsn import InvalidDsn
+from quanta.core.mysql import InvalidDsn
 from quanta.monitored import MonitoredError
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory
