@@ -109,3 +109,9 @@ def test_summary_names_every_loaded_extension() -> None:
         assert "not built: " in summary
     for name, is_on in loaded.items():
         assert (name in summary) == (is_on or native.enabled())
+
+
+def test_doctests() -> None:
+    import doctest
+
+    assert doctest.testmod(native).failed == 0

@@ -56,3 +56,12 @@ def test_invalid_dsn_is_a_value_error() -> None:
 )
 def test_redact(dsn: str, shown: str) -> None:
     assert redact_dsn(dsn) == shown
+
+
+def test_doctests() -> None:
+    import doctest
+
+    from quanta.core import mysql
+
+    result = doctest.testmod(mysql)
+    assert (result.attempted, result.failed) == (3, 0)
