@@ -13,7 +13,8 @@ suspect deployment) can run on the Python fallbacks. It is read here, from the p
 environment, and not from the server's ``Settings``: ``analysis/`` is pure and has no
 settings, the agent uses it without the server's configuration, and the choice must be
 made when the modules that bind the extensions are first imported, before any settings
-object exists.
+object exists. Being no setting, it is not read from ``.env``: set it in the environment
+of the process (``QUANTA_NATIVE=0 quanta serve``).
 
 Example:
     >>> from quanta.analysis import native
