@@ -9,7 +9,7 @@ UI_STAMP := frontend/dist/index.html
 UI_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
 	frontend/index.html frontend/vite.config.ts frontend/package-lock.json
 
-.PHONY: install run test test-python test-frontend lint lint-python lint-frontend bench clean
+.PHONY: install run test test-python test-pure-python test-frontend lint lint-python lint-frontend bench clean
 
 install: $(PY_STAMP) $(UI_STAMP)
 
@@ -48,7 +48,20 @@ test-frontend: $(NPM_STAMP)
 test-python: install
 	$(BIN)/pytest
 
-test: lint test-frontend test-python
+# The Python fallbacks of the C extensions (QUANTA_NATIVE=0, see analysis/native.py), as
+# on a host that built without a compiler: the tests of the code they stand in for (slow-log
+# reader, fingerprint cache key, histograms), the aggregation and metric store that use it,
+# and one import end to end. About a minute; everything else runs once, in test-python.
+PURE_PYTHON_TESTS := tests/analysis/test_native.py tests/analysis/test_slowlog.py \
+	tests/analysis/test_fingerprinter.py tests/analysis/test_histogram.py \
+	tests/analysis/test_digest.py tests/analysis/test_minute_folder.py \
+	tests/backend/test_aggregate.py tests/backend/test_metric_store.py \
+	tests/integration/test_pipeline.py::test_embedded_defaults_sqlite_and_sqlite_broker
+
+test-pure-python: install
+	QUANTA_NATIVE=0 $(BIN)/pytest -q $(PURE_PYTHON_TESTS)
+
+test: lint test-frontend test-python test-pure-python
 
 # Every bench/*.py is a benchmark, except helper modules named _*.py (shared generators).
 bench: $(PY_STAMP)

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from quanta_agent import __version__
 from quanta_agent.importer import ImportReport, import_file
 from quanta_agent.policy import ExamplePolicy
 from quanta_agent.shipper import ShipError, Shipper
@@ -24,8 +25,27 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"
 QUIET_LOGGERS = ("httpx", "httpcore")
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from quanta.analysis import native
+
+        typer.echo(f"quanta-agent {__version__}")
+        typer.echo(native.summary())
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            help="Print the version and which C extensions are loaded (none: pure Python).",
+        ),
+    ] = False,
+) -> None:
     """Quanta agent."""
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pymysql
 
+from quanta.core.mysql import connect, parse_dsn
 from quanta_agent.config import InstanceSettings
-from quanta_agent.mysql import MonitorConnection, MonitorError, parse_dsn
+from quanta_agent.mysql import MonitorConnection, MonitorError
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +74,12 @@ class SlowLogSource:
             LogSourceError: The server refused or cannot be reached.
         """
         try:
-            params = parse_dsn(self._dsn())
-            conn = pymysql.connect(
-                host=params.host, port=params.port, user=params.user,
-                password=params.password, unix_socket=params.unix_socket,
-                connect_timeout=CONNECT_TIMEOUT_SECONDS, read_timeout=READ_TIMEOUT_SECONDS,
+            conn = connect(
+                parse_dsn(self._dsn(), user_required=False),
                 program_name="quanta-agent",
-            )  # fmt: skip
+                connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                read_timeout=READ_TIMEOUT_SECONDS,
+            )
             with contextlib.closing(conn), conn.cursor() as cursor:
                 cursor.execute(_FLUSH_SQL)
         except (pymysql.err.MySQLError, ValueError) as exc:

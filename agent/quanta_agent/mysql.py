@@ -16,21 +16,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import parse_qs, unquote, urlsplit
 
 import pymysql
 import pymysql.cursors
 from pymysql.constants import CR
 
+from quanta.core.mysql import ConnectionOptions, connect, parse_dsn
+
 log = logging.getLogger(__name__)
 
-DEFAULT_PORT = 3306
 CONNECT_TIMEOUT_SECONDS = 5
 READ_TIMEOUT_SECONDS = 30
 WRITE_TIMEOUT_SECONDS = 30
 # Every monitoring statement is a small read: one taking longer is stopped by the server.
 STATEMENT_TIMEOUT_SECONDS = 10.0
-DSN_SCHEMES = ("mysql", "mariadb")
 # Uptime has a one-second resolution: boot times estimated as now - Uptime jitter by < 1 s.
 RESTART_SLACK = timedelta(seconds=1.5)
 
@@ -59,55 +58,6 @@ class Flavor(enum.StrEnum):
     MARIADB = "mariadb"
     MYSQL = "mysql"
     PERCONA = "percona"
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionParams:
-    """Where and as whom to connect; parsed from a DSN."""
-
-    host: str
-    port: int
-    user: str
-    password: str
-    database: str | None = None
-    unix_socket: str | None = None
-
-    @property
-    def address(self) -> str:
-        """``host:port`` or the socket path, for messages."""
-        return self.unix_socket or f"{self.host}:{self.port}"
-
-
-def parse_dsn(dsn: str) -> ConnectionParams:
-    """Parse ``mysql://user:password@host:port/[database][?socket=/path]``.
-
-    User and password may be percent-encoded. Raises ValueError saying what is wrong.
-
-    Example:
-        >>> parse_dsn("mysql://quanta:s%40cret@db1:3307/").password
-        's@cret'
-    """
-    parts = urlsplit(dsn)
-    if parts.scheme not in DSN_SCHEMES:
-        raise ValueError(
-            f"DSN must start with mysql:// or mariadb://, e.g. mysql://user:pass@host:3306/ "
-            f"(got '{parts.scheme or dsn}')"
-        )
-    socket_path = parse_qs(parts.query).get("socket", [None])[0]
-    if not parts.hostname and not socket_path:
-        raise ValueError("DSN has no host: mysql://user:pass@host:3306/")
-    try:
-        port = parts.port or DEFAULT_PORT
-    except ValueError as exc:
-        raise ValueError(f"DSN port is not a number: {dsn!r}") from exc
-    return ConnectionParams(
-        host=parts.hostname or "localhost",
-        port=port,
-        user=unquote(parts.username or ""),
-        password=unquote(parts.password or ""),
-        database=unquote(parts.path.lstrip("/")) or None,
-        unix_socket=socket_path,
-    )
 
 
 def check_read_only_statement(sql: str) -> None:
@@ -142,7 +92,7 @@ class MonitorConnection:
 
     def __init__(
         self,
-        params: ConnectionParams,
+        params: ConnectionOptions,
         *,
         name: str = "",
         statement_timeout: float = STATEMENT_TIMEOUT_SECONDS,
@@ -158,8 +108,9 @@ class MonitorConnection:
 
     @classmethod
     def from_dsn(cls, dsn: str, *, name: str = "", **kwargs: Any) -> MonitorConnection:
-        """A connection for a DSN (see :func:`parse_dsn`)."""
-        return cls(parse_dsn(dsn), name=name, **kwargs)
+        """A connection for a DSN (:func:`quanta.core.mysql.parse_dsn`; the user may be left
+        out, to connect as the operating-system user)."""
+        return cls(parse_dsn(dsn, user_required=False), name=name, **kwargs)
 
     def __enter__(self) -> Self:
         return self
@@ -247,20 +198,12 @@ class MonitorConnection:
     def _open(self) -> pymysql.Connection[pymysql.cursors.DictCursor]:
         p = self.params
         try:
-            conn = pymysql.connect(
-                host=p.host,
-                port=p.port,
-                user=p.user,
-                password=p.password,
-                database=p.database,
-                unix_socket=p.unix_socket,
-                charset="utf8mb4",
-                autocommit=True,
+            conn = connect(
+                p,
+                program_name="quanta-agent",
                 connect_timeout=CONNECT_TIMEOUT_SECONDS,
                 read_timeout=READ_TIMEOUT_SECONDS,
                 write_timeout=WRITE_TIMEOUT_SECONDS,
-                cursorclass=pymysql.cursors.DictCursor,
-                program_name="quanta-agent",
             )
         except pymysql.err.MySQLError as exc:
             raise MonitorError(

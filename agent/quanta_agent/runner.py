@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from quanta.analysis import native
 from quanta_agent.batcher import (
     MINUTE_MAX_BYTES,
     SLOWLOG_SOURCE,
@@ -257,9 +258,9 @@ class AgentRunner:
         with _stop_on_signals(self.stop):
             for runner in self.instances:
                 runner.start()
-            log.info("quanta-agent running for %s, shipping to %s",
+            log.info("quanta-agent running for %s, shipping to %s; %s",
                      ", ".join(r.instance.name for r in self.instances),
-                     self.settings.server)  # fmt: skip
+                     self.settings.server, native.summary())  # fmt: skip
             self.stop.wait()
             log.info("stopping: flushing slow logs, delivering the spool")
             for runner in self.instances:

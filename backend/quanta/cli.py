@@ -34,6 +34,31 @@ ANNOTATE_TIMEOUT_SECONDS = 10.0
 Children = dict[str, subprocess.Popen[bytes]]
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from quanta import __version__
+        from quanta.analysis import native
+
+        typer.echo(f"quanta {__version__}")
+        typer.echo(native.summary())
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            help="Print the version and which C extensions are loaded, then exit.",
+        ),
+    ] = False,
+) -> None:
+    """Quanta query analytics server."""
+
+
 @app.command()
 def migrate() -> None:
     """Bring the metric store's schema up to date."""
@@ -67,6 +92,7 @@ def serve() -> None:
 
     settings = get_settings()
     configure_logging(settings)
+    _log_native_code()
     ensure_data_dir(settings)  # before the metrics directory, which may be inside it
     enter_metrics_mode(settings, fresh=False)  # worker processes may share the directory
     if settings.admin_token:
@@ -97,6 +123,7 @@ def worker(
     from quanta.core.tasks import QUEUES
 
     settings = _celery_process_settings()
+    _log_native_code()
     from quanta_worker.celery_app import app as celery_app
 
     celery_app.worker_main(
@@ -116,6 +143,15 @@ def beat() -> None:
         ["beat", "--loglevel", settings.log_level,
          "--schedule", str(settings.data_dir / "celerybeat-schedule")]
     )  # fmt: skip
+
+
+def _log_native_code() -> None:
+    """Say at start which C extensions this process runs (the rest falls back to Python)."""
+    import logging
+
+    from quanta.analysis import native
+
+    logging.getLogger(__name__).info("%s", native.summary())
 
 
 def _celery_process_settings() -> Settings:

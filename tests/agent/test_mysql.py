@@ -10,13 +10,11 @@ import pytest
 
 from quanta_agent.mysql import (
     RESTART_SLACK,
-    ConnectionParams,
     Flavor,
     MonitorConnection,
     MonitorError,
     StatementRefused,
     check_read_only_statement,
-    parse_dsn,
 )
 from tests.fixtures.servers import MariaDBServer, free_port, started_mariadb
 
@@ -60,37 +58,6 @@ def test_reads_pass_the_guard(sql: str) -> None:
 def test_everything_else_is_refused(sql: str, message: str) -> None:
     with pytest.raises(StatementRefused, match=message):
         check_read_only_statement(sql)
-
-
-@pytest.mark.parametrize(
-    ("dsn", "expected"),
-    [
-        (
-            "mysql://quanta:s%40cret@db1:3307/",
-            ConnectionParams("db1", 3307, "quanta", "s@cret", None, None),
-        ),
-        ("mariadb://root@127.0.0.1/app", ConnectionParams("127.0.0.1", 3306, "root", "", "app")),
-        (
-            "mysql://mon:pw@localhost/?socket=/run/mysqld/mysqld.sock",
-            ConnectionParams("localhost", 3306, "mon", "pw", None, "/run/mysqld/mysqld.sock"),
-        ),
-    ],
-)
-def test_parse_dsn(dsn: str, expected: ConnectionParams) -> None:
-    assert parse_dsn(dsn) == expected
-
-
-@pytest.mark.parametrize(
-    ("dsn", "message"),
-    [
-        ("postgres://u@h/", "must start with mysql:// or mariadb://"),
-        ("mysql:///", "no host"),
-        ("mysql://u@h:port/", "port is not a number"),
-    ],
-)
-def test_bad_dsn(dsn: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        parse_dsn(dsn)
 
 
 @services

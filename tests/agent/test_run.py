@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from quanta.analysis import native
 from tests.agent.harness import (
     AgentProcess,
     Receiver,
@@ -161,6 +162,8 @@ def test_rotation_by_rename(scenario: Scenario) -> None:
     scenario.assert_exactly_once(rotated, slow)
     assert scenario.agent is not None
     assert scenario.agent.terminate() == 0
+    # The start-up line says which C extensions the agent runs (the same as this process).
+    assert f"shipping to {scenario.receiver.url}; {native.summary()}" in scenario.agent.log()
 
 
 def test_copytruncate(scenario: Scenario) -> None:

@@ -18,7 +18,7 @@ from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
 from tests.analysis.test_slowlog import SECONDS, flavour_entries
-from tests.fixtures.servers import service_unavailable
+from tests.fixtures.servers import native_unavailable
 
 START = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -183,7 +183,7 @@ def comparable(digest: Digest) -> list[tuple[object, ...]]:
 
 def test_sink_is_fed_from_c(monkeypatch: pytest.MonkeyPatch) -> None:
     if slowlog_module.PlainReader is None:
-        service_unavailable("the C slow-log reader is not built: run `make install`")
+        native_unavailable("_slowlog", "the C slow-log reader")
     log = "".join(entry(f"SELECT {n}", 0.01, START, db="shop") for n in range(10)).encode()
     added: list[SlowLogEvent] = []
     monkeypatch.setattr(Digest, "add", lambda self, event, *_: added.append(event))

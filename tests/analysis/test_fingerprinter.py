@@ -15,7 +15,7 @@ from quanta.analysis.fingerprinter import Fingerprinter, literal_mask
 from quanta.analysis.grouping import parse_rules
 from tests.analysis.test_fingerprint import CASES
 from tests.analysis.test_quoted_names import CASES as QUOTED_NAME_CASES
-from tests.fixtures.servers import service_unavailable
+from tests.fixtures.servers import native_unavailable
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: f"line{case.line}")
@@ -152,7 +152,7 @@ def test_cache_is_bounded() -> None:
 def c_masker() -> Callable[[str], str | None]:
     masker = fingerprinter_module._literal_mask_c
     if masker is None:
-        service_unavailable("the C literal masker is not built: run `make install`")
+        native_unavailable("_literal_mask", "the C literal masker")
     return masker
 
 

@@ -25,7 +25,7 @@ from quanta.analysis.histogram import (
     ZERO_THRESHOLD,
     LatencyHistogram,
 )
-from tests.fixtures.servers import service_unavailable
+from tests.fixtures.servers import native_unavailable
 
 ACCURACY = LatencyHistogram.RELATIVE_ACCURACY
 FLOAT_SLACK = 1e-12  # relative: rounding in log10 and pow, far below the bucket width
@@ -596,7 +596,7 @@ def test_docstring_examples() -> None:
 def c_decoder() -> Any:
     decoder = histogram_module._merge_encoded_c
     if decoder is None:
-        service_unavailable("the C histogram decoder is not built: run `make install`")
+        native_unavailable("_histogram", "the C histogram decoder")
     return decoder
 
 

@@ -33,7 +33,7 @@ from quanta.analysis.slowlog import (
     parse_slow_log,
     read_slow_log,
 )
-from tests.fixtures.servers import service_unavailable
+from tests.fixtures.servers import native_unavailable
 
 DATA = Path(__file__).parent / "data" / "slowlogs"
 LOGS = sorted(DATA.glob("*.log"))
@@ -481,7 +481,7 @@ class CountingReader:
 @pytest.fixture
 def counting_reader(monkeypatch: pytest.MonkeyPatch) -> type[CountingReader]:
     if slowlog_module.PlainReader is None:
-        service_unavailable("the C slow-log reader is not built: run `make install`")
+        native_unavailable("_slowlog", "the C slow-log reader")
     CountingReader.events = 0
     CountingReader.real = slowlog_module.PlainReader
     monkeypatch.setattr(slowlog_module, "PlainReader", CountingReader)

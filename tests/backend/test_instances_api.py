@@ -20,6 +20,7 @@ from quanta.core.db import session_scope
 from quanta.core.security import hash_token
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
+from quanta.instances.service import connection_options
 from tests.fixtures.servers import free_port
 
 DSN = "mysql://quanta_ro:s3cr%40t-pw@db1.example:3307/shop"
@@ -81,6 +82,17 @@ def test_an_instance_without_dsn_and_one_registered_by_ingest(client: TestClient
     assert response.status_code == 202, response.text
     names = [i["name"] for i in client.get("/api/v1/instances").json()]
     assert names == ["from-agent", "later"]
+
+
+def test_the_agents_socket_dsn_registers(
+    client: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    """The agent spells the socket ?socket=; the same DSN registers the instance."""
+    agent_dsn = "mysql://quanta_ro:pw@localhost/?socket=/run/mysqld/mysqld.sock"
+    body = create(client, name="db1", dsn=agent_dsn)
+    assert body["dsn"] == "mysql://quanta_ro:***@localhost/?socket=/run/mysqld/mysqld.sock"
+    options = connection_options(settings, stored(session_factory, "db1"))
+    assert (options.unix_socket, options.user) == ("/run/mysqld/mysqld.sock", "quanta_ro")
 
 
 def test_duplicate_name_is_a_conflict(client: TestClient) -> None:

@@ -17,6 +17,8 @@ import structlog
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+import quanta
+from quanta.analysis import native
 from quanta.cli import app as cli
 from quanta.core import observability
 from quanta.core.config import Settings
@@ -250,3 +252,27 @@ def test_worker_and_beat_commands_exist() -> None:
     assert "--concurrency" in worker.output
     assert "--queues" in worker.output
     assert runner.invoke(cli, ["beat", "--help"]).exit_code == 0
+
+
+def test_metrics_say_which_c_extensions_are_loaded(client: TestClient) -> None:
+    text = client.get("/metrics").text
+    lines = text.splitlines()
+    for extension, loaded in native.loaded().items():
+        sample = f'quanta_native_extension_loaded{{name="{extension}"}}'
+        assert f"{sample} {1.0 if loaded else 0.0}" in lines
+
+
+def test_version_says_which_c_extensions_are_loaded() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"quanta {quanta.__version__}\n{native.summary()}\n"
+
+
+def test_api_and_worker_log_their_c_extensions_at_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from quanta.cli import _log_native_code
+
+    with caplog.at_level(logging.INFO, logger="quanta.cli"):
+        _log_native_code()
+    assert [r.getMessage() for r in caplog.records] == [native.summary()]

@@ -30,7 +30,7 @@ from quanta.audit.models import AuditEntry
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope, utcnow
-from quanta.instances.dsn import parse_dsn
+from quanta.core.mysql import parse_dsn
 from quanta.instances.models import Instance
 from quanta.monitored.options import MonitoredSettings
 from quanta.queries.models import QueryClass, QueryExample

@@ -25,6 +25,7 @@ from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
 from quanta.queries import service as queries
 from quanta.queries.models import BUCKET_MODELS, TOTALS_MODELS
+from quanta.queries.repository import BucketFilter
 from tests.fixtures.quanta import QuantaServer, agent_import, quanta_run, wait_until_counted
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
@@ -134,10 +135,12 @@ def check_store(
             window = queries.TimeWindow(start=start, end=datetime.now(UTC))
             plan = queries.read_plan(settings=settings, window=window)
             assert {s.resolution for s in plan} == set(Resolution)
+            # The merge the query detail reads its percentiles from.
+            merged = queries.merged_histograms(
+                session, plan, BucketFilter(), "query_id", list(by_query)
+            )
             for qid, values in by_query.items():
-                histogram = queries.query_histogram(
-                    session=session, settings=settings, window=window, query_id=qid
-                )
+                histogram = merged[qid]
                 assert histogram.count == len(values)
                 estimates = histogram.quantiles(QUANTILES)
                 for estimate, exact in zip(estimates, exact_quantiles(values), strict=True):

@@ -58,12 +58,12 @@ from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
+from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
 from quanta.diagnostics import repository as diagnostics_repository
 from quanta.diagnostics import safety
 from quanta.diagnostics import service as diagnostics_service
 from quanta.diagnostics.models import ExplainRun
-from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.instances.service import (
     NoConnection,

@@ -54,7 +54,7 @@ import enum
 import re
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple, TypeAlias
@@ -69,6 +69,7 @@ from sqlglot.tokenizer_core import TokenType
 from quanta.analysis.advisor import AdviceColumn
 from quanta.analysis.advisor.engine import index_ddl, quote_name
 from quanta.analysis.sqlkind import Classification, StatementKind, classify_statement
+from quanta.core.mysql import connect
 from quanta.monitored import GuardedConnection, MonitoredError
 from quanta.monitored.guard import with_time_limit
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
@@ -318,20 +319,14 @@ class SandboxSession:
 
     def __enter__(self) -> SandboxSession:
         try:
-            self._conn = pymysql.connect(
-                host=self.options.host,
-                port=self.options.port,
-                user=self.options.user,
-                password=self.options.password,
-                unix_socket=self.options.unix_socket,
-                charset="utf8mb4",
-                # Explicit: each copy step commits on its own (see the module docstring).
-                autocommit=True,
+            # Autocommit (connect's): each copy step commits on its own (see the module
+            # docstring). No current database: the session makes its scratch ones.
+            self._conn = connect(
+                replace(self.options, database=None),
+                program_name="quanta-sandbox",
                 connect_timeout=self.limits.connect_timeout,
                 read_timeout=self.limits.read_timeout,
                 write_timeout=self.limits.write_timeout,
-                cursorclass=pymysql.cursors.DictCursor,
-                program_name="quanta-sandbox",
             )
         except (pymysql.err.MySQLError, OSError) as exc:
             raise SandboxError(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+from quanta.analysis import native
 from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.grouping import GroupingRule, apply_rules
 
@@ -74,14 +75,12 @@ _MARKERS = {
 
 
 _CMasker = Callable[[str], str | None]
-_literal_mask_c: _CMasker | None
-try:
-    # The C masker (built by `make install`): the regular expression below, as a scan of an
-    # ASCII statement, several times faster; it answers None for any other text. The
-    # expression stays the reference and the fallback; tests compare the two.
-    from quanta.analysis._literal_mask import literal_mask as _literal_mask_c
-except ImportError:  # pragma: no cover - only where the extension was not built
-    _literal_mask_c = None
+# The C masker (quanta.analysis.native): the regular expression below, as a scan of an
+# ASCII statement, several times faster; it answers None for any other text. The
+# expression stays the reference and the fallback; tests compare the two.
+_literal_mask_c: _CMasker | None = (
+    native.literal_mask.literal_mask if native.literal_mask is not None else None
+)
 
 
 def _mask(match: re.Match[str]) -> str:

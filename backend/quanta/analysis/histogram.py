@@ -61,21 +61,21 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from math import floor, log10
 
+from quanta.analysis import native
+
 _CDecoder = Callable[[dict[int, int], bytes], tuple[int, int, float | None, float | None]]
 _CEncoder = Callable[[dict[int, int], int, int, float, float], bytes]
 _CAdder = Callable[[dict[int, int], Sequence[float]], tuple[int, int, float | None, float | None]]
-_merge_encoded_c: _CDecoder | None
-_encode_c: _CEncoder | None
-_add_values_c: _CAdder | None
-try:
-    # The C decoder, encoder and adder (built by `make install`): 5x, 5x and 10x faster on
-    # the small histograms of buckets. The Python code below stays the reference and the
-    # fallback; tests compare the two.
-    from quanta.analysis._histogram import add_values as _add_values_c
-    from quanta.analysis._histogram import encode as _encode_c
-    from quanta.analysis._histogram import merge_encoded as _merge_encoded_c
-except ImportError:  # pragma: no cover - only where the extension was not built
-    _merge_encoded_c = _encode_c = _add_values_c = None
+# The C decoder, encoder and adder (quanta.analysis.native): 5x, 5x and 10x faster on the
+# small histograms of buckets. The Python code below stays the reference and the fallback;
+# tests compare the two.
+_merge_encoded_c: _CDecoder | None = None
+_encode_c: _CEncoder | None = None
+_add_values_c: _CAdder | None = None
+if native.histogram is not None:
+    _merge_encoded_c = native.histogram.merge_encoded
+    _encode_c = native.histogram.encode
+    _add_values_c = native.histogram.add_values
 
 __all__ = [
     "BUCKETS_PER_DECADE",

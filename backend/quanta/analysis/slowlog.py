@@ -44,7 +44,12 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from quanta.analysis import native
+
+if TYPE_CHECKING:
+    from quanta.analysis import _slowlog
 
 __all__ = [
     "BAD_QUERY_TIME",
@@ -213,17 +218,13 @@ _CACHE_SIZE = 4096
 _PLAIN_META_RE = re.compile(r"(?:(use [^\n]*;)\n)?SET timestamp=([0-9]+);\n")
 _PLAIN_QUERY_TIME_KEYS = ("Query_time", "Lock_time", "Rows_sent", "Rows_examined")
 _TRAILING_CR_RE = re.compile(r"\r+(?=\n|\Z)")
-PlainReader: type[_slowlog.PlainReader] | None
-try:
-    # The C reader of the usual entry (built by `make install`): several times faster than
-    # _ENTRY_RE and _read_whole_entry, it stops at anything else, which this module reads.
-    # Every test comparing read_slow_log with parse_slow_log runs it, and tests compare the
-    # block reader with and without it.
-    from quanta.analysis import _slowlog
-
-    PlainReader = _slowlog.PlainReader
-except ImportError:  # pragma: no cover - only where the extension was not built
-    PlainReader = None
+# The C reader of the usual entry (quanta.analysis.native): several times faster than
+# _ENTRY_RE and _read_whole_entry, it stops at anything else, which this module reads.
+# Every test comparing read_slow_log with parse_slow_log runs it, and tests compare the
+# block reader with and without it.
+PlainReader: type[_slowlog.PlainReader] | None = (
+    native.slowlog.PlainReader if native.slowlog is not None else None
+)
 BLOCK_SIZE = 1 << 20
 # The fast path looks at an entry only when this much text (or the end of the file) follows,
 # so that a match never stops at the end of a block; longer entries are read line by line.

@@ -255,8 +255,35 @@ class _QueueCollector:
         )
 
 
+class _NativeCollector:
+    """Which C extensions the process answering the scrape has loaded (1) or not (0).
+
+    The API's own state: workers and beat run the same installation, and each logs its own
+    at start (``native code: ...``).
+    """
+
+    def describe(self) -> Iterable[Metric]:
+        return ()
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        from quanta.analysis import native
+
+        gauge = GaugeMetricFamily(
+            "quanta_native_extension_loaded",
+            "1 when the C extension is in use, 0 when its pure-Python fallback runs "
+            "(not built, or QUANTA_NATIVE=0).",
+            labels=["name"],
+        )
+        for name, loaded in native.loaded().items():
+            gauge.add_metric([name], 1 if loaded else 0)
+        yield gauge
+
+
 def build_registry(read_queue: Callable[[], QueueState]) -> CollectorRegistry:
-    """A registry with every process's metrics (multiprocess) or this one's, plus the queue."""
+    """A registry with every process's metrics (multiprocess) or this one's, the queue and
+    the loaded C extensions."""
     from prometheus_client import REGISTRY, CollectorRegistry
     from prometheus_client import multiprocess as mp
 
@@ -267,6 +294,7 @@ def build_registry(read_queue: Callable[[], QueueState]) -> CollectorRegistry:
     else:
         registry.register(_Delegate(REGISTRY))
     registry.register(_QueueCollector(read_queue))
+    registry.register(_NativeCollector())
     return registry
 
 

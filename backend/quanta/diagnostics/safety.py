@@ -21,8 +21,8 @@ from quanta.analysis.plan_mask import mask_plan
 from quanta.audit import service as audit
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
+from quanta.core.mysql import InvalidDsn
 from quanta.instances import service as instances
-from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import ExamplePolicy, Instance
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions

@@ -31,6 +31,7 @@ from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import run_after_commit, utcnow
+from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import RUN_EXPLAIN_TASK, RUN_PROFILE_TASK, celery_client
 from quanta.diagnostics import repository, safety
 from quanta.diagnostics.models import ExplainRun, ProfileRun, RunStatus
@@ -43,7 +44,6 @@ from quanta.diagnostics.schemas import (
     ProfileRunOut,
 )
 from quanta.instances import service as instances
-from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.monitored import ExplainResult, MonitoredError, StatementRefused
 from quanta.monitored import explain as monitored_explain
@@ -191,16 +191,6 @@ def explain_query(
     session.add(run)
     session.flush()
     return _guarded(session, settings, run, _perform_explain)
-
-
-def profile_query(
-    *, session: Session, settings: Settings, query_id: str, instance_id: int
-) -> ProfileRun:
-    """Profile the query's SELECT examples on the instance now, and store the run."""
-    run = ProfileRun(query_id=query_id, instance_id=instance_id, requested_at=utcnow())
-    session.add(run)
-    session.flush()
-    return _guarded(session, settings, run, _perform_profile)
 
 
 def execute_explain(*, session: Session, settings: Settings, run_id: int) -> ExplainRun | None:

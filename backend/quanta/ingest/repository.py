@@ -16,12 +16,6 @@ def find_batch(session: Session, *, token_id: int, batch_id: str) -> IngestBatch
     return session.scalars(stmt).one_or_none()
 
 
-def lock_batch(session: Session, batch_pk: int) -> IngestBatch | None:
-    """The batch, row-locked where the database supports it, so one worker processes it."""
-    stmt = select(IngestBatch).where(IngestBatch.id == batch_pk).with_for_update()
-    return session.scalars(stmt).one_or_none()
-
-
 def stale_batch_ids(session: Session, *, received_before: datetime) -> list[int]:
     """Batches still queued long after they arrived (their task was lost)."""
     stmt = select(IngestBatch.id).where(

@@ -12,8 +12,8 @@ from quanta.audit.service import field_changes
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.core.db import utcnow
+from quanta.core.mysql import InvalidDsn, parse_dsn, redact_dsn
 from quanta.instances import repository
-from quanta.instances.dsn import InvalidDsn, parse_dsn, redact_dsn
 from quanta.instances.models import ExamplePolicy, Instance
 from quanta.instances.schemas import (
     CapabilityOut,

@@ -28,6 +28,7 @@ import pymysql
 import pymysql.cursors
 
 from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.core.mysql import connect
 from quanta.monitored.errors import ConnectionFailed, ServerError, StatementRefused
 from quanta.monitored.guard import (
     check_session_statement,
@@ -253,20 +254,12 @@ class GuardedConnection:
     def _connect(self) -> pymysql.Connection[pymysql.cursors.DictCursor]:
         o, s = self.options, self.settings
         try:
-            return pymysql.connect(
-                host=o.host,
-                port=o.port,
-                user=o.user,
-                password=o.password,
-                database=o.database,
-                unix_socket=o.unix_socket,
-                charset="utf8mb4",
-                autocommit=True,
+            return connect(
+                o,
+                program_name="quanta",
                 connect_timeout=s.connect_timeout,
                 read_timeout=s.read_timeout,
                 write_timeout=s.write_timeout,
-                cursorclass=pymysql.cursors.DictCursor,
-                program_name="quanta",
             )
         except pymysql.err.MySQLError as exc:
             raise ConnectionFailed(_connect_message(o, exc)) from exc

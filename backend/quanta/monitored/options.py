@@ -2,34 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-DEFAULT_PORT = 3306
+# Where a server is: a parsed DSN, the one type the server and the agent share.
+from quanta.core.mysql import ConnectionOptions
+
+__all__ = ["ConnectionOptions", "MonitoredSettings"]
+
 CONNECT_TIMEOUT_SECONDS = 5
 READ_TIMEOUT_SECONDS = 60
 WRITE_TIMEOUT_SECONDS = 30
 STATEMENT_TIMEOUT_SECONDS = 10.0
 PROFILE_RUNS = 3
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionOptions:
-    """How to reach one monitored server (the decrypted instance DSN).
-
-    The password is kept out of ``repr`` so that it never lands in a log or a traceback.
-    """
-
-    host: str
-    user: str
-    password: str = field(default="", repr=False)
-    port: int = DEFAULT_PORT
-    database: str | None = None
-    unix_socket: str | None = None
-
-    @property
-    def address(self) -> str:
-        """``host:port`` or the socket path, for messages."""
-        return self.unix_socket or f"{self.host}:{self.port}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -436,19 +436,6 @@ def _primary_buckets(
     return bucket_rows_for_union(segments, *columns, where=conditions, models=models).subquery("b")
 
 
-def histograms(
-    session: Session, segments: Sequence[Segment], query_id: str, instance_id: int | None
-) -> Sequence[bytes]:
-    """The stored histograms of a query in the segments (primary sources only)."""
-    buckets = _primary_buckets(segments, "query_id", "histogram")
-    stmt = select(buckets.c.histogram).where(
-        buckets.c.query_id == query_id, buckets.c.histogram.is_not(None)
-    )
-    if instance_id is not None:
-        stmt = stmt.where(buckets.c.instance_id == instance_id)
-    return list(session.scalars(stmt))
-
-
 # --------------------------------------------------------------------------- analytics reads
 # Every read below sums primary-source buckets of the segments that pass a BucketFilter.
 # Filters reach SQL as bound parameters only.

@@ -764,23 +764,6 @@ def _flag(total: int | None) -> bool | None:
     return None if total is None else total > 0
 
 
-def query_histogram(
-    *,
-    session: Session,
-    settings: Settings,
-    window: TimeWindow,
-    query_id: str,
-    instance_id: int | None = None,
-) -> LatencyHistogram:
-    """The latency histogram of a query over the window, merged from its stored buckets."""
-    merged = LatencyHistogram()
-    for data in repository.histograms(
-        session, read_plan(settings=settings, window=window), query_id, instance_id
-    ):
-        merged.merge_bytes(data)
-    return merged
-
-
 def apply_retention(*, session: Session, settings: Settings, now: datetime) -> dict[str, int]:
     """Delete buckets and examples older than their resolution's retention; drop partitions.
 

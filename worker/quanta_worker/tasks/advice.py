@@ -10,13 +10,13 @@ from quanta.audit.service import Actor
 from quanta.core.config import get_settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import session_scope
+from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import (
     ADVISE_HOT_TASK,
     ADVISE_QUERY_TASK,
     REFRESH_ADVICE_TASK,
     REFRESH_TABLES_TASK,
 )
-from quanta.instances.dsn import InvalidDsn
 from quanta.monitored import MonitoredError
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory

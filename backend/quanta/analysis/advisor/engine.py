@@ -795,12 +795,6 @@ def _names_text(names: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _join_clauses(parts: Sequence[str]) -> str:
-    if len(parts) <= 1:
-        return "".join(parts)
-    return ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
 def _sentence(text: str) -> str:
     return _upper_first(text.rstrip(".")) + "."
 
