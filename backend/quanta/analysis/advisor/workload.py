@@ -62,8 +62,9 @@ SOLVER_TIME_LIMIT_S = 5.0
 # Merged candidates per table at most (the query's own suggestions always count).
 MAX_CANDIDATES = 120
 # The objective's integer scale: every term is a share of the workload's rows examined per
-# second in millionths, so CP-SAT's integers neither overflow nor round a real gain to zero.
-OBJECTIVE_SCALE = 1_000_000
+# second in billionths, so CP-SAT's integers neither overflow nor round a real gain to zero,
+# and the width tie-break (one unit per byte) never outweighs a real gain.
+OBJECTIVE_SCALE = 1_000_000_000
 _EQUALITY_RULES = (Rule.EQUALITY, Rule.IN_LIST, Rule.JOIN)
 
 
@@ -449,7 +450,7 @@ def _solve(
     x[c] says candidate c is built; y[s, c] that scan s reads through c (at most one per
     scan, only a built one). The objective is the load-weighted rows examined saved, minus
     each built index's entries maintained per second times ``write_entry_cost`` and the
-    fixed ``min_gain_share`` of the workload; in integers, as millionths of the workload's
+    fixed ``min_gain_share`` of the workload; in integers, as billionths of the workload's
     rows examined per second, with the width in bytes as a tie-break (narrower wins).
     """
     if not priced or workload_rows_per_s <= 0:
@@ -651,7 +652,9 @@ def _notes(
                 f"{rules.min_gain_share:.0%} of the workload's {workload_rows_per_s:,.0f}"
             )
         elif len(chosen) >= rules.max_new_indexes:
-            why = f"the plan holds the {rules.max_new_indexes} new indexes the rules allow"
+            count = rules.max_new_indexes
+            plural = "es" if count != 1 else ""
+            why = f"the plan holds the {count} new index{plural} the rules allow"
         elif rules.width_budget_bytes is not None and width + item.width > rules.width_budget_bytes:
             why = (
                 f"its {item.width} bytes per row would pass the width budget of "
