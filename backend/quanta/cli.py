@@ -282,7 +282,19 @@ def advise(
     schema_file: Annotated[
         Path, typer.Option("--schema", help="Schema snapshot (JSON) of the tables involved.")
     ],
-    sql: Annotated[str, typer.Option("--sql", help="The statement: an example or fingerprint.")],
+    sql: Annotated[
+        str | None, typer.Option("--sql", help="The statement: an example or fingerprint.")
+    ] = None,
+    workload: Annotated[
+        Path | None,
+        typer.Option(
+            "--workload",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+            help="A slow log: its digest report, then an index plan for the whole workload.",
+        ),
+    ] = None,
     database: Annotated[
         str | None, typer.Option("--database", "-d", help="Database of unqualified tables.")
     ] = None,
@@ -290,13 +302,32 @@ def advise(
         Path | None,
         typer.Option("--usage", help='Index usage JSON: [{"table", "index", "count"}, ...].'),
     ] = None,
+    max_new_indexes: Annotated[
+        int | None,
+        typer.Option(min=0, help="With --workload: new indexes per table at most (default 3)."),
+    ] = None,
+    width_budget: Annotated[
+        int | None,
+        typer.Option(min=0, help="With --workload: bytes per row a table's new indexes take."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(min=0, help="With --workload: classes to report, worst first; 0: all.")
+    ] = DEFAULT_DIGEST_LIMIT,
     as_json: Annotated[bool, typer.Option("--json", help="Print the advice as JSON.")] = False,
 ) -> None:
-    """Suggest the indexes a statement needs, and the existing ones that can go."""
+    """Suggest the indexes a statement needs (--sql), or a slow log's workload (--workload)."""
     from quanta.analysis.advisor import AdviceError, SchemaError, advise, parse_schema
     from quanta.analysis.advisor import review_indexes as review
     from quanta.analysis.advisor.render import advice_to_json, render_text
 
+    if (sql is None) == (workload is None):
+        raise typer.BadParameter("pass either --sql or --workload", param_hint="--sql")
+    if workload is not None:
+        if as_json:
+            raise typer.BadParameter("--json is for --sql", param_hint="--json")
+        _advise_workload(workload, schema_file, max_new_indexes, width_budget, limit)
+        return
+    assert sql is not None
     try:
         schema = parse_schema(_read_json(schema_file, "schema snapshot"))
         usage = _index_usage(_read_json(usage_file, "usage")) if usage_file else None
@@ -309,6 +340,45 @@ def advise(
         typer.echo(json.dumps(advice_to_json(advice, findings), indent=2, ensure_ascii=False))
     else:
         typer.echo(render_text(advice, findings), nl=False)
+
+
+def _advise_workload(
+    log: Path,
+    schema_file: Path,
+    max_new_indexes: int | None,
+    width_budget: int | None,
+    limit: int,
+) -> None:
+    """pt-query-digest's report of the log, then the index plan of its workload per table."""
+    from dataclasses import replace
+
+    from quanta.analysis.advisor import SchemaError, parse_schema
+    from quanta.analysis.advisor.render import render_plan_text
+    from quanta.analysis.advisor.workload import PlanRules, plan_workload
+    from quanta.digest.report import render_text
+    from quanta.digest.runner import DigestOptions, digest_files
+    from quanta.digest.workload import workload_from_digest
+
+    try:
+        schema = parse_schema(_read_json(schema_file, "schema snapshot"))
+    except SchemaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    options = DigestOptions(rules=tuple(get_settings().grouping_rules), jobs=1)
+    run = digest_files([log], options)
+    for path, line, reason in run.skipped[:MAX_SKIPPED_SHOWN]:
+        typer.echo(f"skipped {path}:{line}: {reason}", err=True)
+    found = workload_from_digest(run.digest, schema)
+    rules = PlanRules(width_budget_bytes=width_budget)
+    if max_new_indexes is not None:
+        rules = replace(rules, max_new_indexes=max_new_indexes)
+    plans = plan_workload(
+        found.queries, schema, found.writes, rules, window_seconds=found.window_seconds
+    )
+    typer.echo(render_text(run, [str(log)], limit), nl=False)
+    typer.echo("")
+    typer.echo(f"# Index plan ({found.window_seconds:,.0f} s of log)")
+    typer.echo(render_plan_text(plans), nl=False)
 
 
 @app.command()

@@ -50,6 +50,7 @@ __all__ = [
     "TableWrites",
     "WorkloadQuery",
     "plan_workload",
+    "rate_text",
 ]
 
 DEFAULT_WRITE_ENTRY_COST = 10.0
@@ -625,6 +626,8 @@ def _notes(
     workload_rows_per_s: float,
 ) -> tuple[str, ...]:
     """The solver's status, then why each query's own suggestion left out was left out."""
+    if not priced:
+        return ("No query here has an index to gain from.",)
     merged = sum(1 for item in priced if not item.candidate.suggested)
     notes = [
         f"CP-SAT chose {len(chosen)} of {len(priced)} candidate indexes "
@@ -645,11 +648,17 @@ def _notes(
         floor = rules.min_gain_share * workload_rows_per_s
         if gain <= overhead + floor:
             why = (
-                f"it would save {gain:,.0f} rows examined/s more than the plan, against "
-                f"{item.entries_per_s:,.1f} index entries/s to maintain"
-                if overhead > floor
-                else f"it would save {gain:,.0f} rows examined/s more than the plan, under "
-                f"{rules.min_gain_share:.0%} of the workload's {workload_rows_per_s:,.0f}"
+                f"it would save {rate_text(gain)} rows examined/s more than the plan, less than "
+                f"the {rate_text(overhead + floor)} a new index must save here: "
+            )
+            if overhead > 0:
+                why += (
+                    f"{rate_text(item.entries_per_s)} index entries/s to maintain (each worth "
+                    f"{rate_text(rules.write_entry_cost)} rows examined) plus "
+                )
+            why += (
+                f"{rules.min_gain_share:.0%} of the workload's {rate_text(workload_rows_per_s)} "
+                "rows examined/s"
             )
         elif len(chosen) >= rules.max_new_indexes:
             count = rules.max_new_indexes
@@ -664,3 +673,13 @@ def _notes(
             why = "another combination saves more"
         notes.append(f"Left out {item.name} ({', '.join(item.candidate.names)}): {why}.")
     return tuple(notes)
+
+
+def rate_text(value: float) -> str:
+    """A rate for a sentence: whole numbers with separators, two decimals below ten.
+
+    Example:
+        >>> rate_text(1234567.8), rate_text(0.1666)
+        ('1,234,568', '0.17')
+    """
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2f}"
