@@ -129,3 +129,55 @@ def test_signature_follows_the_ddl() -> None:
 
 def test_no_query_gives_no_plan() -> None:
     assert plan_workload([], case_schema({})) == []
+
+
+def test_access_rows_is_the_advisors_own_estimate() -> None:
+    """On every advisor fixture case, engine.access_rows gives the suggestion's own numbers:
+    the planner prices other queries' indexes with the same estimate, not a second model."""
+    from quanta.analysis.advisor.engine import access_rows, advise_access
+    from quanta.analysis.advisor.model import Action, AdviceError
+    from quanta.analysis.advisor.statement import table_accesses
+    from tests.analysis.test_advisor import CASES as ADVISOR_CASES
+    from tests.analysis.test_advisor import case_schema as advisor_schema
+
+    checked = 0
+    for case in ADVISOR_CASES:
+        schema = advisor_schema(case.spec)
+        try:
+            accesses = table_accesses(case.spec["sql"], schema, case.spec.get("database", "shop"))
+        except AdviceError:
+            continue
+        for access in accesses:
+            table = schema.tables[access.table]
+            advice = advise_access(access, table, schema.server)
+            if len(advice) > 1:
+                continue  # an OR across columns: the planner prices each branch as its own
+            for item in (advice[0], advice[0].alternative):
+                if item is None or item.action is Action.NONE:
+                    continue
+                assert item.rows_before is not None
+                assert item.rows_after is not None
+                assert access_rows(access, table, schema.server) == item.rows_before, case.id
+                assert access_rows(access, table, schema.server, item.columns) == min(
+                    item.rows_after, item.rows_before
+                ), case.id
+                checked += 1
+    assert checked >= 150
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "quanta.analysis.advisor.workload",
+        "quanta.analysis.advisor.engine",
+        "quanta.analysis.advisor.render",
+        "quanta.analysis.statement",
+    ],
+)
+def test_doctests(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0
+    assert result.attempted > 0

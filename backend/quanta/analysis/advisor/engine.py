@@ -681,8 +681,25 @@ def access_rows(
         in_order = not access.sort or (bool(sort) and _delivers(parts, sort, predicates))
         names = [p.name for p in parts]
         rows = cost.rows_examined(table, names, predicates, limit=limit, in_order=in_order)
+        # A MIN()/MAX() or GROUP BY the index can read one entry per call or per group of.
+        for loose in (
+            _min_max_only(access, table, predicates),
+            _loose_scan(access, table, predicates)[0],
+        ):
+            if loose is not None and _leads_with(names, loose):
+                rows = min(rows, _rows_after(loose, access, table, predicates, limit))
         best = min(best, rows)
     return best * access.lookups
+
+
+def _leads_with(names: Sequence[str], candidate: _Candidate) -> bool:
+    """The index starts with the candidate's equalities (in any order) then its tail."""
+    count = len(candidate.equalities)
+    tail = [c.name for c in candidate.tail]
+    return (
+        set(names[:count]) == {c.name for c in candidate.equalities}
+        and list(names[count : count + len(tail)]) == tail
+    )
 
 
 def _delivers(
