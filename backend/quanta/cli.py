@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -32,6 +32,10 @@ DEFAULT_SERVER = "http://127.0.0.1:8000"
 ANNOTATE_TIMEOUT_SECONDS = 10.0
 
 Children = dict[str, subprocess.Popen[bytes]]
+_N = TypeVar("_N", int, float)
+
+if TYPE_CHECKING:
+    from quanta.analysis.advisor.workload import PlanRules
 
 
 @app.command()
@@ -310,6 +314,22 @@ def advise(
         int | None,
         typer.Option(min=0, help="With --workload: bytes per row a table's new indexes take."),
     ] = None,
+    min_gain_share: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="With --workload: the share of the workload's rows examined a new index must "
+            "save (default 0.01).",
+        ),
+    ] = None,
+    write_entry_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="With --workload: rows examined one index entry maintained costs (default 10).",
+        ),
+    ] = None,
     limit: Annotated[
         int, typer.Option(min=0, help="With --workload: classes to report, worst first; 0: all.")
     ] = DEFAULT_DIGEST_LIMIT,
@@ -325,7 +345,16 @@ def advise(
     if workload is not None:
         if as_json:
             raise typer.BadParameter("--json is for --sql", param_hint="--json")
-        _advise_workload(workload, schema_file, max_new_indexes, width_budget, limit)
+        from quanta.analysis.advisor.workload import PlanRules
+
+        default = PlanRules()
+        rules = PlanRules(
+            max_new_indexes=_given(max_new_indexes, default.max_new_indexes),
+            width_budget_bytes=width_budget,
+            min_gain_share=_given(min_gain_share, default.min_gain_share),
+            write_entry_cost=_given(write_entry_cost, default.write_entry_cost),
+        )
+        _advise_workload(workload, schema_file, rules, limit)
         return
     assert sql is not None
     try:
@@ -342,19 +371,15 @@ def advise(
         typer.echo(render_text(advice, findings), nl=False)
 
 
-def _advise_workload(
-    log: Path,
-    schema_file: Path,
-    max_new_indexes: int | None,
-    width_budget: int | None,
-    limit: int,
-) -> None:
-    """pt-query-digest's report of the log, then the index plan of its workload per table."""
-    from dataclasses import replace
+def _given(value: _N | None, default: _N) -> _N:
+    return default if value is None else value
 
+
+def _advise_workload(log: Path, schema_file: Path, rules: "PlanRules", limit: int) -> None:
+    """pt-query-digest's report of the log, then the index plan of its workload per table."""
     from quanta.analysis.advisor import SchemaError, parse_schema
     from quanta.analysis.advisor.render import render_plan_text
-    from quanta.analysis.advisor.workload import PlanRules, plan_workload
+    from quanta.analysis.advisor.workload import plan_workload
     from quanta.digest.report import render_text
     from quanta.digest.runner import DigestOptions, digest_files
     from quanta.digest.workload import workload_from_digest
@@ -369,9 +394,6 @@ def _advise_workload(
     for path, line, reason in run.skipped[:MAX_SKIPPED_SHOWN]:
         typer.echo(f"skipped {path}:{line}: {reason}", err=True)
     found = workload_from_digest(run.digest, schema)
-    rules = PlanRules(width_budget_bytes=width_budget)
-    if max_new_indexes is not None:
-        rules = replace(rules, max_new_indexes=max_new_indexes)
     plans = plan_workload(
         found.queries, schema, found.writes, rules, window_seconds=found.window_seconds
     )

@@ -67,16 +67,28 @@ def test_report_then_plan() -> None:
     assert "# MISC 0xMISC                 1.5460  18.1%    551  0.0028   0.0 <5 ITEMS>" in lines
 
 
-def test_rules_from_the_command_line() -> None:
-    result = cli.invoke(
-        app,
-        ["advise", "--workload", str(LOG), "--schema", str(SCHEMA), "--max-new-indexes", "1",
-         "--width-budget", "20"],
-    )  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "ddl"),
+    [
+        # The 26-byte (status, created_at) passes the budget: the best that fits is (created_at).
+        (
+            ["--max-new-indexes", "1", "--width-budget", "20"],
+            "ALTER TABLE shop.orders ADD INDEX idx_orders_created_at (created_at);",
+        ),
+        # Free writes and no floor: the fourth suggestion, left out by default, goes in too.
+        (
+            ["--max-new-indexes", "4", "--min-gain-share", "0", "--write-entry-cost", "0"],
+            "ALTER TABLE shop.orders DROP INDEX idx_customer, ADD INDEX "
+            "idx_orders_status_created_at (status, created_at), ADD INDEX idx_orders_created_at "
+            "(created_at), ADD INDEX idx_orders_customer_id_created_at (customer_id, created_at), "
+            "ADD INDEX idx_orders_customer_id_status (customer_id, status);",
+        ),
+    ],
+)
+def test_rules_from_the_command_line(options: list[str], ddl: str) -> None:
+    result = cli.invoke(app, ["advise", "--workload", str(LOG), "--schema", str(SCHEMA), *options])
     assert result.exit_code == 0, result.output
-    ddl = [line for line in result.stdout.splitlines() if line.startswith("ALTER TABLE")]
-    # The 26-byte (status, created_at) passes the budget: the best that fits is (created_at).
-    assert ddl == ["ALTER TABLE shop.orders ADD INDEX idx_orders_created_at (created_at);"]
+    assert [line for line in result.stdout.splitlines() if line.startswith("ALTER TABLE")] == [ddl]
 
 
 def test_workload_from_the_log() -> None:

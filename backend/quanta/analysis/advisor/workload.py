@@ -14,8 +14,6 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ortools.sat.python import cp_model
-
 from quanta.analysis.advisor import cost
 from quanta.analysis.advisor.engine import (
     BTREE,
@@ -456,6 +454,10 @@ def _solve(
     """
     if not priced or workload_rows_per_s <= 0:
         return [], "no candidate"
+    # Imported here: CP-SAT's module takes over a second to import (it pulls in pandas), and
+    # the advice service and the renderer import this module for its data types only.
+    from ortools.sat.python import cp_model
+
     unit = workload_rows_per_s / OBJECTIVE_SCALE
     model = cp_model.CpModel()
     build = [model.new_bool_var(f"x{c}") for c in range(len(priced))]
