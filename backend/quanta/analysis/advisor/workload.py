@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_WINDOW_SECONDS",
     "DEFAULT_WRITE_ENTRY_COST",
     "SOLVER_TIME_LIMIT_S",
+    "WALL_CLOCK_FACTOR",
     "DroppedIndex",
     "PlanRules",
     "PlannedIndex",
@@ -55,9 +56,12 @@ DEFAULT_WRITE_ENTRY_COST = 10.0
 DEFAULT_MIN_GAIN_SHARE = 0.01
 # The window the queries' calls were counted over when the caller does not say.
 DEFAULT_WINDOW_SECONDS = 3600.0
-# CP-SAT's time limit per table; a table's model is small (tens of candidates), so it is
-# solved to optimality well within it, and the limit only bounds a pathological input.
+# CP-SAT's limit per table, in its deterministic time (so that a limit reached gives the same
+# plan on any machine and load); a table's model is small (tens of candidates) and solves to
+# optimality well within it: the limit only bounds a pathological input. Wall-clock time is
+# bounded too, at WALL_CLOCK_FACTOR times the limit, in case a slow machine stretches it.
 SOLVER_TIME_LIMIT_S = 5.0
+WALL_CLOCK_FACTOR = 4.0
 # Merged candidates per table at most (the query's own suggestions always count).
 MAX_CANDIDATES = 120
 # The objective's integer scale: every term is a share of the workload's rows examined per
@@ -475,8 +479,11 @@ def _solve(
         if len(reads) > 1:
             model.add_at_most_one(reads)
     fixed = rules.min_gain_share * OBJECTIVE_SCALE
+    # An index costing more than the whole workload's reads can never pay: capped there, so
+    # that a heavy write rate on a table with few reads cannot overflow CP-SAT's integers.
+    ceiling = 2 * OBJECTIVE_SCALE
     costs = [
-        round(item.entries_per_s * rules.write_entry_cost / unit + fixed) + item.width
+        min(ceiling, round(item.entries_per_s * rules.write_entry_cost / unit + fixed)) + item.width
         for item in priced
     ]
     model.add(sum(build) <= max(0, rules.max_new_indexes))
@@ -490,7 +497,8 @@ def _solve(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1  # one worker and a fixed seed: the same plan every time
     solver.parameters.random_seed = 0
-    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.max_deterministic_time = time_limit_s
+    solver.parameters.max_time_in_seconds = time_limit_s * WALL_CLOCK_FACTOR
     status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return [], "no solution in the time limit"
