@@ -34,6 +34,7 @@ from quanta.analysis.advisor.model import (
 )
 from quanta.analysis.advisor.schema import Index, IndexPart, Schema, Server, Table
 from quanta.analysis.advisor.statement import table_accesses
+from quanta.analysis.statement import MAX_PARSE_CHARS
 
 __all__ = [
     "DEFAULT_MIN_GAIN_SHARE",
@@ -199,10 +200,14 @@ def plan_workload(
     writes = writes or {}
     scans_by_table: dict[str, list[_Scan]] = {}
     for query in sorted(queries, key=lambda q: (q.query_id, q.sql)):
+        if len(query.sql) > MAX_PARSE_CHARS:
+            continue  # a huge multi-row INSERT reads nothing, and parsing it costs seconds
         try:
             scans = _scans(query, schema, max(window_seconds, 1e-9))
-        except AdviceError:
-            continue  # one statement the advisor cannot read never stops the plan
+        except (AdviceError, RecursionError):
+            # One statement the advisor cannot read (or nested past the parser's recursion
+            # limit: a log is hostile input) never stops the plan.
+            continue
         for scan in scans:
             scans_by_table.setdefault(scan.table.name, []).append(scan)
     total = sum(scan.rate * scan.before for scans in scans_by_table.values() for scan in scans)
