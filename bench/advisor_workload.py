@@ -49,7 +49,7 @@ from quanta.analysis.advisor import Action, AdviceError, advise, parse_schema
 from quanta.analysis.advisor.engine import alter_table_ddl
 from quanta.analysis.advisor.render import render_plan_text
 from quanta.analysis.advisor.schema import Schema
-from quanta.analysis.advisor.workload import TablePlan, plan_workload
+from quanta.analysis.advisor.workload import PlanRules, TablePlan, plan_workload
 from quanta.digest.runner import DigestOptions, digest_files
 from quanta.digest.workload import DigestWorkload, workload_from_digest
 from tests.fixtures.servers import MariaDBServer, started_mariadb
@@ -438,6 +438,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--statements", type=int, default=DEFAULT_STATEMENTS)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS)
+    parser.add_argument(
+        "--min-gain-share", type=float, default=PlanRules().min_gain_share,
+        help="the plan's rule: the share of the workload's rows examined a new index must save",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sizes = Sizes.scaled(args.scale)
     workload = statements(args.statements, args.seed, sizes)
@@ -472,8 +476,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         suggestions = per_query_suggestions(found, schema)
         started = time.perf_counter()
+        rules = PlanRules(min_gain_share=args.min_gain_share)
         plans = plan_workload(
-            found.queries, schema, found.writes, window_seconds=found.window_seconds
+            found.queries, schema, found.writes, rules, window_seconds=found.window_seconds
         )
         planned_in = time.perf_counter() - started
         plan = plan_indexes(plans)

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 DEFAULT_WRITE_ENTRY_COST = 10.0
-DEFAULT_MIN_GAIN_SHARE = 0.01
+DEFAULT_MIN_GAIN_SHARE = 0.005
 # The window the queries' calls were counted over when the caller does not say.
 DEFAULT_WINDOW_SECONDS = 3600.0
 # CP-SAT's limit per table, in its deterministic time (so that a limit reached gives the same
@@ -671,10 +671,8 @@ def _notes(
                     f"{rate_text(item.entries_per_s)} index entries/s to maintain (each worth "
                     f"{rate_text(rules.write_entry_cost)} rows examined) plus "
                 )
-            why += (
-                f"{rules.min_gain_share:.0%} of the workload's {rate_text(workload_rows_per_s)} "
-                "rows examined/s"
-            )
+            workload = rate_text(workload_rows_per_s)
+            why += f"{rules.min_gain_share * 100:g}% of the workload's {workload} rows examined/s"
         elif len(chosen) >= rules.max_new_indexes:
             count = rules.max_new_indexes
             plural = "es" if count != 1 else ""
