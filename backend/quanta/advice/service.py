@@ -55,6 +55,7 @@ from quanta.analysis.advisor import (
 from quanta.analysis.advisor.render import numbers_text
 from quanta.analysis.statement import describe_statement
 from quanta.audit.service import Actor
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
@@ -117,11 +118,11 @@ DAILY_WINDOW = timedelta(days=1)
 HOT_WINDOW = timedelta(hours=1)
 
 
-class QueryNotFound(LookupError):
+class QueryNotFound(errors.NotFound):
     """No query class has this query_id."""
 
 
-class SuggestionNotFound(LookupError):
+class SuggestionNotFound(errors.NotFound):
     """No suggestion has this id."""
 
 
@@ -129,11 +130,11 @@ class AdviceUnavailable(Exception):
     """The query cannot be advised on this instance; the message says why and what to do."""
 
 
-class InvalidStatusChange(ValueError):
+class InvalidStatusChange(errors.Conflict, ValueError):
     """A status change a person may not make (``applied`` is Quanta's to set)."""
 
 
-class QueueUnavailable(Exception):
+class QueueUnavailable(errors.Unavailable):
     """The task could not be handed to the broker."""
 
 

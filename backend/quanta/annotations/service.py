@@ -29,6 +29,7 @@ from quanta.annotations.schemas import (
     TimeRange,
 )
 from quanta.auth.service import Principal
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.notify.events import ImpactNotice
@@ -53,15 +54,15 @@ __all__ = [
 ]
 
 
-class InvalidAnnotation(ValueError):
+class InvalidAnnotation(errors.InvalidRequest):
     """An annotation or impact request that cannot be accepted; the message says why."""
 
 
-class AnnotationNotFound(LookupError):
+class AnnotationNotFound(errors.NotFound):
     """No annotation has this id."""
 
 
-class NotAllowed(PermissionError):
+class NotAllowed(errors.Forbidden):
     """The caller may not do this to this annotation."""
 
 

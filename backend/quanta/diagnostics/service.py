@@ -28,6 +28,7 @@ from quanta.analysis.resolution import Resolution, ceil_to
 from quanta.analysis.sqlkind import StatementKind, classify_statement
 from quanta.annotations import service as annotations
 from quanta.audit.service import Actor
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import run_after_commit, utcnow
@@ -76,15 +77,15 @@ _REFUSALS = (
 )
 
 
-class DiagnosticsError(Exception):
+class DiagnosticsError(errors.InvalidRequest):
     """A request that cannot be honoured; the message says why and what to do."""
 
 
-class NotFound(DiagnosticsError, LookupError):
+class NotFound(errors.NotFound, DiagnosticsError):
     """No such query or instance, or nothing collected yet."""
 
 
-class NotAllowed(DiagnosticsError):
+class NotAllowed(errors.Conflict, DiagnosticsError):
     """The instance is not set up for this (no DSN, profiling off)."""
 
 

@@ -19,6 +19,7 @@ from quanta.analysis.aggregate import (
 )
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.observability import (
@@ -46,23 +47,23 @@ from quanta.tables.service import changed_tables, refresh_soon
 log = logging.getLogger(__name__)
 
 
-class IngestError(Exception):
+class IngestError(errors.QuantaError):
     """A batch the server cannot accept; the message says why."""
 
 
-class PayloadTooLarge(IngestError):
+class PayloadTooLarge(errors.PayloadTooLarge, IngestError):
     """The request body or its decompressed form exceeds the configured limits."""
 
 
-class InvalidPayload(IngestError):
+class InvalidPayload(errors.Unprocessable, IngestError):
     """The body is not a valid batch."""
 
 
-class BatchNotFound(IngestError):
+class BatchNotFound(errors.NotFound, IngestError):
     """No batch with that id."""
 
 
-class InstanceNotAllowed(IngestError):
+class InstanceNotAllowed(errors.Forbidden, IngestError):
     """The token is bound to other instances than the batch's."""
 
 

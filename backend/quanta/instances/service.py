@@ -9,6 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quanta.audit.service import field_changes
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.core.db import utcnow
@@ -30,7 +31,7 @@ from quanta.monitored.target import TargetNotReadOnly, verify_target
 from quanta.queries import repository as queries_repository
 
 
-class NoConnection(Exception):
+class NoConnection(errors.Conflict):
     """The instance has no DSN registered, so workers cannot reach it."""
 
 
@@ -132,23 +133,23 @@ def monitored_settings(settings: Settings) -> MonitoredSettings:
 # --------------------------------------------------------------------------- admin API
 
 
-class InstanceError(Exception):
+class InstanceError(errors.QuantaError):
     """A request about instances that cannot be honoured; the message says why."""
 
 
-class InstanceNotFound(InstanceError, LookupError):
+class InstanceNotFound(errors.NotFound, InstanceError):
     """No instance with that id or name."""
 
 
-class DuplicateInstance(InstanceError):
+class DuplicateInstance(errors.Conflict, InstanceError):
     """Another instance already has that name."""
 
 
-class InstanceHasData(InstanceError):
+class InstanceHasData(errors.Conflict, InstanceError):
     """Deleting the instance would delete its stored data, and purge was not asked for."""
 
 
-class InvalidConnection(InstanceError):
+class InvalidConnection(errors.Unprocessable, InstanceError):
     """A DSN that cannot be used; the message says which part is wrong (never the password)."""
 
 
@@ -296,7 +297,8 @@ def check_connection(
     try:
         options = connection_options(settings, instance)
     except (SecretUnreadable, InvalidDsn) as exc:
-        raise InvalidConnection(str(exc)) from exc
+        # A stored DSN that no longer works is a conflict with the state, not a bad request.
+        raise InvalidConnection(str(exc), status_code=errors.Conflict.status_code) from exc
     # The schemas the instance's statements ran in lately: EXPLAIN and snapshots read them.
     since = utcnow() - SCHEMAS_WINDOW
     schemas = queries_repository.schemas_of_instance(session, instance.id, since)

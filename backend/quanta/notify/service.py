@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from tenacity import RetryCallState, Retrying, wait_exponential
 
 from quanta.audit.service import field_changes
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.core.db import run_after_commit, utcnow
@@ -54,15 +55,15 @@ DIGEST_EVENT = "digest"
 TEST_EVENT = "test"
 
 
-class ChannelNotFound(Exception):
+class ChannelNotFound(errors.NotFound):
     """No channel has this id."""
 
 
-class ChannelConflict(Exception):
+class ChannelConflict(errors.Conflict):
     """Another channel already has this name."""
 
 
-class InvalidChannel(Exception):
+class InvalidChannel(errors.Unprocessable):
     """The channel's settings contradict each other."""
 
 

@@ -4,13 +4,14 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Table, delete, func, select
 from sqlalchemy.orm import Session
 
+from quanta.core import errors
 from quanta.core.db import Base
 from quanta.ingest.service import drop_processed_payloads
 
 QUERY_ID_COLUMN = "query_id"
 
 
-class NothingToPurge(LookupError):
+class NothingToPurge(errors.NotFound):
     """No table holds rows for that query_id."""
 
 

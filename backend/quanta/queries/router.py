@@ -3,7 +3,7 @@
 import dataclasses
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, Query, Request
 
 from quanta.deps import (
     AUTH_RESPONSES,
@@ -59,12 +59,7 @@ IncludeOwnParam = Annotated[
 def _window(
     settings: SettingsDep, from_: FromParam = None, to: ToParam = None
 ) -> service.TimeWindow:
-    try:
-        return service.resolve_window(
-            start=from_, end=to, default_hours=settings.default_range_hours
-        )
-    except service.InvalidRequest as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+    return service.resolve_window(start=from_, end=to, default_hours=settings.default_range_hours)
 
 
 def _filter(
@@ -109,24 +104,12 @@ def list_queries(
 ) -> TopQueries:
     """The top queries of a time range by any metric, with totals, shares and sparklines;
     or, grouped by schema, user, host or instance, the heaviest values of that dimension."""
-    try:
-        if group_by != "query":
-            return groups.top_groups(
-                session=session,
-                settings=settings,
-                window=window,
-                group_by=group_by,
-                limit=limit,
-                offset=offset,
-                sparkline_points=settings.sparkline_points,
-                flt=dataclasses.replace(flt, search=search),
-                sort=sort,
-                order=order,
-            )
-        return service.top_queries(
+    if group_by != "query":
+        return groups.top_groups(
             session=session,
             settings=settings,
             window=window,
+            group_by=group_by,
             limit=limit,
             offset=offset,
             sparkline_points=settings.sparkline_points,
@@ -134,8 +117,17 @@ def list_queries(
             sort=sort,
             order=order,
         )
-    except service.InvalidRequest as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+    return service.top_queries(
+        session=session,
+        settings=settings,
+        window=window,
+        limit=limit,
+        offset=offset,
+        sparkline_points=settings.sparkline_points,
+        flt=dataclasses.replace(flt, search=search),
+        sort=sort,
+        order=order,
+    )
 
 
 @router.get("/queries/{query_id}", operation_id="get_query", responses=NOT_FOUND)
@@ -148,12 +140,9 @@ def get_query(
     flt: FilterDep,
 ) -> QueryDetail:
     """One query: every metric, latency percentiles, time series and breakdowns."""
-    try:
-        return service.query_detail(
-            session=session, settings=settings, window=window, query_id=query_id, flt=flt
-        )
-    except service.QueryNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.query_detail(
+        session=session, settings=settings, window=window, query_id=query_id, flt=flt
+    )
 
 
 @router.get("/queries/{query_id}/examples", operation_id="list_query_examples", responses=NOT_FOUND)
@@ -167,17 +156,14 @@ def list_query_examples(
     limit: Annotated[int, Query(ge=1, le=MAX_EXAMPLES)] = DEFAULT_EXAMPLES,
 ) -> QueryExamples:
     """Real statements of a query in the range, slowest first."""
-    try:
-        return service.query_examples(
-            session=session,
-            settings=settings,
-            window=window,
-            query_id=query_id,
-            instances=tuple(instance or ()),
-            limit=limit,
-        )
-    except service.QueryNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.query_examples(
+        session=session,
+        settings=settings,
+        window=window,
+        query_id=query_id,
+        instances=tuple(instance or ()),
+        limit=limit,
+    )
 
 
 @router.get("/filters", operation_id="list_filters")
@@ -197,9 +183,6 @@ def purge_query(
     query_id: str, request: Request, session: SessionDep, _principal: AdminPrincipal
 ) -> purge.QueryPurged:
     """Delete every stored trace of a query: buckets, examples, catalog row, runs, advice."""
-    try:
-        deleted = purge.purge_query(session=session, query_id=query_id)
-    except purge.NothingToPurge as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    deleted = purge.purge_query(session=session, query_id=query_id)
     request.state.audit_detail = {"deleted": deleted}
     return purge.QueryPurged(query_id=query_id, deleted=deleted)

@@ -36,6 +36,7 @@ from quanta.analysis.resolution import (
 )
 from quanta.analysis.statement import describe_statement
 from quanta.analysis.timeseries import load_series, plan_slots
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.instances.models import ExamplePolicy
@@ -82,7 +83,7 @@ PARTITION_AHEAD = {
 }
 
 
-class InvalidRequest(ValueError):
+class InvalidRequest(errors.InvalidRequest):
     """A read whose parameters cannot be answered; the message says what to change."""
 
 
@@ -94,7 +95,7 @@ class UnknownSortKey(InvalidRequest):
     """A sort key that is not a metric of the list."""
 
 
-class QueryNotFound(LookupError):
+class QueryNotFound(errors.NotFound):
     """No query class has this query_id."""
 
 

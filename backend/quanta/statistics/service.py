@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from quanta.analysis import advisor
+from quanta.core import errors
 from quanta.ingest.schemas import IndexStatIn, TableStatIn, UserStatIn
 from quanta.instances.models import Instance
 from quanta.statistics import repository
@@ -103,7 +104,7 @@ def _combine(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class InstanceNotFound(LookupError):
+class InstanceNotFound(errors.NotFound):
     """No instance with that id."""
 
 

@@ -19,6 +19,7 @@ from sqlalchemy.exc import NoResultFound
 from sqlalchemy.orm import Session
 
 from quanta.analysis.ddl import changed_table
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.tasks import REFRESH_TABLES_TASK, celery_client
@@ -32,15 +33,15 @@ from quanta.tables.schemas import QueryTableOut, QueryTablesOut, ServerOut, Tabl
 log = logging.getLogger(__name__)
 
 
-class InstanceNotFound(LookupError):
+class InstanceNotFound(errors.NotFound):
     """No instance has this id."""
 
 
-class TableNotSnapshotted(LookupError):
+class TableNotSnapshotted(errors.NotFound):
     """No snapshot of this table was ever taken for this instance."""
 
 
-class InvalidTableName(ValueError):
+class InvalidTableName(errors.InvalidRequest):
     """A table name that is not ``database.table``."""
 
 
@@ -313,7 +314,7 @@ def indexes_of(document: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]
     return found
 
 
-class QueryNotFound(LookupError):
+class QueryNotFound(errors.NotFound):
     """No query with that id in the catalog."""
 
 
