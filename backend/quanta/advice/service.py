@@ -67,9 +67,12 @@ from quanta.diagnostics.models import ExplainRun
 from quanta.instances.dsn import InvalidDsn
 from quanta.instances.models import Instance
 from quanta.instances.service import (
+    InstanceNotFound,
     NoConnection,
     connected_instances,
     connection_options,
+    find_instance,
+    find_instance_by_name,
     monitored_settings,
     sandbox_options,
 )
@@ -80,8 +83,9 @@ from quanta.notify.formats.common import size
 from quanta.notify.service import publish_suggestion
 from quanta.queries import service as queries_service
 from quanta.queries.repository import BucketFilter
+from quanta.queries.service import QueryNotFound
 from quanta.tables import service as tables_service
-from quanta.tables.service import InstanceNotFound, SnapshotRefresh
+from quanta.tables.service import SnapshotRefresh
 
 __all__ = [
     "AdviceRun",
@@ -116,10 +120,6 @@ FULL_LITERALS = "full"
 DAILY_WINDOW = timedelta(days=1)
 # The frequent pass (hot_work) looks at this past window, and retries a query after it.
 HOT_WINDOW = timedelta(hours=1)
-
-
-class QueryNotFound(errors.NotFound):
-    """No query class has this query_id."""
 
 
 class SuggestionNotFound(errors.NotFound):
@@ -188,7 +188,9 @@ def list_suggestions(
     not to improve the plan only with ``include_rejected``."""
     if repository.query_class(session, query_id) is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    instance_id = _instance_named(session, instance).id if instance else None
+    instance_id = (
+        find_instance_by_name(session=session, name=instance, hint=False).id if instance else None
+    )
     names = {}
     rows = []
     for row in repository.suggestions(session, query_id, instance_id):
@@ -196,8 +198,8 @@ def list_suggestions(
             rows.append(row)
     for row in rows:
         if row.instance_id not in names:
-            names[row.instance_id] = tables_service.find_instance(
-                session=session, instance_id=row.instance_id
+            names[row.instance_id] = find_instance(
+                session=session, instance_id=row.instance_id, hint=False
             ).name
     return SuggestionList(
         query_id=query_id, suggestions=[_out(row, names[row.instance_id]) for row in rows]
@@ -220,7 +222,7 @@ def set_status(*, session: Session, suggestion_id: int, status: str) -> Suggesti
         row.status = status
         row.updated_at = utcnow()
         session.flush()
-    instance = tables_service.find_instance(session=session, instance_id=row.instance_id)
+    instance = find_instance(session=session, instance_id=row.instance_id, hint=False)
     return _out(row, instance.name)
 
 
@@ -233,7 +235,7 @@ def request_advice(
     """Queue a fresh advice run for a query on an instance (checked to be reachable)."""
     if repository.query_class(session, query_id) is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    found = _instance_named(session, instance)
+    found = find_instance_by_name(session=session, name=instance, hint=False)
     try:  # a missing or unusable DSN is said now, not in a worker log
         connection_options(settings, found)
     except (InvalidDsn, SecretUnreadable) as exc:
@@ -385,7 +387,7 @@ def daily_work(
     now = now or utcnow()
     window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
     units = []
-    for instance in tables_service.connected_instances(session=session):
+    for instance in connected_instances(session=session):
         top = queries_service.instance_top_queries(
             session=session,
             settings=settings,
@@ -414,7 +416,7 @@ def hot_work(
     now = now or utcnow()
     window = queries_service.TimeWindow(now - HOT_WINDOW, now)
     units = []
-    for instance in tables_service.connected_instances(session=session):
+    for instance in connected_instances(session=session):
         threshold = _hot_threshold(session, settings, instance.name)
         top = queries_service.instance_top_queries(
             session=session,
@@ -461,7 +463,7 @@ def _advise(
     query = repository.query_class(session, query_id)
     if query is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    instance = tables_service.find_instance(session=session, instance_id=instance_id)
+    instance = find_instance(session=session, instance_id=instance_id, hint=False)
     examples = repository.latest_examples(session, query_id, instance_id)
     usable = next((e for e in examples if e.literals == FULL_LITERALS and not e.truncated), None)
     # A masked or truncated example still tells the database of unqualified table names.
@@ -817,7 +819,7 @@ def _announce(session: Session, settings: Settings, rows: Sequence[Suggestion]) 
     if not rows:
         return
     first = rows[0]
-    instance = tables_service.find_instance(session=session, instance_id=first.instance_id)
+    instance = find_instance(session=session, instance_id=first.instance_id, hint=False)
     now = utcnow()
     window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
     detail = queries_service.query_detail(
@@ -885,13 +887,6 @@ def _plan_text(plan: Any) -> str | None:
         + f", {row.get('rows')} rows"
         for row in plan
     )
-
-
-def _instance_named(session: Session, name: str | None) -> Instance:
-    found = repository.instance_by_name(session, name or "")
-    if found is None:
-        raise InstanceNotFound(f"No instance named {name!r}.")
-    return found
 
 
 def _out(row: Suggestion, instance: str) -> SuggestionOut:

@@ -5,12 +5,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from quanta.analysis import impact as impact_analysis
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.impact import (
     METRICS,
     VERDICT_METRICS,
     ImpactPlan,
-    NothingToCompare,
     QueryImpact,
     Slot,
     Thresholds,
@@ -64,6 +64,10 @@ class AnnotationNotFound(errors.NotFound):
 
 class NotAllowed(errors.Forbidden):
     """The caller may not do this to this annotation."""
+
+
+class NothingToCompare(errors.Conflict):
+    """The windows cannot be compared (yet): the message says why and what to do."""
 
 
 def create_annotation(
@@ -159,14 +163,17 @@ def annotation_impact(
         raise InvalidAnnotation(str(exc)) from None
     now = now or utcnow()
     a = row.annotation
-    plan = plan_windows(
-        time=a.time,
-        end_time=a.end_time,
-        window=length,
-        now=now,
-        retained_since=retained_since(settings=settings, now=now),
-        max_slots=settings.annotation_impact_max_slots,
-    )
+    try:
+        plan = plan_windows(
+            time=a.time,
+            end_time=a.end_time,
+            window=length,
+            now=now,
+            retained_since=retained_since(settings=settings, now=now),
+            max_slots=settings.annotation_impact_max_slots,
+        )
+    except impact_analysis.NothingToCompare as exc:  # the pure planner's reason, as a 409
+        raise NothingToCompare(str(exc)) from None
     names = repository.instance_names_by_id(session)
     # Every instance named, even for "all": the bucket tables' keys start with the instance,
     # so the time ranges are then read through the primary key instead of a table scan.

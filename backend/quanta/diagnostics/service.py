@@ -308,10 +308,7 @@ def _common(run: Run, instance_name: str, pending: bool) -> dict[str, Any]:
 
 
 def _instance(session: Session, name: str) -> Instance:
-    try:
-        return instances.find_instance_by_name(session=session, name=name)
-    except instances.InstanceNotFound as exc:
-        raise NotFound(str(exc)) from exc
+    return instances.find_instance_by_name(session=session, name=name)
 
 
 def _require_dsn(instance: Instance) -> None:
@@ -339,8 +336,6 @@ def _request(
         return queued
     try:
         _select_examples(session, settings, query_id, instance, executable=executable, limit=1)
-    except queries.QueryNotFound as exc:
-        raise NotFound(str(exc)) from exc
     except _ExampleRefused as exc:
         refused = _new_run(model, query_id, instance, actor)
         session.add(refused)

@@ -39,6 +39,7 @@ from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
+from quanta.core.upsert import is_postgresql, merge_rows
 from quanta.instances.models import ExamplePolicy
 from quanta.queries import repository
 from quanta.queries.models import (
@@ -207,7 +208,7 @@ def record_digest(
             _example_row(qid, start, pick, resolution, instance_id, masked, example_max_chars)
             for (qid, start), pick in picks[resolution].items()
         ]
-        repository.merge_rows(
+        merge_rows(
             session,
             QueryExample,
             EXAMPLE_KEY,
@@ -264,18 +265,14 @@ def _record_buckets(
     """Merge buckets of ``resolution`` into the store, with their query totals (given for
     hours and days) and instance totals."""
     rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
-    repository.merge_rows(
-        session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets, metrics=True
-    )
+    merge_rows(session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets, metrics=True)
     if per_query is not None:
         query_rows = [_query_totals_row(k, m, instance_id, source) for k, m in per_query.items()]
         model = QUERY_TOTALS_MODELS[resolution]
-        repository.merge_rows(
-            session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets, metrics=True
-        )
+        merge_rows(session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets, metrics=True)
     # The instance totals: from the fewest buckets at hand.
     totals = _totals_rows(per_query if per_query is not None else buckets, instance_id, source)
-    repository.merge_rows(
+    merge_rows(
         session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals, metrics=True
     )
 
@@ -792,7 +789,7 @@ def apply_retention(*, session: Session, settings: Settings, now: datetime) -> d
     for resolution in COARSE_TO_FINE:
         model = BUCKET_MODELS[resolution]
         cutoff = kept[resolution]
-        if repository.is_postgresql(session):
+        if is_postgresql(session):
             for name in repository.partition_names(session, model.__tablename__):
                 bounds = _partition_bounds(name, model.__tablename__, resolution)
                 if bounds is not None and bounds[1] <= cutoff:
@@ -813,7 +810,7 @@ def maintain_partitions(*, session: Session, settings: Settings, now: datetime) 
     Returns the partitions created (or already there).
     Rows outside every partition go to the DEFAULT one, so ingest never depends on this.
     """
-    if not repository.is_postgresql(session):
+    if not is_postgresql(session):
         return []
     created: list[str] = []
     for resolution in COARSE_TO_FINE:
