@@ -84,6 +84,7 @@ from quanta.notify.service import publish_suggestion
 from quanta.queries import service as queries_service
 from quanta.queries.repository import BucketFilter
 from quanta.queries.service import QueryNotFound
+from quanta.queries.window import TimeWindow
 from quanta.tables import service as tables_service
 from quanta.tables.service import SnapshotRefresh
 
@@ -385,7 +386,7 @@ def daily_work(
     re-evaluate) and its top QUANTA_ADVICE_TOP_QUERIES queries by load over the last day
     (advise; their table snapshots are refreshed on the way when older than a day)."""
     now = now or utcnow()
-    window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
+    window = TimeWindow(now - DAILY_WINDOW, now)
     units = []
     for instance in connected_instances(session=session):
         top = queries_service.instance_top_queries(
@@ -414,7 +415,7 @@ def hot_work(
     no suggestion yet and no EXPLAIN run in the last hour (a query the advisor cannot read is
     retried hourly, not every pass). Their EXPLAIN runs are queued here, as beat's."""
     now = now or utcnow()
-    window = queries_service.TimeWindow(now - HOT_WINDOW, now)
+    window = TimeWindow(now - HOT_WINDOW, now)
     units = []
     for instance in connected_instances(session=session):
         threshold = _hot_threshold(session, settings, instance.name)
@@ -821,7 +822,7 @@ def _announce(session: Session, settings: Settings, rows: Sequence[Suggestion]) 
     first = rows[0]
     instance = find_instance(session=session, instance_id=first.instance_id, hint=False)
     now = utcnow()
-    window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
+    window = TimeWindow(now - DAILY_WINDOW, now)
     detail = queries_service.query_detail(
         session=session,
         settings=settings,

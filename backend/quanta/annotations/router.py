@@ -14,7 +14,7 @@ from quanta.deps import (
     SessionDep,
     SettingsDep,
 )
-from quanta.queries.service import TimeWindow, resolve_window
+from quanta.queries.window import TimeWindow, resolve_window
 
 router = APIRouter(tags=["annotations"], responses=AUTH_RESPONSES)
 

@@ -34,7 +34,8 @@ from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.notify.events import ImpactNotice
 from quanta.notify.service import publish_impact
-from quanta.queries.service import TimeWindow, own_queries, parse_time, retained_since
+from quanta.queries.service import own_queries
+from quanta.queries.window import TimeWindow, parse_time, retained_since
 
 # Unknown instance names listed in an error, at most.
 MAX_NAMES_SHOWN = 10

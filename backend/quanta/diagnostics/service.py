@@ -54,6 +54,7 @@ from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
 from quanta.queries.models import QueryClass
 from quanta.queries.repository import BucketFilter
+from quanta.queries.window import TimeWindow
 from quanta.tables import service as tables_service
 
 log = logging.getLogger(__name__)
@@ -224,7 +225,7 @@ def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> Aut
     """Queue EXPLAIN (and, where an execution target is configured, a profile of SELECTs)
     for each instance's top queries by load of the last day that have no run that recent.
     Nothing is queued to execute on an instance without an execution target."""
-    window = queries.TimeWindow(start=now - AUTO_LOAD_WINDOW, end=now)
+    window = TimeWindow(start=now - AUTO_LOAD_WINDOW, end=now)
     since = now - timedelta(hours=settings.diagnostics_auto_fresh_hours)
     explained: list[int] = []
     profiled: list[int] = []
@@ -646,7 +647,7 @@ def _rows_per_execution(
     if changed is not None:
         # Executions under an older plan (before an index was added, say) say nothing
         # about this one: only the whole minutes after the change count.
-        after = queries.TimeWindow(start=ceil_to(changed, Resolution.MINUTE), end=window.end)
+        after = TimeWindow(start=ceil_to(changed, Resolution.MINUTE), end=window.end)
         if after.start >= after.end:
             return None, None
         detail = queries.query_detail(
@@ -657,7 +658,7 @@ def _rows_per_execution(
 
 
 def _last_plan_change(
-    session: Session, instance: str, tables: list[str], window: queries.TimeWindow
+    session: Session, instance: str, tables: list[str], window: TimeWindow
 ) -> datetime | None:
     """The latest moment in ``window`` after which the query's plan may differ: a schema
     statement (ALTER, CREATE INDEX, ANALYZE...) on one of its tables seen in the metrics,
@@ -676,11 +677,9 @@ def _last_plan_change(
     return max([t for t in (ddl, *marked) if t is not None], default=None)
 
 
-def _example_window(settings: Settings) -> queries.TimeWindow:
+def _example_window(settings: Settings) -> TimeWindow:
     now = utcnow()
-    return queries.TimeWindow(
-        start=now - timedelta(days=settings.diagnostics_example_days), end=now
-    )
+    return TimeWindow(start=now - timedelta(days=settings.diagnostics_example_days), end=now)
 
 
 def _for_example(options: ConnectionOptions, example: _Example) -> ConnectionOptions:

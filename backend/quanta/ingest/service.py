@@ -40,7 +40,7 @@ from quanta.instances.service import (
     monitoring_user,
 )
 from quanta.queries.repository import mark_runners
-from quanta.queries.service import record_digest
+from quanta.queries.writes import record_digest
 from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
 

@@ -16,12 +16,10 @@ from quanta.queries.service import (
     ORDERS,
     PERCENTILE_SORTS,
     SORT_KEYS,
-    InvalidRequest,
-    TimeWindow,
     UnknownSortKey,
     merged_histograms,
-    read_plan,
 )
+from quanta.queries.window import InvalidRequest, TimeWindow, read_plan
 
 # group_by value -> bucket column; "query" is the plain overview (service.top_queries).
 GROUP_COLUMNS = {**repository.DIMENSION_COLUMNS, "instance": "instance_id"}

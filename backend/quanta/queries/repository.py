@@ -2,7 +2,7 @@
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -20,12 +20,10 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    text,
     tuple_,
     union_all,
     update,
 )
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
@@ -540,52 +538,6 @@ def _least(current: Any, new: Any) -> ColumnElement[Any]:
 
 def _greatest(current: Any, new: Any) -> ColumnElement[Any]:
     return case((new > current, new), else_=current)
-
-
-# --------------------------------------------------------------------------- partitions
-# PostgreSQL only: each bucket table is partitioned by range of bucket_start, with a DEFAULT
-# partition for anything outside the created ranges (old imports, clock skew).
-
-
-def partition_names(session: Session, parent: str) -> list[str]:
-    """The partitions of ``parent``."""
-    stmt = text(
-        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
-        "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = :parent ORDER BY c.relname"
-    )
-    return list(session.scalars(stmt, {"parent": parent}))
-
-
-def create_partition(
-    session: Session, parent: str, name: str, lower: datetime | None, upper: datetime | None
-) -> bool:
-    """Create a range partition (both bounds None: the DEFAULT one); False if it cannot be.
-
-    Creation fails when the DEFAULT partition already holds rows of that range: those rows
-    then stay where they are, which is correct, only less tidy.
-    """
-    if lower is None or upper is None:
-        bounds = "DEFAULT"
-    else:
-        bounds = f"FOR VALUES FROM ('{_pg_timestamp(lower)}') TO ('{_pg_timestamp(upper)}')"
-    try:
-        with session.begin_nested():
-            session.execute(
-                text(f'CREATE TABLE IF NOT EXISTS "{name}" PARTITION OF "{parent}" {bounds}')
-            )
-    except DBAPIError:
-        return False
-    return True
-
-
-def drop_partition(session: Session, name: str) -> None:
-    """Drop one partition and its rows."""
-    session.execute(text(f'DROP TABLE IF EXISTS "{name}"'))
-
-
-def _pg_timestamp(value: datetime) -> str:
-    # Bucket starts are stored as naive UTC; names and bounds are generated, never user input.
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def schema_statements_since(

@@ -16,6 +16,7 @@ from quanta.deps import (
 from quanta.queries import groups, purge, service
 from quanta.queries.repository import BucketFilter
 from quanta.queries.schemas import Filters, QueryDetail, QueryExamples, TopQueries
+from quanta.queries.window import TimeWindow, resolve_window
 
 # Bounded so one request cannot ask for the whole catalog with its sparklines.
 MAX_ROWS_PER_PAGE = 1000
@@ -56,10 +57,8 @@ IncludeOwnParam = Annotated[
 ]
 
 
-def _window(
-    settings: SettingsDep, from_: FromParam = None, to: ToParam = None
-) -> service.TimeWindow:
-    return service.resolve_window(start=from_, end=to, default_hours=settings.default_range_hours)
+def _window(settings: SettingsDep, from_: FromParam = None, to: ToParam = None) -> TimeWindow:
+    return resolve_window(start=from_, end=to, default_hours=settings.default_range_hours)
 
 
 def _filter(
@@ -78,7 +77,7 @@ def _filter(
     )
 
 
-WindowDep = Annotated[service.TimeWindow, Depends(_window)]
+WindowDep = Annotated[TimeWindow, Depends(_window)]
 FilterDep = Annotated[BucketFilter, Depends(_filter)]
 
 
