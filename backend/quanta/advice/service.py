@@ -80,7 +80,7 @@ from quanta.monitored import MonitoredError
 from quanta.notify import repository as notify_repository
 from quanta.notify.events import NEW_SUGGESTION, SuggestionNotice
 from quanta.notify.formats.common import size
-from quanta.notify.service import publish_suggestion
+from quanta.notify.publish import publish_suggestion
 from quanta.queries import service as queries_service
 from quanta.queries.repository import BucketFilter
 from quanta.queries.service import QueryNotFound

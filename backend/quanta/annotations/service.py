@@ -33,7 +33,7 @@ from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.notify.events import ImpactNotice
-from quanta.notify.service import publish_impact
+from quanta.notify.publish import publish_impact
 from quanta.queries.service import own_queries
 from quanta.queries.window import TimeWindow, parse_time, retained_since
 
