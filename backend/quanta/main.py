@@ -36,6 +36,7 @@ from quanta.diagnostics.router import router as diagnostics_router
 from quanta.ingest.router import router as ingest_router
 from quanta.instances.router import router as instances_router
 from quanta.notify.router import router as notify_router
+from quanta.purge.router import router as purge_router
 from quanta.queries.router import router as queries_router
 from quanta.statistics.router import router as statistics_router
 from quanta.tables.router import router as tables_router
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         audit_router,
         ingest_router,
         queries_router,
+        purge_router,
         annotations_router,
         instances_router,
         diagnostics_router,

@@ -60,7 +60,6 @@ from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
 from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
-from quanta.diagnostics import repository as diagnostics_repository
 from quanta.diagnostics import safety
 from quanta.diagnostics import service as diagnostics_service
 from quanta.diagnostics.models import ExplainRun
@@ -77,14 +76,13 @@ from quanta.instances.service import (
     sandbox_options,
 )
 from quanta.monitored import MonitoredError
-from quanta.notify import repository as notify_repository
+from quanta.notify import service as notify_service
 from quanta.notify.events import NEW_SUGGESTION, SuggestionNotice
 from quanta.notify.formats.common import size
 from quanta.notify.publish import publish_suggestion
 from quanta.queries import service as queries_service
-from quanta.queries.repository import BucketFilter
 from quanta.queries.service import QueryNotFound
-from quanta.queries.window import TimeWindow
+from quanta.queries.window import BucketFilter, TimeWindow
 from quanta.tables import service as tables_service
 from quanta.tables.service import SnapshotRefresh
 
@@ -428,8 +426,12 @@ def hot_work(
         )
         heavy = [row.query_id for row in top if row.share >= threshold]
         advised = repository.advised_query_ids(session, instance.id, heavy)
-        tried = diagnostics_repository.queries_with_runs_since(
-            session, ExplainRun, instance.id, heavy, now - HOT_WINDOW
+        tried = diagnostics_service.queries_with_runs_since(
+            session=session,
+            model=ExplainRun,
+            instance_id=instance.id,
+            query_ids=heavy,
+            since=now - HOT_WINDOW,
         )
         fresh = tuple(q for q in heavy if q not in advised and q not in tried)
         if not fresh:
@@ -445,7 +447,7 @@ def _hot_threshold(session: Session, settings: Settings, instance: str) -> float
     """The lowest load share a chat channel wants suggestions for on this instance from."""
     shares = [
         channel.min_load_share
-        for channel in notify_repository.enabled_channels(session)
+        for channel in notify_service.enabled_channels(session=session)
         if NEW_SUGGESTION in channel.events
         and (not channel.instances or instance in channel.instances)
     ]

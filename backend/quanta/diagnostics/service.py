@@ -53,8 +53,7 @@ from quanta.monitored.options import ConnectionOptions
 from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
 from quanta.queries.models import QueryClass
-from quanta.queries.repository import BucketFilter
-from quanta.queries.window import TimeWindow
+from quanta.queries.window import BucketFilter, TimeWindow
 from quanta.tables import service as tables_service
 
 log = logging.getLogger(__name__)
@@ -762,3 +761,16 @@ def _execution_verdict(text: str, truncated: bool) -> str | None:
 def _refusal(reason: str, executable: bool) -> _ExampleRefused:
     prefix = "not profiled" if executable else "not explained"
     return _ExampleRefused(f"{prefix}: {reason}")
+
+
+def queries_with_runs_since(
+    *,
+    session: Session,
+    model: repository.RunModel,
+    instance_id: int,
+    query_ids: Sequence[str],
+    since: datetime,
+) -> set[str]:
+    """Those of ``query_ids`` with a run (EXPLAIN or profile) on the instance requested after
+    ``since``."""
+    return repository.queries_with_runs_since(session, model, instance_id, query_ids, since)

@@ -39,8 +39,7 @@ from quanta.instances.service import (
     get_or_create_instance,
     monitoring_user,
 )
-from quanta.queries.repository import mark_runners
-from quanta.queries.writes import record_digest
+from quanta.queries.writes import mark_runners, record_digest
 from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
 
@@ -334,7 +333,7 @@ def _mark_runners(session: Session, digest: BatchDigest, monitor: str | None) ->
     for key in digest.buckets:
         if key.user:
             (own if monitor is not None and key.user == monitor else app).add(key.query_id)
-    mark_runners(session, own=sorted(own), app=sorted(app))
+    mark_runners(session=session, own=sorted(own), app=sorted(app))
 
 
 def _statements(digest: BatchDigest) -> list[tuple[str, str | None]]:

@@ -28,7 +28,7 @@ from quanta.monitored.check import test_connection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetNotReadOnly, verify_target
-from quanta.queries import repository as queries_repository
+from quanta.queries import service as queries_service
 
 
 class NoConnection(errors.Conflict):
@@ -308,7 +308,9 @@ def check_connection(
         raise InvalidConnection(str(exc), status_code=errors.Conflict.status_code) from exc
     # The schemas the instance's statements ran in lately: EXPLAIN and snapshots read them.
     since = utcnow() - SCHEMAS_WINDOW
-    schemas = queries_repository.schemas_of_instance(session, instance.id, since)
+    schemas = queries_service.schemas_of_instance(
+        session=session, instance_id=instance.id, since=since
+    )
     report = test_connection(options, settings=monitored_settings(settings), schemas=schemas)
     if report.connected:
         instance.flavor = report.flavor or None

@@ -314,3 +314,8 @@ def _delivery_out(delivery: Delivery, attempts: list[DeliveryAttempt]) -> Delive
             for a in attempts
         ],
     )
+
+
+def enabled_channels(*, session: Session) -> list[Channel]:
+    """Channels that receive messages, by id."""
+    return repository.enabled_channels(session)

@@ -19,10 +19,16 @@ from quanta.queries.service import (
     UnknownSortKey,
     merged_histograms,
 )
-from quanta.queries.window import InvalidRequest, TimeWindow, read_plan
+from quanta.queries.window import (
+    DIMENSION_COLUMNS,
+    BucketFilter,
+    InvalidRequest,
+    TimeWindow,
+    read_plan,
+)
 
 # group_by value -> bucket column; "query" is the plain overview (service.top_queries).
-GROUP_COLUMNS = {**repository.DIMENSION_COLUMNS, "instance": "instance_id"}
+GROUP_COLUMNS = {**DIMENSION_COLUMNS, "instance": "instance_id"}
 GROUP_BY = ("query", *GROUP_COLUMNS)
 
 
@@ -35,7 +41,7 @@ def top_groups(
     limit: int,
     offset: int,
     sparkline_points: int,
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     sort: str = "load",
     order: str = "desc",
 ) -> TopQueries:
@@ -142,7 +148,7 @@ def _sort_key(
 def _load_series(
     session: Session,
     segments: list[Segment],
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     column: str,
     values: list[Any],
     window: TimeWindow,

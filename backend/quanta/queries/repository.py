@@ -1,7 +1,6 @@
 """Statements on the query catalog, the metric buckets and the examples."""
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +39,7 @@ from quanta.queries.models import (
     QueryExample,
     QueryInstance,
 )
+from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter
 
 # Buckets from a source that is not the instance's primary one are stored, not totalled; an
 # instance whose primary source is not set yet counts its slow log.
@@ -170,28 +170,7 @@ def histograms(
 # Every read below sums primary-source buckets of the segments that pass a BucketFilter.
 # Filters reach SQL as bound parameters only.
 
-# The bucket columns a breakdown or filter list can group by, by their API name.
-DIMENSION_COLUMNS = {"schema": "schema_name", "user": "user_name", "host": "client_host"}
 _LIKE_ESCAPE = "\\"
-
-
-@dataclass(frozen=True, slots=True)
-class BucketFilter:
-    """Which buckets a read sums: instance names, dimension values, a search, one query."""
-
-    instances: tuple[str, ...] = ()
-    schema: str | None = None
-    user: str | None = None
-    host: str | None = None
-    search: str | None = None
-    query_id: str | None = None
-    # Quanta's own statements (quanta.analysis.own) are left out unless this is set.
-    include_own: bool = False
-
-    @property
-    def has_dimension(self) -> bool:
-        """Whether a schema, user or host must match."""
-        return any(getattr(self, name) is not None for name in DIMENSION_COLUMNS)
 
 
 def _sum(column: Any) -> Any:

@@ -3,20 +3,18 @@
 import dataclasses
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 
 from quanta.deps import (
     AUTH_RESPONSES,
-    AdminPrincipal,
     ErrorDetail,
     ReadPrincipal,
     SessionDep,
     SettingsDep,
 )
-from quanta.queries import groups, purge, service
-from quanta.queries.repository import BucketFilter
+from quanta.queries import groups, service
 from quanta.queries.schemas import Filters, QueryDetail, QueryExamples, TopQueries
-from quanta.queries.window import TimeWindow, resolve_window
+from quanta.queries.window import BucketFilter, TimeWindow, resolve_window
 
 # Bounded so one request cannot ask for the whole catalog with its sparklines.
 MAX_ROWS_PER_PAGE = 1000
@@ -175,13 +173,3 @@ def list_filters(
 ) -> Filters:
     """The values of instance, schema, user and host in the range, with their load share."""
     return service.filter_values(session=session, settings=settings, window=window, flt=flt)
-
-
-@router.delete("/queries/{query_id}", operation_id="purge_query", responses=NOT_FOUND)
-def purge_query(
-    query_id: str, request: Request, session: SessionDep, _principal: AdminPrincipal
-) -> purge.QueryPurged:
-    """Delete every stored trace of a query: buckets, examples, catalog row, runs, advice."""
-    deleted = purge.purge_query(session=session, query_id=query_id)
-    request.state.audit_detail = {"deleted": deleted}
-    return purge.QueryPurged(query_id=query_id, deleted=deleted)

@@ -40,7 +40,14 @@ from quanta.queries.schemas import (
     SparkPoint,
     TopQueries,
 )
-from quanta.queries.window import InvalidRequest, TimeWindow, read_plan, retained_since
+from quanta.queries.window import (
+    DIMENSION_COLUMNS,
+    BucketFilter,
+    InvalidRequest,
+    TimeWindow,
+    read_plan,
+    retained_since,
+)
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +90,7 @@ def instance_top_queries(
         limit=limit,
         offset=0,
         sparkline_points=1,
-        flt=repository.BucketFilter(instances=(instance,)),
+        flt=BucketFilter(instances=(instance,)),
     ).rows
 
 
@@ -95,7 +102,7 @@ def top_queries(
     limit: int,
     offset: int,
     sparkline_points: int,
-    flt: repository.BucketFilter | None = None,
+    flt: BucketFilter | None = None,
     sort: str = "load",
     order: str = "desc",
 ) -> TopQueries:
@@ -105,7 +112,7 @@ def top_queries(
     performance_schema is counted once. Totals and shares are over the queries that match
     the filters. Sorting by a percentile merges histograms in Python (see `_by_percentile`).
     """
-    flt = flt or repository.BucketFilter()
+    flt = flt or BucketFilter()
     if sort not in SORT_KEYS:
         raise UnknownSortKey(f"Unknown sort key {sort!r}; use one of: {', '.join(SORT_KEYS)}.")
     if order not in ORDERS:
@@ -232,7 +239,7 @@ def query_detail(
     settings: Settings,
     window: TimeWindow,
     query_id: str,
-    flt: repository.BucketFilter | None = None,
+    flt: BucketFilter | None = None,
 ) -> QueryDetail:
     """Every metric of one query over the window, its series and its breakdowns.
 
@@ -241,7 +248,7 @@ def query_detail(
     query = repository.query_class(session, query_id)
     if query is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    base = replace(flt or repository.BucketFilter(), search=None, query_id=None)
+    base = replace(flt or BucketFilter(), search=None, query_id=None)
     mine = replace(base, query_id=query_id)
     segments = read_plan(settings=settings, window=window)
     (row,) = repository.aggregate(session, segments, mine)
@@ -270,7 +277,7 @@ def query_detail(
     )
 
 
-def _everything(session: Session, segments: list[Segment], flt: repository.BucketFilter) -> Any:
+def _everything(session: Session, segments: list[Segment], flt: BucketFilter) -> Any:
     """Every query matching ``flt`` summed: from the instances' totals when no dimension
     filter applies (a few rows per period), else from the buckets."""
     if flt.has_dimension:
@@ -343,7 +350,7 @@ def query_examples(
 
 
 def filter_values(
-    *, session: Session, settings: Settings, window: TimeWindow, flt: repository.BucketFilter
+    *, session: Session, settings: Settings, window: TimeWindow, flt: BucketFilter
 ) -> Filters:
     """The values of each dimension in the window with their share of the load."""
     segments = read_plan(settings=settings, window=window)
@@ -376,7 +383,7 @@ def filter_values(
 def _by_percentile(
     session: Session,
     segments: list[Segment],
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     q: float,
     descending: bool,
     needed: int,
@@ -422,7 +429,7 @@ def _by_percentile(
 def merged_histograms(
     session: Session,
     segments: list[Segment],
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     key: str,
     query_ids: list[str] | None,
 ) -> dict[Any, LatencyHistogram]:
@@ -469,7 +476,7 @@ def _metric_stats(
 
 
 def _series(
-    *, session: Session, settings: Settings, window: TimeWindow, flt: repository.BucketFilter
+    *, session: Session, settings: Settings, window: TimeWindow, flt: BucketFilter
 ) -> dict[str, Any]:
     """The query's series at the finest kept resolution with at most SERIES_MAX_POINTS."""
     kept = retained_since(settings=settings, now=utcnow())
@@ -501,7 +508,7 @@ def _series(
 
 
 def _breakdown(
-    session: Session, segments: list[Segment], flt: repository.BucketFilter, query_time: float
+    session: Session, segments: list[Segment], flt: BucketFilter, query_time: float
 ) -> dict[str, list[BreakdownRow]]:
     return {
         dimension: sorted(
@@ -521,13 +528,13 @@ def _breakdown(
 
 
 def _sums_by_dimension(
-    session: Session, segments: list[Segment], flt: repository.BucketFilter
+    session: Session, segments: list[Segment], flt: BucketFilter
 ) -> dict[str, dict[str, tuple[int, float]]]:
     """(count, query time) per value of each dimension: instance (by name), schema, user,
     host. One scan grouped by all four, added up here: a scan per dimension read the
     buckets four times."""
     names = repository.instance_names(session)
-    columns = ["instance_id", *(repository.DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS)]
+    columns = ["instance_id", *(DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS)]
     sums: dict[str, dict[str, tuple[int, float]]] = {
         d: {} for d in ("instance", *BREAKDOWN_DIMENSIONS)
     }
@@ -559,3 +566,8 @@ def query_histogram(
     ):
         merged.merge_bytes(data)
     return merged
+
+
+def schemas_of_instance(*, session: Session, instance_id: int, since: datetime) -> list[str]:
+    """The schemas (databases) the instance's statements ran in since ``since``, sorted."""
+    return repository.schemas_of_instance(session, instance_id, since)

@@ -1,5 +1,6 @@
-"""The read window of the metric store: a time range from the request, the retention it
-can be read within, and the segments (resolution, range) that answer it."""
+"""What a read of the metric store covers: the time window from the request, the retention
+it can be read within, the segments (resolution, range) that answer it, and the filter of
+the buckets it sums."""
 
 import re
 from dataclasses import dataclass
@@ -96,3 +97,26 @@ def read_plan(*, settings: Settings, window: TimeWindow) -> list[Segment]:
 
 def _as_utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# The bucket columns a breakdown or filter list can group by, by their API name.
+DIMENSION_COLUMNS = {"schema": "schema_name", "user": "user_name", "host": "client_host"}
+
+
+@dataclass(frozen=True, slots=True)
+class BucketFilter:
+    """Which buckets a read sums: instance names, dimension values, a search, one query."""
+
+    instances: tuple[str, ...] = ()
+    schema: str | None = None
+    user: str | None = None
+    host: str | None = None
+    search: str | None = None
+    query_id: str | None = None
+    # Quanta's own statements (quanta.analysis.own) are left out unless this is set.
+    include_own: bool = False
+
+    @property
+    def has_dimension(self) -> bool:
+        """Whether a schema, user or host must match."""
+        return any(getattr(self, name) is not None for name in DIMENSION_COLUMNS)

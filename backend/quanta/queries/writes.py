@@ -2,7 +2,7 @@
 resolution, the totals and the examples (called by ingest)."""
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +38,7 @@ from quanta.queries.models import (
     TOTALS_MODELS,
     QueryExample,
 )
+from quanta.queries.window import DIMENSION_COLUMNS
 
 Picks = dict[tuple[str, datetime], ExamplePick]
 
@@ -246,7 +247,7 @@ def _query_totals_row(
     key: BucketKey, m: BucketMetrics, instance_id: int, source: str
 ) -> dict[str, Any]:
     row = _bucket_row(key, m, instance_id, source)
-    for column in repository.DIMENSION_COLUMNS.values():
+    for column in DIMENSION_COLUMNS.values():
         del row[column]
     return row
 
@@ -359,3 +360,9 @@ def _pick(stored: Any, new: Any, both: Any) -> Any:
     if new is None:
         return stored
     return both(stored, new)
+
+
+def mark_runners(*, session: Session, own: Sequence[str], app: Sequence[str]) -> None:
+    """Record which query classes a monitoring account (``own``) or anyone else (``app``)
+    ran; a flag once set stays."""
+    repository.mark_runners(session, own=own, app=app)
