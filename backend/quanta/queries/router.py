@@ -89,14 +89,26 @@ def list_queries(
     search: Annotated[
         str | None, Query(description="Text in the fingerprint, a table name, or a query_id.")
     ] = None,
+    # Closed vocabularies: the schema lists them (the UI's client types them), while the
+    # parameter stays a string so an unknown value gets the service's 400 naming the choices.
     sort: Annotated[
-        str, Query(description=f"Metric to sort by: {', '.join(service.SORT_KEYS)}.")
+        str,
+        Query(
+            description=f"Metric to sort by: {', '.join(service.SORT_KEYS)}.",
+            json_schema_extra={"enum": list(service.SORT_KEYS)},
+        ),
     ] = "load",
-    order: Annotated[str, Query(description="asc or desc.")] = "desc",
+    order: Annotated[
+        str, Query(description="asc or desc.", json_schema_extra={"enum": list(service.ORDERS)})
+    ] = "desc",
     limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PER_PAGE)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
     group_by: Annotated[
-        str, Query(description=f"One row per: {', '.join(groups.GROUP_BY)}.")
+        str,
+        Query(
+            description=f"One row per: {', '.join(groups.GROUP_BY)}.",
+            json_schema_extra={"enum": list(groups.GROUP_BY)},
+        ),
     ] = "query",
 ) -> TopQueries:
     """The top queries of a time range by any metric, with totals, shares and sparklines;

@@ -5,7 +5,7 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
@@ -37,6 +37,7 @@ from quanta.queries.schemas import (
     QueryRow,
     QueryTotals,
     SeriesPoint,
+    SortOrder,
     SparkPoint,
     TopQueries,
 )
@@ -69,7 +70,7 @@ def own_queries(*, session: Session, query_ids: Collection[str]) -> set[str]:
 # Sort keys computed in Python from merged histograms, and their quantile.
 PERCENTILE_SORTS = {"query_time_p50": 0.5, "query_time_p95": 0.95, "query_time_p99": 0.99}
 SORT_KEYS: tuple[str, ...] = (*repository.SQL_SORT_KEYS, *PERCENTILE_SORTS)
-ORDERS = ("asc", "desc")
+ORDERS: tuple[str, ...] = get_args(SortOrder)
 # Candidates whose percentile is computed per round when sorting by one (see top_queries).
 PERCENTILE_CHUNK = 200
 # The detail series has at most this many points (see analysis.resolution.series_resolution).
