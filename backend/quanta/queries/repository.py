@@ -3,12 +3,14 @@
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
+from typing import cast as type_cast
 
 from sqlalchemy import (
     BigInteger,
     ColumnElement,
     Row,
     Select,
+    Subquery,
     Table,
     Text,
     and_,
@@ -34,6 +36,7 @@ from quanta.queries.models import (
     BUCKET_MODELS,
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
+    MetricModel,
     QueryBucketHour,
     QueryClass,
     QueryExample,
@@ -108,8 +111,8 @@ def upsert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> 
 def bucket_rows_for_union(
     segments: Sequence[Segment],
     *columns: str,
-    where: Callable[[Table], list[Any]] | None = None,
-    models: Mapping[Resolution, Any] = BUCKET_MODELS,
+    where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
+    models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
 ) -> Select[Any]:
     """Rows of every segment (its resolution's table, its time range), as one union.
 
@@ -119,7 +122,7 @@ def bucket_rows_for_union(
     """
     selects = []
     for segment in segments:
-        table: Table = models[segment.resolution].__table__
+        table = type_cast(Table, models[segment.resolution].__table__)  # mapped to a Table
         selects.append(
             select(*(table.c[c] for c in columns)).where(
                 table.c.bucket_start >= segment.start,
@@ -136,9 +139,9 @@ def bucket_rows_for_union(
 def _primary_buckets(
     segments: Sequence[Segment],
     *columns: str,
-    where: Callable[[Table], list[Any]] | None = None,
-    models: Mapping[Resolution, Any] = BUCKET_MODELS,
-) -> Any:
+    where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
+    models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
+) -> Subquery:
     """The buckets of each instance's primary source only, so a query both sources saw
     counts once. The condition sits in every branch of the union, next to the other
     filters: a join with the instances instead hid the row counts from the planner."""
@@ -146,7 +149,7 @@ def _primary_buckets(
         Instance.id, func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
     )
 
-    def conditions(table: Table) -> list[Any]:
+    def conditions(table: Table) -> list[ColumnElement[bool]]:
         own = where(table) if where else []
         return [*own, tuple_(table.c.instance_id, table.c.source).in_(primary)]
 
@@ -224,7 +227,7 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
     by_dimension = flt.has_dimension or not set(columns).isdisjoint(DIMENSION_COLUMNS.values())
     models = BUCKET_MODELS if by_dimension else UNDIVIDED_MODELS
 
-    def conditions(table: Table) -> list[Any]:
+    def conditions(table: Table) -> list[ColumnElement[bool]]:
         where = _of_instances(table, flt.instances)
         for attr, column in DIMENSION_COLUMNS.items():
             value = getattr(flt, attr)
@@ -241,7 +244,7 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
     return _primary_buckets(segments, *columns, where=conditions, models=models)
 
 
-def _of_instances(table: Table, names: Sequence[str]) -> list[Any]:
+def _of_instances(table: Table, names: Sequence[str]) -> list[ColumnElement[bool]]:
     """The condition that rows are of the named instances (none: of every instance)."""
     if not names:
         return []
@@ -495,7 +498,7 @@ def examples(
     return session.execute(stmt).all()
 
 
-def delete_buckets_before(session: Session, model: Any, cutoff: datetime) -> int:
+def delete_buckets_before(session: Session, model: MetricModel, cutoff: datetime) -> int:
     """Delete a resolution's buckets older than ``cutoff``; returns how many."""
     result = session.execute(delete(model).where(model.bucket_start < cutoff))
     return int(result.rowcount)  # type: ignore[attr-defined]
