@@ -136,7 +136,7 @@ def request_explain(
     Raises NotFound (query or instance), NotAllowed (no DSN) and Refused (no fit example;
     the refused run is stored, and audited, so that GET shows why).
     """
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     _require_dsn(instance)
     run = _request(session, settings, ExplainRun, query_id, instance, actor, executable=False)
     return explain_out(run, instance.name)
@@ -150,7 +150,7 @@ def request_profile(
     Raises NotFound, NotAllowed (no DSN, no execution target) and Refused (no example is
     an executable SELECT; stored on a refused run).
     """
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     _require_dsn(instance)
     if instance.target_dsn_encrypted is None:
         raise NotAllowed(safety.no_target_reason(instance, "A profile"))
@@ -160,7 +160,7 @@ def request_profile(
 
 def latest_explain(*, session: Session, query_id: str, instance_name: str) -> ExplainRunOut:
     """The newest finished EXPLAIN of the query on the instance (else the queued one)."""
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     run, pending = _latest(session, ExplainRun, query_id, instance, "EXPLAIN")
     out = explain_out(run, instance.name, pending=pending)
     # Masked again as it is read: runs stored before masking, or a policy tightened since.
@@ -176,7 +176,7 @@ def latest_explain(*, session: Session, query_id: str, instance_name: str) -> Ex
 
 def latest_profile(*, session: Session, query_id: str, instance_name: str) -> ProfileRunOut:
     """The newest finished profile of the query on the instance (else the queued one)."""
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     run, pending = _latest(session, ProfileRun, query_id, instance, "profile")
     return profile_out(run, instance.name, pending=pending)
 
@@ -305,10 +305,6 @@ def _common(run: Run, instance_name: str, pending: bool) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- internals
-
-
-def _instance(session: Session, name: str) -> Instance:
-    return instances.find_instance_by_name(session=session, name=name)
 
 
 def _require_dsn(instance: Instance) -> None:
