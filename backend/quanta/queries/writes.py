@@ -22,9 +22,7 @@ from quanta.analysis.aggregate import (
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.histogram import merge_stored
 from quanta.analysis.redact import redact
-from quanta.analysis.resolution import (
-    Resolution,
-)
+from quanta.analysis.resolution import Resolution
 from quanta.analysis.statement import describe_statement
 from quanta.core.upsert import merge_rows
 from quanta.instances.models import ExamplePolicy
@@ -40,17 +38,12 @@ from quanta.queries.models import (
 )
 from quanta.queries.window import DIMENSION_COLUMNS
 
+# A batch's example picks and its buckets, by key.
 Picks = dict[tuple[str, datetime], ExamplePick]
-
-
 Buckets = dict[BucketKey, BucketMetrics]
 
 SUM_COLUMNS = tuple(f"{name}_sum" for name in SUM_METRICS)
-
-
 EXAMPLE_KEY = ("query_id", "resolution", "bucket_start", "instance_id")
-
-
 # Writes go minute -> hour -> day: one fixed order across workers (no lock cycles).
 WRITE_ORDER = (Resolution.MINUTE, Resolution.HOUR, Resolution.DAY)
 
