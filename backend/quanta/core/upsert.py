@@ -240,7 +240,6 @@ def _stage_stored_keys(
 
 HISTOGRAM = "histogram"
 
-
 # The stage's extra column: the position of the row in the rows merged.
 STAGE_POSITION = "stage_position"
 

@@ -18,7 +18,6 @@ from quanta.core.db import utcnow
 
 _RELATIVE_TIME = re.compile(r"now(?:(?P<sign>[-+])(?P<amount>\d+)(?P<unit>[smhdw]))?")
 
-
 _RELATIVE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 

@@ -232,7 +232,6 @@ def _metric_columns(m: BucketMetrics) -> dict[str, Any]:
 
 _SUM_COLUMN = dict(zip(SUM_METRICS, SUM_COLUMNS, strict=True))
 
-
 _NO_SUMS = dict.fromkeys(SUM_COLUMNS)
 
 
