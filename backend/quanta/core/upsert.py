@@ -3,8 +3,9 @@ same key, safely under concurrent writers, on PostgreSQL (COPY + set-based state
 SQLite (portable INSERT ... ON CONFLICT).
 
 Used by the metric store (quanta.queries.writes) and the object statistics
-(quanta.statistics.repository); it knows tables, keys and a ``combine`` function, nothing of
-either domain.
+(quanta.statistics.repository); it knows tables, keys and a ``combine`` function. Only its
+``metrics`` mode knows a convention: columns ending in ``_min``/``_max`` merge as least and
+greatest, the others add up, and a ``histogram`` column merges with analysis.histogram.
 """
 
 import json
