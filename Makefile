@@ -37,6 +37,7 @@ lint-python: $(PY_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 lint-frontend: $(NPM_STAMP)
 	cd frontend && npm run lint && npm run check:api

@@ -1,7 +1,7 @@
 """API read latency: the top-queries overview and the query detail on a seeded PostgreSQL.
 
 Starts a throw-away PostgreSQL, migrates it and seeds it through the real ingest code (the
-batch's events -> ``analysis.aggregate.digest_events`` -> ``queries.service.record_digest``,
+batch's events -> ``analysis.aggregate.digest_events`` -> ``queries.writes.record_digest``,
 what a worker does for each batch, without HTTP) with ``--days`` of data for ``--instances``
 servers running ``--fingerprints`` query classes: Zipf-distributed popularity (each server
 its own ranking), log-normal latencies per class, hourly bursts (5x the calls, 3x slower),
@@ -41,7 +41,8 @@ from quanta.core.migrate import upgrade_to_head
 from quanta.ingest.schemas import SlowLogEventIn
 from quanta.instances.service import get_or_create_instance
 from quanta.main import create_app
-from quanta.queries import service as queries
+from quanta.queries import partitions
+from quanta.queries.writes import record_digest
 from tests.fixtures.servers import started_postgres
 
 TOKEN = "qnt_bench_admin_token"
@@ -101,7 +102,7 @@ def seed(settings: Settings, args: argparse.Namespace, now: datetime) -> tuple[i
     events_total = 0
     began = time.perf_counter()
     with session_scope(factory) as session:
-        queries.maintain_partitions(session=session, settings=settings, now=now)
+        partitions.maintain_partitions(session=session, settings=settings, now=now)
     for n in range(args.instances):
         with session_scope(factory) as session:
             instance_id = get_or_create_instance(session=session, name=f"db{n:02d}").id
@@ -139,7 +140,7 @@ def seed(settings: Settings, args: argparse.Namespace, now: datetime) -> tuple[i
                     )
             digest = digest_events(events, rng=rng)
             with session_scope(factory) as session:
-                queries.record_digest(
+                record_digest(
                     session=session,
                     instance_id=instance_id,
                     source="slowlog",
@@ -151,7 +152,7 @@ def seed(settings: Settings, args: argparse.Namespace, now: datetime) -> tuple[i
             events_total += len(events)
         print(f"  seeded db{n:02d}: {events_total} events, {time.perf_counter() - began:.0f} s")
     with session_scope(factory) as session:
-        queries.apply_retention(session=session, settings=settings, now=now)
+        partitions.apply_retention(session=session, settings=settings, now=now)
     with app.state.engine.connect() as conn:
         conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM ANALYZE")
     app.state.engine.dispose()

@@ -77,7 +77,7 @@ def migrate() -> None:
 def _prepare_partitions(settings: Settings) -> None:
     """Create the metric store's time partitions up to now (PostgreSQL; beat keeps them)."""
     from quanta.core.db import create_db_engine, create_session_factory, session_scope, utcnow
-    from quanta.queries.service import maintain_partitions
+    from quanta.queries.partitions import maintain_partitions
 
     engine = create_db_engine(settings)
     try:

@@ -22,6 +22,7 @@ from quanta.auth.router import router as auth_router
 from quanta.core.apidocs import install_api_docs
 from quanta.core.config import Settings, get_settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
+from quanta.core.errors import QuantaError, quanta_error_handler
 from quanta.core.http import install as install_http_hardening
 from quanta.core.observability import (
     PROMETHEUS_CONTENT_TYPE,
@@ -35,6 +36,7 @@ from quanta.diagnostics.router import router as diagnostics_router
 from quanta.ingest.router import router as ingest_router
 from quanta.instances.router import router as instances_router
 from quanta.notify.router import router as notify_router
+from quanta.purge.router import router as purge_router
 from quanta.queries.router import router as queries_router
 from quanta.statistics.router import router as statistics_router
 from quanta.tables.router import router as tables_router
@@ -85,6 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         audit_router,
         ingest_router,
         queries_router,
+        purge_router,
         annotations_router,
         instances_router,
         diagnostics_router,
@@ -99,6 +102,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.metrics_enabled:
         app.include_router(_metrics_router(app, settings))
         app.middleware("http")(_count_request)
+    # The one place a domain error becomes HTTP: routers never catch (quanta.core.errors).
+    app.add_exception_handler(QuantaError, quanta_error_handler)
     app.add_exception_handler(DBAPIError, _store_unavailable)
     app.add_exception_handler(PoolTimeoutError, _store_unavailable)
     app.add_exception_handler(Exception, _unexpected_error)

@@ -20,8 +20,8 @@ from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
+from quanta.purge.service import tables_with_query_id
 from quanta.queries.models import QueryBucketMinute, QueryClass, QueryExample
-from quanta.queries.purge import tables_with_query_id
 
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 

@@ -18,6 +18,7 @@ from quanta.core.db import session_scope
 from quanta.ingest import service
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
+from quanta.queries import partitions
 from quanta.queries import service as queries
 from quanta.queries.models import (
     BUCKET_MODELS,
@@ -32,6 +33,7 @@ from quanta.queries.models import (
     QueryExample,
     QueryInstance,
 )
+from quanta.queries.window import TimeWindow
 
 SETTINGS = Settings(env="test", example_max_chars=100)
 # Two hours ago, on a whole hour: events spread over two hours and one day.
@@ -157,7 +159,7 @@ def test_masked_examples_and_the_primary_source_counts_once(
         instance.example_policy = "masked"
     assert process_all(session_factory) == 11
 
-    window = queries.TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
+    window = TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
     with session_scope(session_factory) as session:
         assert session.scalars(select(Instance.primary_source)).one() == "slowlog"
         sources = session.scalars(select(QueryBucketMinute.source)).all()
@@ -201,7 +203,7 @@ def test_the_slow_log_takes_over_from_performance_schema_unless_pinned(
         instance.primary_source_pinned = pinned  # what an admin's PATCH stores
     post(client, "slow", events=[event(1, 0.5, "SELECT * FROM t WHERE id = 42")])
     process_all(session_factory)
-    window = queries.TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
+    window = TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
     with session_scope(session_factory) as session:
         primary = session.scalars(select(Instance.primary_source)).one()
         top = queries.top_queries(
@@ -303,7 +305,7 @@ def test_retention_deletes_each_resolution_after_its_own_time(
     process_all(session_factory)
     later = BASE + timedelta(days=SETTINGS.retention_minute_days + 1)
     with session_scope(session_factory) as session:
-        deleted = queries.apply_retention(session=session, settings=SETTINGS, now=later)
+        deleted = partitions.apply_retention(session=session, settings=SETTINGS, now=later)
     assert deleted == {"day": 0, "hour": 0, "minute": 3}  # a bucket, its total, an example
     with session_scope(session_factory) as session:
         assert session.scalars(select(QueryBucketMinute)).all() == []

@@ -13,7 +13,7 @@ from quanta.auth.models import ApiToken
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.core.security import hash_token
-from quanta.notify import service
+from quanta.notify import dispatch, publish
 from quanta.notify.models import Channel, Delivery, DeliveryAttempt
 from tests.backend.test_notify_service import Receiver, notice, receiver  # noqa: F401
 from tests.fixtures.servers import free_port
@@ -177,15 +177,15 @@ def test_deliveries_show_every_attempt(
     channel = create(client, type="webhook", url=receiver.url()).json()
     receiver.script = [(500, {}, "boom"), (429, {"Retry-After": "5"}, "")]
     with session_scope(session_factory) as session:
-        [delivery_id] = service.publish_suggestion(
+        [delivery_id] = publish.publish_suggestion(
             session=session, settings=settings, notice=notice()
         )
     now = datetime.now(UTC) + timedelta(seconds=1)  # the delivery is due
     with session_scope(session_factory) as session:
-        second = service.attempt_delivery(session, settings, delivery_id, now)
+        second = dispatch.attempt_delivery(session, settings, delivery_id, now)
     assert second is not None
     with session_scope(session_factory) as session:
-        third = service.attempt_delivery(session, settings, delivery_id, second)
+        third = dispatch.attempt_delivery(session, settings, delivery_id, second)
     assert third is not None
 
     body = client.get(f"/api/v1/channels/{channel['id']}/deliveries?status=pending").json()

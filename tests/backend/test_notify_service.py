@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.notify import service
+from quanta.notify import digests, dispatch, service
+from quanta.notify import publish as pub
 from quanta.notify.events import ImpactNotice, SuggestionNotice
 from quanta.notify.models import Channel, Delivery, DeliveryAttempt
 from quanta.notify.schemas import ChannelCreate
@@ -137,9 +138,9 @@ def publish(factory: sessionmaker[Session], settings: Settings, *notices: Any) -
     with session_scope(factory) as session:
         for item in notices:
             if isinstance(item, ImpactNotice):
-                ids += service.publish_impact(session=session, settings=settings, notice=item)
+                ids += pub.publish_impact(session=session, settings=settings, notice=item)
             else:
-                ids += service.publish_suggestion(session=session, settings=settings, notice=item)
+                ids += pub.publish_suggestion(session=session, settings=settings, notice=item)
     return ids
 
 
@@ -147,7 +148,7 @@ def attempt(
     factory: sessionmaker[Session], settings: Settings, delivery_id: int, now: datetime
 ) -> datetime | None:
     with session_scope(factory) as session:
-        return service.attempt_delivery(session, settings, delivery_id, now)
+        return dispatch.attempt_delivery(session, settings, delivery_id, now)
 
 
 def delivery(factory: sessionmaker[Session], delivery_id: int) -> Delivery:
@@ -292,13 +293,13 @@ def test_rate_limit_rolls_the_overflow_into_one_digest(
     with session_scope(session_factory) as session:
         # Both sent messages are younger than an hour until T0 + 61 min.
         assert (
-            service.notify_tick(
+            digests.notify_tick(
                 session=session, settings=notify_settings, now=T0 + timedelta(minutes=30)
             )
             == []
         )
     with session_scope(session_factory) as session:
-        [digest_id] = service.flush_digests(
+        [digest_id] = digests.flush_digests(
             session=session, settings=notify_settings, now=T0 + timedelta(minutes=60)
         )
     assert [delivery(session_factory, i).digest_id for i in ids[2:]] == [digest_id] * 3
@@ -319,7 +320,7 @@ def test_rate_limit_rolls_the_overflow_into_one_digest(
     assert delivery(session_factory, late).status == "held"
     with session_scope(session_factory) as session:
         # One held message goes out as itself, not as a digest of one.
-        assert service.flush_digests(
+        assert digests.flush_digests(
             session=session, settings=notify_settings, now=T0 + timedelta(minutes=61)
         ) == [late]
     assert attempt(session_factory, notify_settings, late, T0 + timedelta(minutes=61)) is None
@@ -334,7 +335,7 @@ def test_digest_waits_for_a_free_slot(
     for delivery_id in ids:
         attempt(session_factory, notify_settings, delivery_id, T0)
     with session_scope(session_factory) as session:
-        [digest_id] = service.flush_digests(
+        [digest_id] = digests.flush_digests(
             session=session, settings=notify_settings, now=T0 + timedelta(hours=1)
         )
     # Two more messages went out meanwhile (say, a burst right at the hour): the digest waits.
@@ -530,15 +531,15 @@ def test_tick_requeues_lost_deliveries(
     [delivery_id] = publish(session_factory, notify_settings, notice())
     with session_scope(session_factory) as session:
         now = datetime.now(UTC)
-        assert service.notify_tick(session=session, settings=notify_settings, now=now) == []
+        assert digests.notify_tick(session=session, settings=notify_settings, now=now) == []
         later = now + timedelta(seconds=notify_settings.notify_requeue_after_seconds + 1)
-        assert service.notify_tick(session=session, settings=notify_settings, now=later) == [
+        assert digests.notify_tick(session=session, settings=notify_settings, now=later) == [
             delivery_id
         ]
 
 
 def test_backoff_doubles_up_to_the_cap(notify_settings: Settings) -> None:
-    delays = [service.backoff_seconds(notify_settings, n) for n in range(1, 9)]
+    delays = [dispatch.backoff_seconds(notify_settings, n) for n in range(1, 9)]
     assert delays == [2, 4, 8, 16, 32, 60, 60, 60]
 
 
@@ -558,7 +559,7 @@ def test_quiet_until(
 ) -> None:
     channel = Channel(quiet_start_hour=start, quiet_end_hour=end)
     now = T0.replace(hour=hour, minute=minute)
-    until = service.quiet_until(channel, now)
+    until = dispatch.quiet_until(channel, now)
     if expected is None:
         assert until is None
     else:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.notify import service
+from quanta.notify import dispatch, publish, service
 from quanta.notify.delivery import pinned_request, post_to
 from quanta.notify.models import Channel, Delivery
 from quanta.notify.schemas import ChannelCreate
@@ -122,7 +122,7 @@ def test_each_post_checks_the_address_again(
     assert not settings.allow_private_webhooks
     with session_scope(session_factory) as session:
         tried = service.send_test(session=session, settings=settings, channel_id=channel_id)
-        [delivery_id] = service.publish_suggestion(
+        [delivery_id] = publish.publish_suggestion(
             session=session, settings=settings, notice=notice()
         )
     assert (tried.delivered, tried.status_code) == (False, None)
@@ -130,7 +130,7 @@ def test_each_post_checks_the_address_again(
     assert tried.error.startswith("The webhook URL points at a loopback address, 127.0.0.1")
     with session_scope(session_factory) as session:
         # Refused for good: not retried, whatever notify_max_attempts says.
-        assert service.attempt_delivery(session, settings, delivery_id, T0) is None
+        assert dispatch.attempt_delivery(session, settings, delivery_id, T0) is None
     with session_scope(session_factory) as session:
         row = session.get_one(Delivery, delivery_id)
         assert (row.status, row.attempts) == ("failed", 1)

@@ -25,7 +25,7 @@ from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
 from quanta.queries import service as queries
 from quanta.queries.models import BUCKET_MODELS, TOTALS_MODELS
-from quanta.queries.repository import BucketFilter
+from quanta.queries.window import BucketFilter, TimeWindow, read_plan
 from tests.fixtures.quanta import QuantaServer, agent_import, quanta_run, wait_until_counted
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
@@ -132,8 +132,8 @@ def check_store(
             for model in (*BUCKET_MODELS.values(), *TOTALS_MODELS.values()):
                 total = session.scalar(select(func.sum(model.count)))
                 assert total == len(logged), model.__tablename__
-            window = queries.TimeWindow(start=start, end=datetime.now(UTC))
-            plan = queries.read_plan(settings=settings, window=window)
+            window = TimeWindow(start=start, end=datetime.now(UTC))
+            plan = read_plan(settings=settings, window=window)
             assert {s.resolution for s in plan} == set(Resolution)
             # The merge the query detail reads its percentiles from.
             merged = queries.merged_histograms(

@@ -15,8 +15,8 @@ from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
 from quanta.core.migrate import upgrade_to_head
 from quanta.instances.models import Instance
-from quanta.queries import service as queries
 from quanta.queries.models import BUCKET_MODELS, QUERY_TOTALS_MODELS, TOTALS_MODELS
+from quanta.queries.writes import record_digest
 from tests.fixtures.servers import PostgresServer
 
 QID = "0123456789abcdef"
@@ -62,7 +62,7 @@ def stored_rows(settings: Settings) -> dict[str, list[dict[str, Any]]]:
             session.execute(insert(Instance).values(id=1, name="db1"))
         for digest in (FIRST, SECOND):
             with session_scope(factory) as session:
-                queries.record_digest(
+                record_digest(
                     session=session, instance_id=1, source="slowlog", digest=digest,
                     example_policy="full", example_max_chars=100, rng=random.Random(0),
                 )  # fmt: skip

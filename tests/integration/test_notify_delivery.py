@@ -10,7 +10,7 @@ import pytest
 
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
-from quanta.notify import service
+from quanta.notify import publish
 from tests.backend.test_notify_service import Receiver, notice, receiver  # noqa: F401
 from tests.fixtures.quanta import quanta_run
 from tests.fixtures.servers import PostgresServer, RedisServer
@@ -64,7 +64,7 @@ def check_delivery(
         engine = create_db_engine(settings)
         try:
             with session_scope(create_session_factory(engine)) as session:
-                [delivery_id] = service.publish_suggestion(
+                [delivery_id] = publish.publish_suggestion(
                     session=session, settings=settings, notice=notice()
                 )
         finally:

@@ -13,7 +13,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quanta.advice.models import Suggestion
-from quanta.instances.models import Instance
 from quanta.queries.models import QueryClass, QueryExample
 
 # Newest example buckets looked at for the latest usable statement: enough to get past a
@@ -37,11 +36,6 @@ class StoredExample:
 def query_class(session: Session, query_id: str) -> QueryClass | None:
     """The catalog entry of a query."""
     return session.get(QueryClass, query_id)
-
-
-def instance_by_name(session: Session, name: str) -> Instance | None:
-    """The instance called ``name``."""
-    return session.scalars(select(Instance).where(Instance.name == name)).one_or_none()
 
 
 def latest_examples(session: Session, query_id: str, instance_id: int) -> list[StoredExample]:

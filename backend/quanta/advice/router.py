@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, Query, status
 
 from quanta.advice import service
 from quanta.advice.schemas import AdviceRequested, SuggestionList, SuggestionOut, SuggestionPatch
@@ -34,15 +34,12 @@ def list_suggestions(
     ] = False,
 ) -> SuggestionList:
     """The query's index suggestions with their status and sandbox plans."""
-    try:
-        return service.list_suggestions(
-            session=session,
-            query_id=query_id,
-            instance=instance,
-            include_rejected=include_rejected,
-        )
-    except (service.QueryNotFound, service.InstanceNotFound) as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.list_suggestions(
+        session=session,
+        query_id=query_id,
+        instance=instance,
+        include_rejected=include_rejected,
+    )
 
 
 @router.post(
@@ -66,20 +63,13 @@ def request_suggestions(
 
     Needs the `diagnose` scope; the sandbox run is audited with who asked.
     """
-    try:
-        return service.request_advice(
-            session=session,
-            settings=settings,
-            query_id=query_id,
-            instance=instance,
-            actor=Actor(principal.name, principal.token_id),
-        )
-    except (service.QueryNotFound, service.InstanceNotFound) as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.NoConnection as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    except service.QueueUnavailable as exc:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from exc
+    return service.request_advice(
+        session=session,
+        settings=settings,
+        query_id=query_id,
+        instance=instance,
+        actor=Actor(principal.name, principal.token_id),
+    )
 
 
 @router.patch(
@@ -94,9 +84,4 @@ def update_suggestion(
     suggestion_id: int, body: SuggestionPatch, session: SessionDep, _principal: ReadPrincipal
 ) -> SuggestionOut:
     """Dismiss a suggestion, or take a dismissal back (status new)."""
-    try:
-        return service.set_status(session=session, suggestion_id=suggestion_id, status=body.status)
-    except service.SuggestionNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.InvalidStatusChange as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    return service.set_status(session=session, suggestion_id=suggestion_id, status=body.status)

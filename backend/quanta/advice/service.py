@@ -55,32 +55,36 @@ from quanta.analysis.advisor import (
 from quanta.analysis.advisor.render import numbers_text
 from quanta.analysis.statement import describe_statement
 from quanta.audit.service import Actor
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
 from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
-from quanta.diagnostics import repository as diagnostics_repository
 from quanta.diagnostics import safety
 from quanta.diagnostics import service as diagnostics_service
 from quanta.diagnostics.models import ExplainRun
 from quanta.instances.models import Instance
 from quanta.instances.service import (
+    InstanceNotFound,
     NoConnection,
     connected_instances,
     connection_options,
+    find_instance,
+    find_instance_by_name,
     monitored_settings,
     sandbox_options,
 )
 from quanta.monitored import MonitoredError
-from quanta.notify import repository as notify_repository
+from quanta.notify import service as notify_service
 from quanta.notify.events import NEW_SUGGESTION, SuggestionNotice
 from quanta.notify.formats.common import size
-from quanta.notify.service import publish_suggestion
+from quanta.notify.publish import publish_suggestion
 from quanta.queries import service as queries_service
-from quanta.queries.repository import BucketFilter
+from quanta.queries.service import QueryNotFound
+from quanta.queries.window import BucketFilter, TimeWindow
 from quanta.tables import service as tables_service
-from quanta.tables.service import InstanceNotFound, SnapshotRefresh
+from quanta.tables.service import SnapshotRefresh
 
 __all__ = [
     "AdviceRun",
@@ -117,11 +121,7 @@ DAILY_WINDOW = timedelta(days=1)
 HOT_WINDOW = timedelta(hours=1)
 
 
-class QueryNotFound(LookupError):
-    """No query class has this query_id."""
-
-
-class SuggestionNotFound(LookupError):
+class SuggestionNotFound(errors.NotFound):
     """No suggestion has this id."""
 
 
@@ -129,11 +129,11 @@ class AdviceUnavailable(Exception):
     """The query cannot be advised on this instance; the message says why and what to do."""
 
 
-class InvalidStatusChange(ValueError):
+class InvalidStatusChange(errors.Conflict, ValueError):
     """A status change a person may not make (``applied`` is Quanta's to set)."""
 
 
-class QueueUnavailable(Exception):
+class QueueUnavailable(errors.Unavailable):
     """The task could not be handed to the broker."""
 
 
@@ -187,7 +187,9 @@ def list_suggestions(
     not to improve the plan only with ``include_rejected``."""
     if repository.query_class(session, query_id) is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    instance_id = _instance_named(session, instance).id if instance else None
+    instance_id = (
+        find_instance_by_name(session=session, name=instance, hint=False).id if instance else None
+    )
     names = {}
     rows = []
     for row in repository.suggestions(session, query_id, instance_id):
@@ -195,8 +197,8 @@ def list_suggestions(
             rows.append(row)
     for row in rows:
         if row.instance_id not in names:
-            names[row.instance_id] = tables_service.find_instance(
-                session=session, instance_id=row.instance_id
+            names[row.instance_id] = find_instance(
+                session=session, instance_id=row.instance_id, hint=False
             ).name
     return SuggestionList(
         query_id=query_id, suggestions=[_out(row, names[row.instance_id]) for row in rows]
@@ -219,7 +221,7 @@ def set_status(*, session: Session, suggestion_id: int, status: str) -> Suggesti
         row.status = status
         row.updated_at = utcnow()
         session.flush()
-    instance = tables_service.find_instance(session=session, instance_id=row.instance_id)
+    instance = find_instance(session=session, instance_id=row.instance_id, hint=False)
     return _out(row, instance.name)
 
 
@@ -232,7 +234,7 @@ def request_advice(
     """Queue a fresh advice run for a query on an instance (checked to be reachable)."""
     if repository.query_class(session, query_id) is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    found = _instance_named(session, instance)
+    found = find_instance_by_name(session=session, name=instance, hint=False)
     try:  # a missing or unusable DSN is said now, not in a worker log
         connection_options(settings, found)
     except (InvalidDsn, SecretUnreadable) as exc:
@@ -382,9 +384,9 @@ def daily_work(
     re-evaluate) and its top QUANTA_ADVICE_TOP_QUERIES queries by load over the last day
     (advise; their table snapshots are refreshed on the way when older than a day)."""
     now = now or utcnow()
-    window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
+    window = TimeWindow(now - DAILY_WINDOW, now)
     units = []
-    for instance in tables_service.connected_instances(session=session):
+    for instance in connected_instances(session=session):
         top = queries_service.instance_top_queries(
             session=session,
             settings=settings,
@@ -411,9 +413,9 @@ def hot_work(
     no suggestion yet and no EXPLAIN run in the last hour (a query the advisor cannot read is
     retried hourly, not every pass). Their EXPLAIN runs are queued here, as beat's."""
     now = now or utcnow()
-    window = queries_service.TimeWindow(now - HOT_WINDOW, now)
+    window = TimeWindow(now - HOT_WINDOW, now)
     units = []
-    for instance in tables_service.connected_instances(session=session):
+    for instance in connected_instances(session=session):
         threshold = _hot_threshold(session, settings, instance.name)
         top = queries_service.instance_top_queries(
             session=session,
@@ -424,8 +426,12 @@ def hot_work(
         )
         heavy = [row.query_id for row in top if row.share >= threshold]
         advised = repository.advised_query_ids(session, instance.id, heavy)
-        tried = diagnostics_repository.queries_with_runs_since(
-            session, ExplainRun, instance.id, heavy, now - HOT_WINDOW
+        tried = diagnostics_service.queries_with_runs_since(
+            session=session,
+            model=ExplainRun,
+            instance_id=instance.id,
+            query_ids=heavy,
+            since=now - HOT_WINDOW,
         )
         fresh = tuple(q for q in heavy if q not in advised and q not in tried)
         if not fresh:
@@ -441,7 +447,7 @@ def _hot_threshold(session: Session, settings: Settings, instance: str) -> float
     """The lowest load share a chat channel wants suggestions for on this instance from."""
     shares = [
         channel.min_load_share
-        for channel in notify_repository.enabled_channels(session)
+        for channel in notify_service.enabled_channels(session=session)
         if NEW_SUGGESTION in channel.events
         and (not channel.instances or instance in channel.instances)
     ]
@@ -460,7 +466,7 @@ def _advise(
     query = repository.query_class(session, query_id)
     if query is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    instance = tables_service.find_instance(session=session, instance_id=instance_id)
+    instance = find_instance(session=session, instance_id=instance_id, hint=False)
     examples = repository.latest_examples(session, query_id, instance_id)
     usable = next((e for e in examples if e.literals == FULL_LITERALS and not e.truncated), None)
     # A masked or truncated example still tells the database of unqualified table names.
@@ -816,9 +822,9 @@ def _announce(session: Session, settings: Settings, rows: Sequence[Suggestion]) 
     if not rows:
         return
     first = rows[0]
-    instance = tables_service.find_instance(session=session, instance_id=first.instance_id)
+    instance = find_instance(session=session, instance_id=first.instance_id, hint=False)
     now = utcnow()
-    window = queries_service.TimeWindow(now - DAILY_WINDOW, now)
+    window = TimeWindow(now - DAILY_WINDOW, now)
     detail = queries_service.query_detail(
         session=session,
         settings=settings,
@@ -884,13 +890,6 @@ def _plan_text(plan: Any) -> str | None:
         + f", {row.get('rows')} rows"
         for row in plan
     )
-
-
-def _instance_named(session: Session, name: str | None) -> Instance:
-    found = repository.instance_by_name(session, name or "")
-    if found is None:
-        raise InstanceNotFound(f"No instance named {name!r}.")
-    return found
 
 
 def _out(row: Suggestion, instance: str) -> SuggestionOut:

@@ -2,7 +2,7 @@
 privilege and variable probes, schema snapshots, performance_schema polls, session set-up).
 
 They are real load on the server, but not the application's: top lists, impact views and
-advice leave them out unless asked (quanta.queries.repository.BucketFilter.include_own).
+advice leave them out unless asked (quanta.queries.window.BucketFilter.include_own).
 The patterns are SQL LIKE patterns on the lower-case fingerprint, so the store can apply them.
 """
 

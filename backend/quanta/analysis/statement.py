@@ -19,12 +19,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from quanta.analysis.advisor.statement import normalise_fingerprint
+from quanta.analysis.advisor.statement import MAX_PARSE_CHARS, normalise_fingerprint
 
 __all__ = ["MAX_PARSE_CHARS", "StatementInfo", "describe_statement", "written_table"]
-
-MAX_PARSE_CHARS = 100_000
-"""Longer statements are not parsed (huge multi-row INSERTs): their type is still known."""
 
 _ADMIN_PREFIX = "administrator command:"
 _STATEMENT_TYPE_CHARS = 20

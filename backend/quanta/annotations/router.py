@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Response, status
 
 from quanta.annotations import service
 from quanta.annotations.schemas import AnnotationImpact, AnnotationIn, AnnotationOut
@@ -14,7 +14,7 @@ from quanta.deps import (
     SessionDep,
     SettingsDep,
 )
-from quanta.queries.service import InvalidRequest, TimeWindow, resolve_window
+from quanta.queries.window import TimeWindow, resolve_window
 
 router = APIRouter(tags=["annotations"], responses=AUTH_RESPONSES)
 
@@ -37,10 +37,7 @@ def _window(
     ] = None,
     to: Annotated[str | None, Query(description="End: ISO 8601 or relative; default now.")] = None,
 ) -> TimeWindow:
-    try:
-        return resolve_window(start=from_, end=to, default_hours=settings.default_range_hours)
-    except InvalidRequest as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+    return resolve_window(start=from_, end=to, default_hours=settings.default_range_hours)
 
 
 @router.post(
@@ -53,10 +50,7 @@ def create_annotation(
     body: AnnotationIn, session: SessionDep, principal: AnnotatePrincipal
 ) -> AnnotationOut:
     """Mark a deploy or schema change: a point in time, or a range with `end_time`."""
-    try:
-        return service.create_annotation(session=session, principal=principal, data=body)
-    except service.InvalidAnnotation as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+    return service.create_annotation(session=session, principal=principal, data=body)
 
 
 @router.get("/annotations", operation_id="list_annotations", responses=BAD_REQUEST)
@@ -83,10 +77,7 @@ def get_annotation(
     annotation_id: int, session: SessionDep, _principal: ReadPrincipal
 ) -> AnnotationOut:
     """One annotation."""
-    try:
-        return service.get_annotation(session=session, annotation_id=annotation_id)
-    except service.AnnotationNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.get_annotation(session=session, annotation_id=annotation_id)
 
 
 @router.delete(
@@ -102,12 +93,7 @@ def delete_annotation(
     annotation_id: int, session: SessionDep, principal: AnnotatePrincipal
 ) -> Response:
     """Delete an annotation (an admin token, or the token that made it)."""
-    try:
-        service.delete_annotation(session=session, principal=principal, annotation_id=annotation_id)
-    except service.AnnotationNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.NotAllowed as exc:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, str(exc)) from exc
+    service.delete_annotation(session=session, principal=principal, annotation_id=annotation_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -138,13 +124,6 @@ def get_annotation_impact(
     The window after starts at `end_time` for a ranged annotation. A change is significant
     when a Mann-Whitney U test on the per-minute values says so and it is large enough.
     """
-    try:
-        return service.annotation_impact(
-            session=session, settings=settings, annotation_id=annotation_id, window=window
-        )
-    except service.AnnotationNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.InvalidAnnotation as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
-    except service.NothingToCompare as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    return service.annotation_impact(
+        session=session, settings=settings, annotation_id=annotation_id, window=window
+    )

@@ -5,12 +5,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from quanta.analysis import impact as impact_analysis
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.impact import (
     METRICS,
     VERDICT_METRICS,
     ImpactPlan,
-    NothingToCompare,
     QueryImpact,
     Slot,
     Thresholds,
@@ -29,11 +29,13 @@ from quanta.annotations.schemas import (
     TimeRange,
 )
 from quanta.auth.service import Principal
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.notify.events import ImpactNotice
-from quanta.notify.service import publish_impact
-from quanta.queries.service import TimeWindow, own_queries, parse_time, retained_since
+from quanta.notify.publish import publish_impact
+from quanta.queries.service import own_queries
+from quanta.queries.window import TimeWindow, parse_time, retained_since
 
 # Unknown instance names listed in an error, at most.
 MAX_NAMES_SHOWN = 10
@@ -53,16 +55,20 @@ __all__ = [
 ]
 
 
-class InvalidAnnotation(ValueError):
+class InvalidAnnotation(errors.InvalidRequest):
     """An annotation or impact request that cannot be accepted; the message says why."""
 
 
-class AnnotationNotFound(LookupError):
+class AnnotationNotFound(errors.NotFound):
     """No annotation has this id."""
 
 
-class NotAllowed(PermissionError):
+class NotAllowed(errors.Forbidden):
     """The caller may not do this to this annotation."""
+
+
+class NothingToCompare(errors.Conflict):
+    """The windows cannot be compared (yet): the message says why and what to do."""
 
 
 def create_annotation(
@@ -158,14 +164,17 @@ def annotation_impact(
         raise InvalidAnnotation(str(exc)) from None
     now = now or utcnow()
     a = row.annotation
-    plan = plan_windows(
-        time=a.time,
-        end_time=a.end_time,
-        window=length,
-        now=now,
-        retained_since=retained_since(settings=settings, now=now),
-        max_slots=settings.annotation_impact_max_slots,
-    )
+    try:
+        plan = plan_windows(
+            time=a.time,
+            end_time=a.end_time,
+            window=length,
+            now=now,
+            retained_since=retained_since(settings=settings, now=now),
+            max_slots=settings.annotation_impact_max_slots,
+        )
+    except impact_analysis.NothingToCompare as exc:  # the pure planner's reason, as a 409
+        raise NothingToCompare(str(exc)) from None
     names = repository.instance_names_by_id(session)
     # Every instance named, even for "all": the bucket tables' keys start with the instance,
     # so the time ranges are then read through the primary key instead of a table scan.

@@ -3,7 +3,7 @@
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Body, HTTPException, Request, Response, status
+from fastapi import APIRouter, Body, Request, Response, status
 from fastapi.responses import JSONResponse
 
 from quanta.auth import service
@@ -101,8 +101,7 @@ def login(
     except service.InvalidCredentials as exc:
         # Answered, not raised: the request's transaction commits, with the failure recorded.
         service.record_failed_sign_in(session=session, name=body.name, client=address)
-        code = 403 if isinstance(exc, service.DisabledUser) else 401
-        return JSONResponse({"detail": str(exc)}, status_code=code)
+        return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
     secure = cookies_secure(request, settings)
     for name, value, httponly in (
         (SESSION_COOKIE, signed.secret, True),
@@ -164,12 +163,9 @@ def create_token(
     body: TokenCreate, request: Request, session: SessionDep, _principal: AdminPrincipal
 ) -> TokenCreated:
     """Create an API token; the answer holds its secret, shown this once only."""
-    try:
-        new = service.create_token(
-            session=session, name=body.name, scopes=body.scopes, instances=body.instances
-        )
-    except service.InvalidToken as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    new = service.create_token(
+        session=session, name=body.name, scopes=body.scopes, instances=body.instances
+    )
     request.state.audit_detail = {
         "token_id": new.row.id,
         "name": new.row.name,
@@ -192,14 +188,9 @@ def revoke_token(
     token_id: int, request: Request, session: SessionDep, principal: AdminPrincipal
 ) -> Response:
     """Revoke an API token or a sign-in session: it stops working at once (twice is fine)."""
-    try:
-        row = service.revoke_token(
-            session=session, token_id=token_id, caller_token_id=principal.token_id
-        )
-    except service.TokenNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.InvalidToken as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    row = service.revoke_token(
+        session=session, token_id=token_id, caller_token_id=principal.token_id
+    )
     request.state.audit_detail = {"name": row.name, "kind": row.kind}
     if row.user_id is not None:
         request.state.audit_detail["user_id"] = row.user_id
@@ -232,18 +223,13 @@ def create_user(
     _principal: AdminPrincipal,
 ) -> UserOut:
     """Create a UI user who signs in with a name and password (role viewer, operator or admin)."""
-    try:
-        user = service.create_user(
-            session=session,
-            name=body.name,
-            password=body.password,
-            role=body.role,
-            min_password_length=settings.password_min_length,
-        )
-    except service.DuplicateUser as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    except service.InvalidUser as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    user = service.create_user(
+        session=session,
+        name=body.name,
+        password=body.password,
+        role=body.role,
+        min_password_length=settings.password_min_length,
+    )
     request.state.audit_detail = {"user_id": user.id, "name": user.name, "role": user.role}
     return _user_out(user, 0)
 
@@ -269,14 +255,9 @@ def update_user(
     _principal: AdminPrincipal,
 ) -> UserOut:
     """Change a user's role and/or disable (their sessions end at once) or enable them."""
-    try:
-        change = service.update_user(
-            session=session, user_id=user_id, role=body.role, disabled=body.disabled
-        )
-    except service.UserNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.LastAdmin as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    change = service.update_user(
+        session=session, user_id=user_id, role=body.role, disabled=body.disabled
+    )
     request.state.audit_detail = change.detail
     return _user_out(change.user, change.live_sessions)
 
@@ -298,17 +279,12 @@ def reset_user_password(
     body: Annotated[PasswordReset | None, Body()] = None,
 ) -> PasswordResetOut:
     """Set a user's password, or generate one (no body: shown once); their sessions end."""
-    try:
-        change = service.reset_password(
-            session=session,
-            user_id=user_id,
-            password=body.password if body else None,
-            min_password_length=settings.password_min_length,
-        )
-    except service.UserNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.InvalidUser as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    change = service.reset_password(
+        session=session,
+        user_id=user_id,
+        password=body.password if body else None,
+        min_password_length=settings.password_min_length,
+    )
     request.state.audit_detail = change.detail
     return PasswordResetOut(
         user=_user_out(change.user, 0),
@@ -324,10 +300,7 @@ def end_user_sessions(
     user_id: int, request: Request, session: SessionDep, _principal: AdminPrincipal
 ) -> SessionsEnded:
     """Sign a user out everywhere: every live session of theirs stops working at once."""
-    try:
-        change = service.end_sessions(session=session, user_id=user_id)
-    except service.UserNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    change = service.end_sessions(session=session, user_id=user_id)
     request.state.audit_detail = change.detail
     return SessionsEnded(sessions_ended=change.sessions_ended)
 
@@ -342,12 +315,7 @@ def delete_user(
     user_id: int, request: Request, session: SessionDep, _principal: AdminPrincipal
 ) -> Response:
     """Delete a user: they can no longer sign in and their sessions end at once."""
-    try:
-        change = service.delete_user(session=session, user_id=user_id)
-    except service.UserNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    except service.LastAdmin as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    change = service.delete_user(session=session, user_id=user_id)
     request.state.audit_detail = change.detail
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 

@@ -15,7 +15,7 @@ class WhoAmI(BaseModel):
     name: str
     scopes: list[str]
     user: str | None = Field(default=None, description="The signed-in user, for a session.")
-    role: str | None = Field(default=None, description="viewer, operator or admin, for a session.")
+    role: Role | None = Field(default=None, description="viewer, operator or admin, for a session.")
     csrf_token: str | None = Field(
         default=None,
         description="For a cookie session: send it as X-CSRF-Token with every write.",
@@ -42,7 +42,7 @@ class LoginOut(BaseModel):
     """A new session: the cookie is set; writes must send ``csrf_token`` as X-CSRF-Token."""
 
     user: str
-    role: str
+    role: Role
     csrf_token: str
     expires_at: datetime
 

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from quanta.audit import service as audit
 from quanta.auth import repository
 from quanta.auth.models import ApiToken, Role, TokenKind, User
+from quanta.core import errors
 from quanta.core.db import utcnow
 from quanta.core.security import generate_token, hash_token
 
@@ -32,39 +33,43 @@ _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("quanta-timing-equaliser")
 
 
-class AuthError(Exception):
+class AuthError(errors.QuantaError):
     """A request about credentials that cannot be honoured; the message says why."""
 
 
-class InvalidToken(AuthError):
+class InvalidToken(errors.Unprocessable, AuthError):
     """Scopes or instances that do not make a usable token."""
 
 
-class TokenNotFound(AuthError, LookupError):
+class TokenNotFound(errors.NotFound, AuthError):
     """No API token with that id."""
 
 
-class InvalidUser(AuthError):
+class InvalidUser(errors.Unprocessable, AuthError):
     """A user name, role or password that cannot be accepted."""
 
 
-class DuplicateUser(AuthError):
+class DuplicateUser(errors.Conflict, AuthError):
     """Another user already has that name."""
 
 
 class InvalidCredentials(AuthError):
     """Unknown user name or wrong password (deliberately not saying which)."""
 
+    status_code = 401
+
 
 class DisabledUser(InvalidCredentials):
     """The right password for an account an admin has disabled."""
 
+    status_code = 403
 
-class UserNotFound(AuthError, LookupError):
+
+class UserNotFound(errors.NotFound, AuthError):
     """No user with that id or name."""
 
 
-class LastAdmin(AuthError):
+class LastAdmin(errors.Conflict, AuthError):
     """The change would leave no active admin user to manage the others."""
 
 
@@ -226,7 +231,8 @@ def revoke_token(
     if token_id == caller_token_id:
         raise InvalidToken(
             "You cannot revoke the token you are using: revoke it with another admin token "
-            "or `quanta token revoke ID`."
+            "or `quanta token revoke ID`.",
+            status_code=errors.Conflict.status_code,
         )
     if row.revoked_at is None:
         row.revoked_at = utcnow()

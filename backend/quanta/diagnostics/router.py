@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, Query, status
 from fastapi.responses import JSONResponse
 
 from quanta.audit.service import Actor
@@ -43,29 +43,11 @@ Run = TypeVar("Run", ExplainRunOut, ProfileRunOut)
 
 
 def _queued(request: Callable[[], Run]) -> Run | JSONResponse:
-    """Call a service's request_*: its run, the refusal (stored), or the HTTP error."""
+    """Call a service's request_*: its run or the refusal (stored); other errors raise."""
     try:
         return request()
     except service.Refused as exc:
         return _refused(exc)
-    except service.DiagnosticsError as exc:
-        raise _http_error(exc) from exc
-
-
-def _latest(read: Callable[[], Run]) -> Run:
-    """Call a service's latest_*: its run or the HTTP error."""
-    try:
-        return read()
-    except service.DiagnosticsError as exc:
-        raise _http_error(exc) from exc
-
-
-def _http_error(exc: service.DiagnosticsError) -> HTTPException:
-    if isinstance(exc, service.NotFound):
-        return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
-    if isinstance(exc, service.NotAllowed):
-        return HTTPException(status.HTTP_409_CONFLICT, str(exc))
-    return HTTPException(status.HTTP_400_BAD_REQUEST, str(exc))
 
 
 @router.post(
@@ -102,9 +84,7 @@ def get_explain(
     query_id: str, instance: InstanceName, session: SessionDep, _principal: ReadPrincipal
 ) -> ExplainRunOut:
     """The latest EXPLAIN of the query on the instance, with its findings and when it ran."""
-    return _latest(
-        lambda: service.latest_explain(session=session, query_id=query_id, instance_name=instance)
-    )
+    return service.latest_explain(session=session, query_id=query_id, instance_name=instance)
 
 
 @router.post(
@@ -141,6 +121,4 @@ def get_profile(
     query_id: str, instance: InstanceName, session: SessionDep, _principal: ReadPrincipal
 ) -> ProfileRunOut:
     """The latest ranked profile of the query on the instance and when it ran."""
-    return _latest(
-        lambda: service.latest_profile(session=session, query_id=query_id, instance_name=instance)
-    )
+    return service.latest_profile(session=session, query_id=query_id, instance_name=instance)

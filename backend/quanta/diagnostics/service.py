@@ -28,6 +28,7 @@ from quanta.analysis.resolution import Resolution, ceil_to
 from quanta.analysis.sqlkind import StatementKind, classify_statement
 from quanta.annotations import service as annotations
 from quanta.audit.service import Actor
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import run_after_commit, utcnow
@@ -52,7 +53,7 @@ from quanta.monitored.options import ConnectionOptions
 from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
 from quanta.queries.models import QueryClass
-from quanta.queries.repository import BucketFilter
+from quanta.queries.window import BucketFilter, TimeWindow
 from quanta.tables import service as tables_service
 
 log = logging.getLogger(__name__)
@@ -76,15 +77,15 @@ _REFUSALS = (
 )
 
 
-class DiagnosticsError(Exception):
+class DiagnosticsError(errors.InvalidRequest):
     """A request that cannot be honoured; the message says why and what to do."""
 
 
-class NotFound(DiagnosticsError, LookupError):
+class NotFound(errors.NotFound, DiagnosticsError):
     """No such query or instance, or nothing collected yet."""
 
 
-class NotAllowed(DiagnosticsError):
+class NotAllowed(errors.Conflict, DiagnosticsError):
     """The instance is not set up for this (no DSN, profiling off)."""
 
 
@@ -135,7 +136,7 @@ def request_explain(
     Raises NotFound (query or instance), NotAllowed (no DSN) and Refused (no fit example;
     the refused run is stored, and audited, so that GET shows why).
     """
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     _require_dsn(instance)
     run = _request(session, settings, ExplainRun, query_id, instance, actor, executable=False)
     return explain_out(run, instance.name)
@@ -149,7 +150,7 @@ def request_profile(
     Raises NotFound, NotAllowed (no DSN, no execution target) and Refused (no example is
     an executable SELECT; stored on a refused run).
     """
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     _require_dsn(instance)
     if instance.target_dsn_encrypted is None:
         raise NotAllowed(safety.no_target_reason(instance, "A profile"))
@@ -159,7 +160,7 @@ def request_profile(
 
 def latest_explain(*, session: Session, query_id: str, instance_name: str) -> ExplainRunOut:
     """The newest finished EXPLAIN of the query on the instance (else the queued one)."""
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     run, pending = _latest(session, ExplainRun, query_id, instance, "EXPLAIN")
     out = explain_out(run, instance.name, pending=pending)
     # Masked again as it is read: runs stored before masking, or a policy tightened since.
@@ -175,7 +176,7 @@ def latest_explain(*, session: Session, query_id: str, instance_name: str) -> Ex
 
 def latest_profile(*, session: Session, query_id: str, instance_name: str) -> ProfileRunOut:
     """The newest finished profile of the query on the instance (else the queued one)."""
-    instance = _instance(session, instance_name)
+    instance = instances.find_instance_by_name(session=session, name=instance_name)
     run, pending = _latest(session, ProfileRun, query_id, instance, "profile")
     return profile_out(run, instance.name, pending=pending)
 
@@ -213,7 +214,7 @@ def auto_diagnose(*, session: Session, settings: Settings, now: datetime) -> Aut
     """Queue EXPLAIN (and, where an execution target is configured, a profile of SELECTs)
     for each instance's top queries by load of the last day that have no run that recent.
     Nothing is queued to execute on an instance without an execution target."""
-    window = queries.TimeWindow(start=now - AUTO_LOAD_WINDOW, end=now)
+    window = TimeWindow(start=now - AUTO_LOAD_WINDOW, end=now)
     since = now - timedelta(hours=settings.diagnostics_auto_fresh_hours)
     explained: list[int] = []
     profiled: list[int] = []
@@ -296,13 +297,6 @@ def _common(run: Run, instance_name: str, pending: bool) -> dict[str, Any]:
 # --------------------------------------------------------------------------- internals
 
 
-def _instance(session: Session, name: str) -> Instance:
-    try:
-        return instances.find_instance_by_name(session=session, name=name)
-    except instances.InstanceNotFound as exc:
-        raise NotFound(str(exc)) from exc
-
-
 def _require_dsn(instance: Instance) -> None:
     if instance.dsn_encrypted is None:
         raise NotAllowed(
@@ -328,8 +322,6 @@ def _request(
         return queued
     try:
         _select_examples(session, settings, query_id, instance, executable=executable, limit=1)
-    except queries.QueryNotFound as exc:
-        raise NotFound(str(exc)) from exc
     except _ExampleRefused as exc:
         refused = _new_run(model, query_id, instance, actor)
         session.add(refused)
@@ -640,7 +632,7 @@ def _rows_per_execution(
     if changed is not None:
         # Executions under an older plan (before an index was added, say) say nothing
         # about this one: only the whole minutes after the change count.
-        after = queries.TimeWindow(start=ceil_to(changed, Resolution.MINUTE), end=window.end)
+        after = TimeWindow(start=ceil_to(changed, Resolution.MINUTE), end=window.end)
         if after.start >= after.end:
             return None, None
         detail = queries.query_detail(
@@ -651,7 +643,7 @@ def _rows_per_execution(
 
 
 def _last_plan_change(
-    session: Session, instance: str, tables: list[str], window: queries.TimeWindow
+    session: Session, instance: str, tables: list[str], window: TimeWindow
 ) -> datetime | None:
     """The latest moment in ``window`` after which the query's plan may differ: a schema
     statement (ALTER, CREATE INDEX, ANALYZE...) on one of its tables seen in the metrics,
@@ -670,11 +662,9 @@ def _last_plan_change(
     return max([t for t in (ddl, *marked) if t is not None], default=None)
 
 
-def _example_window(settings: Settings) -> queries.TimeWindow:
+def _example_window(settings: Settings) -> TimeWindow:
     now = utcnow()
-    return queries.TimeWindow(
-        start=now - timedelta(days=settings.diagnostics_example_days), end=now
-    )
+    return TimeWindow(start=now - timedelta(days=settings.diagnostics_example_days), end=now)
 
 
 def _for_example(options: ConnectionOptions, example: _Example) -> ConnectionOptions:
@@ -757,3 +747,16 @@ def _execution_verdict(text: str, truncated: bool) -> str | None:
 def _refusal(reason: str, executable: bool) -> _ExampleRefused:
     prefix = "not profiled" if executable else "not explained"
     return _ExampleRefused(f"{prefix}: {reason}")
+
+
+def queries_with_runs_since(
+    *,
+    session: Session,
+    model: repository.RunModel,
+    instance_id: int,
+    query_ids: Sequence[str],
+    since: datetime,
+) -> set[str]:
+    """Those of ``query_ids`` with a run (EXPLAIN or profile) on the instance requested after
+    ``since``."""
+    return repository.queries_with_runs_since(session, model, instance_id, query_ids, since)

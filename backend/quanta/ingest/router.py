@@ -2,9 +2,10 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Request, Response, status
+from fastapi import APIRouter, Header, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
+from quanta.core.errors import PayloadTooLarge
 from quanta.core.http import rate_limit
 from quanta.core.openapi import inline_schema
 from quanta.deps import AUTH_RESPONSES, IngestPrincipal, SessionDep, SettingsDep
@@ -41,25 +42,17 @@ async def ingest_batch(
     """Store a batch durably and queue it for processing; a resent batch_id changes nothing."""
     rate_limit(request, "ingest", str(principal.token_id))
     body = await _read_body(request, limit=settings.ingest_max_body_bytes)
-    try:
-        # Decoding and validating a batch is CPU work: keep it off the event loop.
-        decoded = await run_in_threadpool(
-            service.decode_batch, body=body, content_encoding=content_encoding, settings=settings
-        )
-    except service.PayloadTooLarge as exc:
-        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(exc)) from exc
-    except service.InvalidPayload as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
-    try:
-        out, created = await run_in_threadpool(
-            service.accept_batch,
-            session=session,
-            settings=settings,
-            principal=principal,
-            decoded=decoded,
-        )
-    except service.InstanceNotAllowed as exc:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, str(exc)) from exc
+    # Decoding and validating a batch is CPU work: keep it off the event loop.
+    decoded = await run_in_threadpool(
+        service.decode_batch, body=body, content_encoding=content_encoding, settings=settings
+    )
+    out, created = await run_in_threadpool(
+        service.accept_batch,
+        session=session,
+        settings=settings,
+        principal=principal,
+        decoded=decoded,
+    )
     if not created:
         response.status_code = status.HTTP_200_OK
     return out
@@ -70,10 +63,7 @@ def get_ingest_batch(
     batch_id: str, session: SessionDep, principal: IngestPrincipal
 ) -> IngestBatchOut:
     """The status of a batch sent with this token."""
-    try:
-        return service.get_batch_status(session=session, principal=principal, batch_id=batch_id)
-    except service.BatchNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.get_batch_status(session=session, principal=principal, batch_id=batch_id)
 
 
 async def _read_body(request: Request, *, limit: int) -> bytes:
@@ -83,6 +73,6 @@ async def _read_body(request: Request, *, limit: int) -> bytes:
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"Body exceeds {limit} bytes.")
+            raise PayloadTooLarge(f"Body exceeds {limit} bytes.")
         chunks.append(chunk)
     return b"".join(chunks)

@@ -19,6 +19,7 @@ from quanta.analysis.aggregate import (
 )
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.observability import (
@@ -38,31 +39,30 @@ from quanta.instances.service import (
     get_or_create_instance,
     monitoring_user,
 )
-from quanta.queries.repository import mark_runners
-from quanta.queries.service import record_digest
+from quanta.queries.writes import mark_runners, record_digest
 from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
 
 log = logging.getLogger(__name__)
 
 
-class IngestError(Exception):
+class IngestError(errors.QuantaError):
     """A batch the server cannot accept; the message says why."""
 
 
-class PayloadTooLarge(IngestError):
+class PayloadTooLarge(errors.PayloadTooLarge, IngestError):
     """The request body or its decompressed form exceeds the configured limits."""
 
 
-class InvalidPayload(IngestError):
+class InvalidPayload(errors.Unprocessable, IngestError):
     """The body is not a valid batch."""
 
 
-class BatchNotFound(IngestError):
+class BatchNotFound(errors.NotFound, IngestError):
     """No batch with that id."""
 
 
-class InstanceNotAllowed(IngestError):
+class InstanceNotAllowed(errors.Forbidden, IngestError):
     """The token is bound to other instances than the batch's."""
 
 
@@ -333,7 +333,7 @@ def _mark_runners(session: Session, digest: BatchDigest, monitor: str | None) ->
     for key in digest.buckets:
         if key.user:
             (own if monitor is not None and key.user == monitor else app).add(key.query_id)
-    mark_runners(session, own=sorted(own), app=sorted(app))
+    mark_runners(session=session, own=sorted(own), app=sorted(app))
 
 
 def _statements(digest: BatchDigest) -> list[tuple[str, str | None]]:

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from quanta.deps import (
     AUTH_RESPONSES,
@@ -32,17 +32,6 @@ CONFLICT: dict[int | str, dict[str, object]] = {
     409: {"model": ErrorDetail, "description": "The name is taken, or the instance has data."}
 }
 
-_STATUS: dict[type[service.InstanceError], int] = {
-    service.InstanceNotFound: status.HTTP_404_NOT_FOUND,
-    service.DuplicateInstance: status.HTTP_409_CONFLICT,
-    service.InstanceHasData: status.HTTP_409_CONFLICT,
-    service.InvalidConnection: status.HTTP_422_UNPROCESSABLE_CONTENT,
-}
-
-
-def _http_error(exc: service.InstanceError) -> HTTPException:
-    return HTTPException(_STATUS.get(type(exc), status.HTTP_400_BAD_REQUEST), str(exc))
-
 
 @router.get("/instances", operation_id="list_instances")
 def list_instances(
@@ -57,10 +46,7 @@ def get_instance(
     instance_id: int, session: SessionDep, settings: SettingsDep, _principal: ReadPrincipal
 ) -> InstanceOut:
     """One instance."""
-    try:
-        instance = service.find_instance(session=session, instance_id=instance_id)
-    except service.InstanceError as exc:
-        raise _http_error(exc) from exc
+    instance = service.find_instance(session=session, instance_id=instance_id)
     return service.instance_out(settings, instance)
 
 
@@ -78,10 +64,7 @@ def create_instance(
     _principal: AdminPrincipal,
 ) -> InstanceOut:
     """Register a monitored server and the DSN of its read-only account (stored encrypted)."""
-    try:
-        out = service.register_instance(session=session, settings=settings, data=body)
-    except service.InstanceError as exc:
-        raise _http_error(exc) from exc
+    out = service.register_instance(session=session, settings=settings, data=body)
     request.state.audit_detail = {
         "instance_id": out.id,
         "name": out.name,
@@ -111,12 +94,9 @@ def update_instance(
 
     The audit entry names the fields changed (never a DSN's value) and the override's value.
     """
-    try:
-        updated = service.update_instance(
-            session=session, settings=settings, instance_id=instance_id, data=body
-        )
-    except service.InstanceError as exc:
-        raise _http_error(exc) from exc
+    updated = service.update_instance(
+        session=session, settings=settings, instance_id=instance_id, data=body
+    )
     request.state.audit_detail = {"name": updated.instance.name, "changed": updated.changes}
     return updated.instance
 
@@ -137,10 +117,7 @@ def delete_instance(
     ] = False,
 ) -> Response:
     """Delete an instance; one with stored data only with `?purge=true`."""
-    try:
-        name = service.delete_instance(session=session, instance_id=instance_id, purge=purge)
-    except service.InstanceError as exc:
-        raise _http_error(exc) from exc
+    name = service.delete_instance(session=session, instance_id=instance_id, purge=purge)
     request.state.audit_detail = {"name": name, "purge": purge}
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -161,11 +138,4 @@ def check_instance_connection(
     A server that cannot be reached or refuses the account is a 200 with `connected: false`
     and the server's message in `error`; the detected flavor and version are stored.
     """
-    try:
-        return service.check_connection(session=session, settings=settings, instance_id=instance_id)
-    except service.NoConnection as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    except service.InvalidConnection as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    except service.InstanceError as exc:
-        raise _http_error(exc) from exc
+    return service.check_connection(session=session, settings=settings, instance_id=instance_id)

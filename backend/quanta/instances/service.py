@@ -9,6 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quanta.audit.service import field_changes
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
 from quanta.core.db import utcnow
@@ -27,10 +28,10 @@ from quanta.monitored.check import test_connection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetNotReadOnly, verify_target
-from quanta.queries import repository as queries_repository
+from quanta.queries import service as queries_service
 
 
-class NoConnection(Exception):
+class NoConnection(errors.Conflict):
     """The instance has no DSN registered, so workers cannot reach it."""
 
 
@@ -132,23 +133,23 @@ def monitored_settings(settings: Settings) -> MonitoredSettings:
 # --------------------------------------------------------------------------- admin API
 
 
-class InstanceError(Exception):
+class InstanceError(errors.QuantaError):
     """A request about instances that cannot be honoured; the message says why."""
 
 
-class InstanceNotFound(InstanceError, LookupError):
+class InstanceNotFound(errors.NotFound, InstanceError):
     """No instance with that id or name."""
 
 
-class DuplicateInstance(InstanceError):
+class DuplicateInstance(errors.Conflict, InstanceError):
     """Another instance already has that name."""
 
 
-class InstanceHasData(InstanceError):
+class InstanceHasData(errors.Conflict, InstanceError):
     """Deleting the instance would delete its stored data, and purge was not asked for."""
 
 
-class InvalidConnection(InstanceError):
+class InvalidConnection(errors.Unprocessable, InstanceError):
     """A DSN that cannot be used; the message says which part is wrong (never the password)."""
 
 
@@ -162,21 +163,28 @@ def connected_instances(*, session: Session) -> list[Instance]:
     return repository.list_connected(session)
 
 
-def find_instance(*, session: Session, instance_id: int) -> Instance:
-    """The instance with this id; InstanceNotFound otherwise."""
+_LISTED = ": GET /api/v1/instances lists them."
+
+
+def find_instance(*, session: Session, instance_id: int, hint: bool = True) -> Instance:
+    """The instance with this id; InstanceNotFound otherwise (the one lookup by id).
+
+    ``hint`` ends the message with where instances are listed; the endpoints under an
+    instance's own path (its tables, its index review) answer without it.
+    """
     instance = session.get(Instance, instance_id)
     if instance is None:
-        raise InstanceNotFound(
-            f"No instance with id {instance_id}: GET /api/v1/instances lists them."
-        )
+        raise InstanceNotFound(f"No instance with id {instance_id}{_LISTED if hint else '.'}")
     return instance
 
 
-def find_instance_by_name(*, session: Session, name: str) -> Instance:
-    """The instance with this name; InstanceNotFound otherwise."""
+def find_instance_by_name(*, session: Session, name: str, hint: bool = True) -> Instance:
+    """The instance with this name; InstanceNotFound otherwise (the one lookup by name)."""
     instance = repository.find_by_name(session, name)
     if instance is None:
-        raise InstanceNotFound(f"No instance named '{name}': GET /api/v1/instances lists them.")
+        if hint:
+            raise InstanceNotFound(f"No instance named '{name}'{_LISTED}")
+        raise InstanceNotFound(f"No instance named {name!r}.")
     return instance
 
 
@@ -296,10 +304,13 @@ def check_connection(
     try:
         options = connection_options(settings, instance)
     except (SecretUnreadable, InvalidDsn) as exc:
-        raise InvalidConnection(str(exc)) from exc
+        # A stored DSN that no longer works is a conflict with the state, not a bad request.
+        raise InvalidConnection(str(exc), status_code=errors.Conflict.status_code) from exc
     # The schemas the instance's statements ran in lately: EXPLAIN and snapshots read them.
     since = utcnow() - SCHEMAS_WINDOW
-    schemas = queries_repository.schemas_of_instance(session, instance.id, since)
+    schemas = queries_service.schemas_of_instance(
+        session=session, instance_id=instance.id, since=since
+    )
     report = test_connection(options, settings=monitored_settings(settings), schemas=schemas)
     if report.connected:
         instance.flavor = report.flavor or None

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from quanta.deps import AUTH_RESPONSES, AdminPrincipal, ErrorDetail, SessionDep, SettingsDep
 from quanta.notify import service
@@ -27,10 +27,6 @@ CONFLICT: dict[int | str, dict[str, object]] = {
 }
 
 
-def _not_found(exc: service.ChannelNotFound) -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
-
-
 @router.get("", operation_id="list_channels")
 def list_channels(session: SessionDep, _: AdminPrincipal) -> list[ChannelOut]:
     """Every chat channel, webhook URLs redacted."""
@@ -48,12 +44,7 @@ def create_channel(
     _: AdminPrincipal,
 ) -> ChannelOut:
     """Add a channel; its webhook URL is stored encrypted and shown redacted."""
-    try:
-        out = service.create_channel(session=session, settings=settings, data=body)
-    except service.ChannelConflict as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    except service.InvalidChannel as exc:  # the URL's address is refused
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    out = service.create_channel(session=session, settings=settings, data=body)
     # The settings without the webhook URL (a secret: neither it nor its redacted form).
     request.state.audit_detail = {
         "channel_id": out.id,
@@ -66,10 +57,7 @@ def create_channel(
 @router.get("/{channel_id}", operation_id="get_channel", responses=NOT_FOUND)
 def get_channel(channel_id: int, session: SessionDep, _: AdminPrincipal) -> ChannelOut:
     """One channel."""
-    try:
-        return service.get_channel(session=session, channel_id=channel_id)
-    except service.ChannelNotFound as exc:
-        raise _not_found(exc) from exc
+    return service.get_channel(session=session, channel_id=channel_id)
 
 
 @router.patch(
@@ -90,16 +78,9 @@ def update_channel(
     _: AdminPrincipal,
 ) -> ChannelOut:
     """Change some of a channel's settings."""
-    try:
-        updated = service.update_channel(
-            session=session, settings=settings, channel_id=channel_id, data=body
-        )
-    except service.ChannelNotFound as exc:
-        raise _not_found(exc) from exc
-    except service.ChannelConflict as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    except service.InvalidChannel as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    updated = service.update_channel(
+        session=session, settings=settings, channel_id=channel_id, data=body
+    )
     request.state.audit_detail = {"name": updated.channel.name, "changed": updated.changes}
     return updated.channel
 
@@ -114,10 +95,7 @@ def delete_channel(
     channel_id: int, request: Request, session: SessionDep, _: AdminPrincipal
 ) -> Response:
     """Remove a channel and its delivery history."""
-    try:
-        name = service.delete_channel(session=session, channel_id=channel_id)
-    except service.ChannelNotFound as exc:
-        raise _not_found(exc) from exc
+    name = service.delete_channel(session=session, channel_id=channel_id)
     request.state.audit_detail = {"name": name}
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -127,10 +105,7 @@ def send_test_message(
     channel_id: int, session: SessionDep, settings: SettingsDep, _: AdminPrincipal
 ) -> ChannelTestResult:
     """Send a test message now and report what the service answered (recorded as a delivery)."""
-    try:
-        return service.send_test(session=session, settings=settings, channel_id=channel_id)
-    except service.ChannelNotFound as exc:
-        raise _not_found(exc) from exc
+    return service.send_test(session=session, settings=settings, channel_id=channel_id)
 
 
 @router.get("/{channel_id}/deliveries", operation_id="list_channel_deliveries", responses=NOT_FOUND)
@@ -144,12 +119,9 @@ def list_deliveries(
     limit: Annotated[int, Query(ge=1, le=MAX_DELIVERIES)] = DEFAULT_DELIVERIES,
 ) -> list[DeliveryOut]:
     """The channel's deliveries, newest first, each with its attempts (time, status, error)."""
-    try:
-        return service.list_deliveries(
-            session=session,
-            channel_id=channel_id,
-            status=delivery_status.value if delivery_status else None,
-            limit=limit,
-        )
-    except service.ChannelNotFound as exc:
-        raise _not_found(exc) from exc
+    return service.list_deliveries(
+        session=session,
+        channel_id=channel_id,
+        status=delivery_status.value if delivery_status else None,
+        limit=limit,
+    )

@@ -8,7 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from quanta.core.names import InstanceName
 from quanta.notify.events import NEW_SUGGESTION, EventType
-from quanta.notify.models import ChannelType
+from quanta.notify.models import ChannelType, DeliveryKind
 
 MAX_URL_CHARS = 2000
 
@@ -114,7 +114,7 @@ class DeliveryOut(BaseModel):
     """A message queued for a channel, with every attempt to deliver it."""
 
     id: int
-    kind: str = Field(description="message, digest or test.")
+    kind: DeliveryKind = Field(description="message, digest or test.")
     event: str
     status: str = Field(
         description="pending, held (rate limit: waits for a digest), digested, sent, failed, "

@@ -3,7 +3,7 @@
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
@@ -11,21 +11,26 @@ from quanta.analysis.resolution import Segment, width_at
 from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core.config import Settings
 from quanta.queries import repository
-from quanta.queries.schemas import GroupRow, QueryTotals, SparkPoint, TopQueries
+from quanta.queries.schemas import GroupBy, GroupRow, QueryTotals, SparkPoint, TopQueries
 from quanta.queries.service import (
     ORDERS,
     PERCENTILE_SORTS,
     SORT_KEYS,
-    InvalidRequest,
-    TimeWindow,
     UnknownSortKey,
     merged_histograms,
+)
+from quanta.queries.window import (
+    DIMENSION_COLUMNS,
+    BucketFilter,
+    InvalidRequest,
+    TimeWindow,
     read_plan,
 )
 
 # group_by value -> bucket column; "query" is the plain overview (service.top_queries).
-GROUP_COLUMNS = {**repository.DIMENSION_COLUMNS, "instance": "instance_id"}
-GROUP_BY = ("query", *GROUP_COLUMNS)
+GROUP_COLUMNS = {**DIMENSION_COLUMNS, "instance": "instance_id"}
+GROUP_BY: tuple[str, ...] = get_args(GroupBy)
+assert ("query", *GROUP_COLUMNS) == GROUP_BY, "GroupBy (schemas) and GROUP_COLUMNS disagree"
 
 
 def top_groups(
@@ -37,7 +42,7 @@ def top_groups(
     limit: int,
     offset: int,
     sparkline_points: int,
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     sort: str = "load",
     order: str = "desc",
 ) -> TopQueries:
@@ -144,7 +149,7 @@ def _sort_key(
 def _load_series(
     session: Session,
     segments: list[Segment],
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     column: str,
     values: list[Any],
     window: TimeWindow,

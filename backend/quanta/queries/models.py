@@ -245,6 +245,9 @@ QUERY_TOTALS_MODELS: dict[Resolution, QueryTotalsModel] = {
 }
 # What a read without dimensions uses: minutes are read from the buckets (a read spans at
 # most a couple of hours of them, see analysis.resolution), hours and days from the totals.
+# Any table of metric rows (buckets, instance totals, query totals).
+MetricModel = BucketModel | TotalsModel | QueryTotalsModel
+
 UNDIVIDED_MODELS: dict[Resolution, BucketModel | QueryTotalsModel] = {
     Resolution.MINUTE: QueryBucketMinute,
     **QUERY_TOTALS_MODELS,

@@ -1,19 +1,16 @@
 """Statements on the query catalog, the metric buckets and the examples."""
 
-import json
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from operator import itemgetter
+from datetime import datetime
 from typing import Any
+from typing import cast as type_cast
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     ColumnElement,
-    Integer,
     Row,
     Select,
+    Subquery,
     Table,
     Text,
     and_,
@@ -24,55 +21,38 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    text,
     tuple_,
     union_all,
     update,
 )
-from sqlalchemy import column as column_clause
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.aggregate import SUM_METRICS
-from quanta.analysis.histogram import merge_stored
 from quanta.analysis.own import OWN_FINGERPRINTS
 from quanta.analysis.resolution import Resolution, Segment
-from quanta.core.db import UTCDateTime
+from quanta.core.upsert import chunks, insert_for, key_getter
 from quanta.instances.models import Instance
 from quanta.queries.models import (
     BUCKET_MODELS,
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
+    MetricModel,
     QueryBucketHour,
     QueryClass,
     QueryExample,
     QueryInstance,
 )
+from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter
 
-# Rows per INSERT/SELECT statement: keeps every statement under SQLite's 32766 parameters.
-ROWS_PER_STATEMENT = 500
 # Buckets from a source that is not the instance's primary one are stored, not totalled; an
 # instance whose primary source is not set yet counts its slow log.
 DEFAULT_PRIMARY_SOURCE = "slowlog"
-
-Combine = Callable[[Mapping[Any, Any], dict[str, Any]], dict[str, Any]]
-
-
-def _insert_for(session: Session) -> Any:
-    # Both dialects speak INSERT ... ON CONFLICT with the same API.
-    return postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-
-
-def _chunks(rows: Sequence[Any], size: int = ROWS_PER_STATEMENT) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
 
 
 def known_query_ids(session: Session, query_ids: Sequence[str]) -> set[str]:
     """The query ids already in the catalog."""
     found: set[str] = set()
-    for chunk in _chunks(sorted(query_ids)):
+    for chunk in chunks(sorted(query_ids)):
         found.update(
             session.scalars(select(QueryClass.query_id).where(QueryClass.query_id.in_(chunk)))
         )
@@ -93,15 +73,15 @@ def _insert_new(
     session: Session, model: Any, key: list[str], rows: Sequence[dict[str, Any]]
 ) -> None:
     if rows:
-        stmt = _insert_for(session)(model).on_conflict_do_nothing(index_elements=key)
-        session.connection().execute(stmt, sorted(rows, key=_key_getter(key)))
+        stmt = insert_for(session)(model).on_conflict_do_nothing(index_elements=key)
+        session.connection().execute(stmt, sorted(rows, key=key_getter(key)))
 
 
 def upsert_query_classes(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Insert new query classes; widen first/last seen of known ones (in key order)."""
     if not rows:
         return
-    stmt = _insert_for(session)(QueryClass)
+    stmt = insert_for(session)(QueryClass)
     stmt = stmt.on_conflict_do_update(
         index_elements=["query_id"],
         set_={
@@ -116,7 +96,7 @@ def upsert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> 
     """Record where query classes run: first and last seen per instance."""
     if not rows:
         return
-    stmt = _insert_for(session)(QueryInstance)
+    stmt = insert_for(session)(QueryInstance)
     stmt = stmt.on_conflict_do_update(
         index_elements=["query_id", "instance_id"],
         set_={
@@ -128,271 +108,11 @@ def upsert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> 
     session.connection().execute(stmt, ordered)
 
 
-def merge_rows(
-    session: Session,
-    model: Any,
-    key: Sequence[str],
-    rows: Sequence[dict[str, Any]],
-    combine: Combine,
-    *,
-    metrics: bool = False,
-) -> None:
-    """Add ``rows`` to ``model``'s table, merging each into the stored row with the same key.
-
-    Insert the rows that are new (ON CONFLICT DO NOTHING; they are complete), lock the others
-    (SELECT ... FOR UPDATE on PostgreSQL; SQLite serialises writers), merge them with
-    ``combine(stored, new)`` and UPDATE them. Every step goes in key order, so concurrent
-    workers take row locks in the same order and cannot deadlock; a concurrent insert of the
-    same key waits for the other transaction and then finds the row, so no increment is lost.
-
-    With ``metrics`` (rows of buckets or totals), PostgreSQL does not read the stored rows
-    back to merge them: the UPDATE adds the metrics up itself (:func:`_merged_metric`, the
-    same merge in SQL), and only their histograms, which SQL cannot merge, are merged here.
-    """
-    if not rows:
-        return
-    table: Table = model.__table__
-    ordered = sorted(rows, key=_key_getter(key))
-    if not is_postgresql(session):
-        _merge_rows_portable(session, model, key, ordered, combine)
-    elif metrics:
-        _merge_metrics_postgresql(session, table, key, ordered)
-    else:
-        _merge_rows_postgresql(session, table, key, ordered, combine)
-
-
-def _key_getter(key: Sequence[str]) -> Callable[[Mapping[Any, Any]], tuple[Any, ...]]:
-    # A tuple whatever the number of names (itemgetter of one name gives the bare value).
-    return itemgetter(*key) if len(key) > 1 else lambda row: (row[key[0]],)
-
-
-def _merge_rows_portable(
-    session: Session,
-    model: Any,
-    key: Sequence[str],
-    ordered: Sequence[dict[str, Any]],
-    combine: Combine,
-) -> None:
-    table: Table = model.__table__
-    key_columns = [table.c[name] for name in key]
-    key_of = _key_getter(key)
-    # executemany: SQLAlchemy sends the rows as multi-row INSERTs in order ("insertmanyvalues")
-    # from one cached statement, within each database's parameter limit.
-    insert_new = (
-        _insert_for(session)(table)
-        .on_conflict_do_nothing(index_elements=list(key))
-        .returning(*key_columns)
-    )
-    inserted = {tuple(r) for r in session.connection().execute(insert_new, ordered)}
-    existing = [row for row in ordered if key_of(row) not in inserted]
-    if not existing:
-        return
-    updates: list[dict[str, Any]] = []
-    for chunk in _chunks(existing):
-        by_key = {key_of(row): row for row in chunk}
-        stmt = (
-            select(table)
-            .where(tuple_(*key_columns).in_(list(by_key)))
-            .order_by(*key_columns)
-            .with_for_update()
-        )
-        for stored in session.execute(stmt).mappings():
-            updates.append(combine(stored, by_key[key_of(stored)]))
-    session.execute(update(model), updates)
-
-
-def _merge_rows_postgresql(
-    session: Session,
-    table: Table,
-    key: Sequence[str],
-    ordered: Sequence[dict[str, Any]],
-    combine: Combine,
-) -> None:
-    """The same merge in four statements, the rows sent with COPY (see
-    :func:`_stage_stored_keys`); the rows whose key was stored already are locked, merged
-    and updated, their new values sent as JSON (json_populate_recordset: a short fixed
-    statement, the rows one parameter)."""
-    stage = _stage_stored_keys(session, table, key, ordered)
-    if stage is None:
-        return
-    # The columns by name, in the model's order: .columns() types the result by position.
-    locked = session.execute(
-        text(
-            f"SELECT {_columns(table, 't')}, s.{STAGE_POSITION} FROM {table.name} AS t "
-            f"JOIN {stage} AS s ON {_match(key, 't', 's')} "
-            f"ORDER BY {_columns_of(key, 't')} FOR UPDATE OF t"
-        ).columns(*table.c, column_clause(STAGE_POSITION, Integer))
-    )
-    updates = [combine(stored, ordered[stored[STAGE_POSITION]]) for stored in locked.mappings()]
-    if not updates:
-        return
-    values = [column.name for column in table.c if column.name not in key]
-    rows_of = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json)) AS v"
-    session.execute(
-        text(
-            f"UPDATE {table.name} AS t SET {', '.join(f'{n} = v.{n}' for n in values)} "
-            f"FROM {rows_of} WHERE {_match(key, 't', 'v')}"
-        ),
-        {"rows": _json_rows(updates)},
-    )
-
-
-def _merge_metrics_postgresql(
-    session: Session, table: Table, key: Sequence[str], ordered: Sequence[dict[str, Any]]
-) -> None:
-    """The metric merge: the rows whose key was stored already (see
-    :func:`_stage_stored_keys`) are locked, their histograms merged here, and the stored
-    rows updated from the stage by :func:`_merged_metric`."""
-    stage = _stage_stored_keys(session, table, key, ordered)
-    if stage is None:
-        return
-    with_histogram = HISTOGRAM in table.c
-    histograms = f", t.{HISTOGRAM}, s.{HISTOGRAM}" if with_histogram else ""
-    locked = session.execute(
-        text(
-            f"SELECT s.{STAGE_POSITION}{histograms} FROM {table.name} AS t "
-            f"JOIN {stage} AS s ON {_match(key, 't', 's')} "
-            f"ORDER BY {_columns_of(key, 't')} FOR UPDATE OF t"
-        )
-    ).all()
-    if not locked:
-        return
-    merged = {
-        row[0]: merge_stored(row[1], row[2])
-        for row in locked
-        if with_histogram and row[1] is not None and row[2] is not None
-    }
-    assignments = [
-        f"{c.name} = {_merged_metric(c.name)}"
-        for c in table.c
-        if c.name not in key and c.name != HISTOGRAM
-    ]
-    if with_histogram:
-        # Merged where both have one; else the one there is.
-        assignments.append(f"{HISTOGRAM} = COALESCE(h.{HISTOGRAM}, s.{HISTOGRAM}, t.{HISTOGRAM})")
-    session.execute(
-        text(
-            f"UPDATE {table.name} AS t SET {', '.join(assignments)} FROM {stage} AS s "
-            f"LEFT JOIN unnest(CAST(:positions AS integer[]), CAST(:histograms AS bytea[])) "
-            f"AS h(position, {HISTOGRAM}) ON h.position = s.{STAGE_POSITION} "
-            f"WHERE {_match(key, 't', 's')}"
-        ),
-        {"positions": list(merged), "histograms": list(merged.values())},
-    )
-
-
-def _merged_metric(name: str) -> str:
-    """SQL for a metric column of the stored row ``t`` merged with the new one ``s``: the
-    least of minimums, the greatest of maximums, the sum of counts and sums; NULL (the
-    source does not give the metric) and x give x."""
-    if name.endswith("_min"):
-        return f"LEAST(t.{name}, s.{name})"  # both ignore NULLs
-    if name.endswith("_max"):
-        return f"GREATEST(t.{name}, s.{name})"
-    return f"COALESCE(t.{name} + s.{name}, t.{name}, s.{name})"
-
-
-def _stage_stored_keys(
-    session: Session, table: Table, key: Sequence[str], ordered: Sequence[dict[str, Any]]
-) -> str | None:
-    """Insert the rows whose key is new; leave the others in the staging table and return
-    its name, or None when every row was new.
-
-    The rows are copied into a temporary table of the same shape, numbered (COPY: psycopg
-    writes them in C, PostgreSQL reads them without parsing SQL or JSON), and inserted from
-    there; what was inserted leaves the stage, so the many new rows never come back to
-    Python.
-    """
-    keys = ", ".join(key)
-    stage = _copy_to_stage(session, table, ordered)
-    inserted = session.execute(
-        text(
-            f"WITH inserted AS (INSERT INTO {table.name} ({_columns(table)}) "
-            f"SELECT {_columns(table)} FROM {stage} "
-            f"ORDER BY {keys} ON CONFLICT ({keys}) DO NOTHING RETURNING {keys}) "
-            f"DELETE FROM {stage} AS s USING inserted AS t WHERE {_match(key, 's', 't')}"
-        )
-    )
-    # Not even a look for stored rows then: the planner knows nothing of the stage's size.
-    return None if inserted.rowcount == len(ordered) else stage  # type: ignore[attr-defined]
-
-
-HISTOGRAM = "histogram"
-# The stage's extra column: the position of the row in the rows merged.
-STAGE_POSITION = "stage_position"
-
-
-def _columns(table: Table, alias: str | None = None) -> str:
-    return _columns_of([c.name for c in table.c], alias)
-
-
-def _columns_of(names: Sequence[str], alias: str | None = None) -> str:
-    return ", ".join(f"{alias}.{name}" if alias else name for name in names)
-
-
-def _match(key: Sequence[str], left: str, right: str) -> str:
-    return " AND ".join(f"{left}.{name} = {right}.{name}" for name in key)
-
-
-def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, Any]]) -> str:
-    """Copy rows, numbered, into this transaction's empty staging table for ``table``; its
-    name.
-
-    The staging table is a temporary copy of the table's columns and STAGE_POSITION, made
-    once per connection and emptied at every commit; it lives in the session's own schema,
-    so concurrent workers never see each other's.
-    """
-    stage = f"stage_{table.name}"
-    connection = session.connection()
-    connection.exec_driver_sql(
-        f"CREATE TEMP TABLE IF NOT EXISTS {stage} "
-        f"(LIKE {table.name}, {STAGE_POSITION} integer) ON COMMIT DELETE ROWS"
-    )
-    connection.exec_driver_sql(f"TRUNCATE {stage}")
-    names = [column.name for column in table.c]
-    values_of = itemgetter(*names)
-    # COPY skips SQLAlchemy's bind processing: the store keeps naive UTC times (see
-    # core.db.UTCDateTime) and JSON columns as text. A batch has few distinct times.
-    times = [n for n, column in enumerate(table.c) if isinstance(column.type, UTCDateTime)]
-    documents = [n for n, column in enumerate(table.c) if isinstance(column.type, JSON)]
-    naive: dict[datetime, datetime] = {}
-    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    with cursor.copy(f"COPY {stage} ({', '.join(names)}, {STAGE_POSITION}) FROM STDIN") as copy:
-        for position, row in enumerate(rows):
-            values = [*values_of(row), position]
-            for n in times:
-                if (time := values[n]) is not None:
-                    values[n] = naive.get(time) or naive.setdefault(time, _naive_utc(time))
-            for n in documents:
-                if values[n] is not None:
-                    values[n] = json.dumps(values[n])
-            copy.write_row(values)
-    return stage
-
-
-def _naive_utc(value: datetime) -> datetime:
-    return value.astimezone(UTC).replace(tzinfo=None)
-
-
-def _json_rows(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Rows as a JSON array in the text forms PostgreSQL reads back into the columns' types."""
-    # `default` is called only for what JSON has no form for: per value, not per row.
-    return json.dumps(rows, default=_json_value)
-
-
-def _json_value(value: Any) -> str:
-    if isinstance(value, datetime):  # the store keeps naive UTC (see core.db.UTCDateTime)
-        return _naive_utc(value).isoformat()
-    if isinstance(value, bytes):
-        return "\\x" + value.hex()  # bytea's hex input format
-    raise TypeError(f"no JSON form for {type(value).__name__}")
-
-
 def bucket_rows_for_union(
     segments: Sequence[Segment],
     *columns: str,
-    where: Callable[[Table], list[Any]] | None = None,
-    models: Mapping[Resolution, Any] = BUCKET_MODELS,
+    where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
+    models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
 ) -> Select[Any]:
     """Rows of every segment (its resolution's table, its time range), as one union.
 
@@ -402,7 +122,7 @@ def bucket_rows_for_union(
     """
     selects = []
     for segment in segments:
-        table: Table = models[segment.resolution].__table__
+        table = type_cast(Table, models[segment.resolution].__table__)  # mapped to a Table
         selects.append(
             select(*(table.c[c] for c in columns)).where(
                 table.c.bucket_start >= segment.start,
@@ -419,9 +139,9 @@ def bucket_rows_for_union(
 def _primary_buckets(
     segments: Sequence[Segment],
     *columns: str,
-    where: Callable[[Table], list[Any]] | None = None,
-    models: Mapping[Resolution, Any] = BUCKET_MODELS,
-) -> Any:
+    where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
+    models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
+) -> Subquery:
     """The buckets of each instance's primary source only, so a query both sources saw
     counts once. The condition sits in every branch of the union, next to the other
     filters: a join with the instances instead hid the row counts from the planner."""
@@ -429,7 +149,7 @@ def _primary_buckets(
         Instance.id, func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
     )
 
-    def conditions(table: Table) -> list[Any]:
+    def conditions(table: Table) -> list[ColumnElement[bool]]:
         own = where(table) if where else []
         return [*own, tuple_(table.c.instance_id, table.c.source).in_(primary)]
 
@@ -440,28 +160,7 @@ def _primary_buckets(
 # Every read below sums primary-source buckets of the segments that pass a BucketFilter.
 # Filters reach SQL as bound parameters only.
 
-# The bucket columns a breakdown or filter list can group by, by their API name.
-DIMENSION_COLUMNS = {"schema": "schema_name", "user": "user_name", "host": "client_host"}
 _LIKE_ESCAPE = "\\"
-
-
-@dataclass(frozen=True, slots=True)
-class BucketFilter:
-    """Which buckets a read sums: instance names, dimension values, a search, one query."""
-
-    instances: tuple[str, ...] = ()
-    schema: str | None = None
-    user: str | None = None
-    host: str | None = None
-    search: str | None = None
-    query_id: str | None = None
-    # Quanta's own statements (quanta.analysis.own) are left out unless this is set.
-    include_own: bool = False
-
-    @property
-    def has_dimension(self) -> bool:
-        """Whether a schema, user or host must match."""
-        return any(getattr(self, name) is not None for name in DIMENSION_COLUMNS)
 
 
 def _sum(column: Any) -> Any:
@@ -515,7 +214,7 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
     by_dimension = flt.has_dimension or not set(columns).isdisjoint(DIMENSION_COLUMNS.values())
     models = BUCKET_MODELS if by_dimension else UNDIVIDED_MODELS
 
-    def conditions(table: Table) -> list[Any]:
+    def conditions(table: Table) -> list[ColumnElement[bool]]:
         where = _of_instances(table, flt.instances)
         for attr, column in DIMENSION_COLUMNS.items():
             value = getattr(flt, attr)
@@ -532,7 +231,7 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
     return _primary_buckets(segments, *columns, where=conditions, models=models)
 
 
-def _of_instances(table: Table, names: Sequence[str]) -> list[Any]:
+def _of_instances(table: Table, names: Sequence[str]) -> list[ColumnElement[bool]]:
     """The condition that rows are of the named instances (none: of every instance)."""
     if not names:
         return []
@@ -786,7 +485,7 @@ def examples(
     return session.execute(stmt).all()
 
 
-def delete_buckets_before(session: Session, model: Any, cutoff: datetime) -> int:
+def delete_buckets_before(session: Session, model: MetricModel, cutoff: datetime) -> int:
     """Delete a resolution's buckets older than ``cutoff``; returns how many."""
     result = session.execute(delete(model).where(model.bucket_start < cutoff))
     return int(result.rowcount)  # type: ignore[attr-defined]
@@ -808,57 +507,6 @@ def _least(current: Any, new: Any) -> ColumnElement[Any]:
 
 def _greatest(current: Any, new: Any) -> ColumnElement[Any]:
     return case((new > current, new), else_=current)
-
-
-# --------------------------------------------------------------------------- partitions
-# PostgreSQL only: each bucket table is partitioned by range of bucket_start, with a DEFAULT
-# partition for anything outside the created ranges (old imports, clock skew).
-
-
-def is_postgresql(session: Session) -> bool:
-    """Whether the store is PostgreSQL (the only one with partitions)."""
-    return session.get_bind().dialect.name == "postgresql"
-
-
-def partition_names(session: Session, parent: str) -> list[str]:
-    """The partitions of ``parent``."""
-    stmt = text(
-        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
-        "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = :parent ORDER BY c.relname"
-    )
-    return list(session.scalars(stmt, {"parent": parent}))
-
-
-def create_partition(
-    session: Session, parent: str, name: str, lower: datetime | None, upper: datetime | None
-) -> bool:
-    """Create a range partition (both bounds None: the DEFAULT one); False if it cannot be.
-
-    Creation fails when the DEFAULT partition already holds rows of that range: those rows
-    then stay where they are, which is correct, only less tidy.
-    """
-    if lower is None or upper is None:
-        bounds = "DEFAULT"
-    else:
-        bounds = f"FOR VALUES FROM ('{_pg_timestamp(lower)}') TO ('{_pg_timestamp(upper)}')"
-    try:
-        with session.begin_nested():
-            session.execute(
-                text(f'CREATE TABLE IF NOT EXISTS "{name}" PARTITION OF "{parent}" {bounds}')
-            )
-    except DBAPIError:
-        return False
-    return True
-
-
-def drop_partition(session: Session, name: str) -> None:
-    """Drop one partition and its rows."""
-    session.execute(text(f'DROP TABLE IF EXISTS "{name}"'))
-
-
-def _pg_timestamp(value: datetime) -> str:
-    # Bucket starts are stored as naive UTC; names and bounds are generated, never user input.
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def schema_statements_since(

@@ -3,19 +3,18 @@
 import dataclasses
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, Query
 
 from quanta.deps import (
     AUTH_RESPONSES,
-    AdminPrincipal,
     ErrorDetail,
     ReadPrincipal,
     SessionDep,
     SettingsDep,
 )
-from quanta.queries import groups, purge, service
-from quanta.queries.repository import BucketFilter
+from quanta.queries import groups, service
 from quanta.queries.schemas import Filters, QueryDetail, QueryExamples, TopQueries
+from quanta.queries.window import BucketFilter, TimeWindow, resolve_window
 
 # Bounded so one request cannot ask for the whole catalog with its sparklines.
 MAX_ROWS_PER_PAGE = 1000
@@ -56,15 +55,8 @@ IncludeOwnParam = Annotated[
 ]
 
 
-def _window(
-    settings: SettingsDep, from_: FromParam = None, to: ToParam = None
-) -> service.TimeWindow:
-    try:
-        return service.resolve_window(
-            start=from_, end=to, default_hours=settings.default_range_hours
-        )
-    except service.InvalidRequest as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+def _window(settings: SettingsDep, from_: FromParam = None, to: ToParam = None) -> TimeWindow:
+    return resolve_window(start=from_, end=to, default_hours=settings.default_range_hours)
 
 
 def _filter(
@@ -83,7 +75,7 @@ def _filter(
     )
 
 
-WindowDep = Annotated[service.TimeWindow, Depends(_window)]
+WindowDep = Annotated[TimeWindow, Depends(_window)]
 FilterDep = Annotated[BucketFilter, Depends(_filter)]
 
 
@@ -97,36 +89,36 @@ def list_queries(
     search: Annotated[
         str | None, Query(description="Text in the fingerprint, a table name, or a query_id.")
     ] = None,
+    # Closed vocabularies: the schema lists them (the UI's client types them), while the
+    # parameter stays a string so an unknown value gets the service's 400 naming the choices.
     sort: Annotated[
-        str, Query(description=f"Metric to sort by: {', '.join(service.SORT_KEYS)}.")
+        str,
+        Query(
+            description=f"Metric to sort by: {', '.join(service.SORT_KEYS)}.",
+            json_schema_extra={"enum": list(service.SORT_KEYS)},
+        ),
     ] = "load",
-    order: Annotated[str, Query(description="asc or desc.")] = "desc",
+    order: Annotated[
+        str, Query(description="asc or desc.", json_schema_extra={"enum": list(service.ORDERS)})
+    ] = "desc",
     limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PER_PAGE)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
     group_by: Annotated[
-        str, Query(description=f"One row per: {', '.join(groups.GROUP_BY)}.")
+        str,
+        Query(
+            description=f"One row per: {', '.join(groups.GROUP_BY)}.",
+            json_schema_extra={"enum": list(groups.GROUP_BY)},
+        ),
     ] = "query",
 ) -> TopQueries:
     """The top queries of a time range by any metric, with totals, shares and sparklines;
     or, grouped by schema, user, host or instance, the heaviest values of that dimension."""
-    try:
-        if group_by != "query":
-            return groups.top_groups(
-                session=session,
-                settings=settings,
-                window=window,
-                group_by=group_by,
-                limit=limit,
-                offset=offset,
-                sparkline_points=settings.sparkline_points,
-                flt=dataclasses.replace(flt, search=search),
-                sort=sort,
-                order=order,
-            )
-        return service.top_queries(
+    if group_by != "query":
+        return groups.top_groups(
             session=session,
             settings=settings,
             window=window,
+            group_by=group_by,
             limit=limit,
             offset=offset,
             sparkline_points=settings.sparkline_points,
@@ -134,8 +126,17 @@ def list_queries(
             sort=sort,
             order=order,
         )
-    except service.InvalidRequest as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+    return service.top_queries(
+        session=session,
+        settings=settings,
+        window=window,
+        limit=limit,
+        offset=offset,
+        sparkline_points=settings.sparkline_points,
+        flt=dataclasses.replace(flt, search=search),
+        sort=sort,
+        order=order,
+    )
 
 
 @router.get("/queries/{query_id}", operation_id="get_query", responses=NOT_FOUND)
@@ -148,12 +149,9 @@ def get_query(
     flt: FilterDep,
 ) -> QueryDetail:
     """One query: every metric, latency percentiles, time series and breakdowns."""
-    try:
-        return service.query_detail(
-            session=session, settings=settings, window=window, query_id=query_id, flt=flt
-        )
-    except service.QueryNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.query_detail(
+        session=session, settings=settings, window=window, query_id=query_id, flt=flt
+    )
 
 
 @router.get("/queries/{query_id}/examples", operation_id="list_query_examples", responses=NOT_FOUND)
@@ -167,17 +165,14 @@ def list_query_examples(
     limit: Annotated[int, Query(ge=1, le=MAX_EXAMPLES)] = DEFAULT_EXAMPLES,
 ) -> QueryExamples:
     """Real statements of a query in the range, slowest first."""
-    try:
-        return service.query_examples(
-            session=session,
-            settings=settings,
-            window=window,
-            query_id=query_id,
-            instances=tuple(instance or ()),
-            limit=limit,
-        )
-    except service.QueryNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.query_examples(
+        session=session,
+        settings=settings,
+        window=window,
+        query_id=query_id,
+        instances=tuple(instance or ()),
+        limit=limit,
+    )
 
 
 @router.get("/filters", operation_id="list_filters")
@@ -190,16 +185,3 @@ def list_filters(
 ) -> Filters:
     """The values of instance, schema, user and host in the range, with their load share."""
     return service.filter_values(session=session, settings=settings, window=window, flt=flt)
-
-
-@router.delete("/queries/{query_id}", operation_id="purge_query", responses=NOT_FOUND)
-def purge_query(
-    query_id: str, request: Request, session: SessionDep, _principal: AdminPrincipal
-) -> purge.QueryPurged:
-    """Delete every stored trace of a query: buckets, examples, catalog row, runs, advice."""
-    try:
-        deleted = purge.purge_query(session=session, query_id=query_id)
-    except purge.NothingToPurge as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
-    request.state.audit_detail = {"deleted": deleted}
-    return purge.QueryPurged(query_id=query_id, deleted=deleted)

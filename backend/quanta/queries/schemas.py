@@ -1,8 +1,14 @@
 """Response bodies of the query analytics endpoints."""
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# Closed vocabularies of GET /queries, typed in the OpenAPI schema (so the UI's generated
+# client carries them instead of a hand-copied list).
+SortOrder = Literal["asc", "desc"]
+GroupBy = Literal["query", "schema", "user", "host", "instance"]
 
 
 class SparkPoint(BaseModel):
@@ -86,8 +92,8 @@ class TopQueries(BaseModel):
     totals: QueryTotals
     rows: list[QueryRow]
     sort: str = "load"
-    order: str = "desc"
-    group_by: str = "query"
+    order: SortOrder = "desc"
+    group_by: GroupBy = "query"
     groups: list[GroupRow] = Field(default_factory=list)
 
 

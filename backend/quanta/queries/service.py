@@ -1,54 +1,28 @@
 """Use cases of the query catalog and metric store."""
 
 import logging
-import random
-import re
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime
+from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import (
-    SUM_METRICS,
-    BatchDigest,
-    BucketKey,
-    BucketMetrics,
-    Example,
-    ExamplePick,
-    merged,
-    rollup,
-    rollup_examples,
-)
-from quanta.analysis.fingerprint import fingerprint
-from quanta.analysis.histogram import LatencyHistogram, merge_stored
-from quanta.analysis.redact import redact
+from quanta.analysis.aggregate import SUM_METRICS
+from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.resolution import (
-    COARSE_TO_FINE,
     Resolution,
     Segment,
     floor_to,
-    plan_reads,
     series_resolution,
     width_at,
 )
-from quanta.analysis.statement import describe_statement
 from quanta.analysis.timeseries import load_series, plan_slots
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
-from quanta.instances.models import ExamplePolicy
 from quanta.queries import repository
-from quanta.queries.models import (
-    BUCKET_KEY,
-    BUCKET_MODELS,
-    QUERY_TOTALS_KEY,
-    QUERY_TOTALS_MODELS,
-    TOTALS_KEY,
-    TOTALS_MODELS,
-    QueryExample,
-)
 from quanta.queries.schemas import (
     BreakdownRow,
     Filters,
@@ -61,101 +35,28 @@ from quanta.queries.schemas import (
     QueryRow,
     QueryTotals,
     SeriesPoint,
+    SortOrder,
     SparkPoint,
     TopQueries,
 )
+from quanta.queries.window import (
+    DIMENSION_COLUMNS,
+    BucketFilter,
+    InvalidRequest,
+    TimeWindow,
+    read_plan,
+    retained_since,
+)
 
 log = logging.getLogger(__name__)
-
-_RELATIVE_TIME = re.compile(r"now(?:(?P<sign>[-+])(?P<amount>\d+)(?P<unit>[smhdw]))?")
-_RELATIVE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-SUM_COLUMNS = tuple(f"{name}_sum" for name in SUM_METRICS)
-EXAMPLE_KEY = ("query_id", "resolution", "bucket_start", "instance_id")
-# Writes go minute -> hour -> day: one fixed order across workers (no lock cycles).
-WRITE_ORDER = (Resolution.MINUTE, Resolution.HOUR, Resolution.DAY)
-# PostgreSQL partitions: the time each one spans, and how far ahead of now they are created.
-PARTITION_AHEAD = {
-    Resolution.MINUTE: timedelta(days=7),
-    Resolution.HOUR: timedelta(days=62),
-    Resolution.DAY: timedelta(days=366),
-}
-
-
-class InvalidRequest(ValueError):
-    """A read whose parameters cannot be answered; the message says what to change."""
-
-
-class InvalidRange(InvalidRequest):
-    """A time range that cannot be read (unparseable bound, end before start)."""
 
 
 class UnknownSortKey(InvalidRequest):
     """A sort key that is not a metric of the list."""
 
 
-class QueryNotFound(LookupError):
+class QueryNotFound(errors.NotFound):
     """No query class has this query_id."""
-
-
-@dataclass(frozen=True, slots=True)
-class TimeWindow:
-    """A half-open UTC range [start, end)."""
-
-    start: datetime
-    end: datetime
-
-    @property
-    def seconds(self) -> float:
-        """Length of the window in seconds."""
-        return (self.end - self.start).total_seconds()
-
-
-def parse_time(value: str | datetime, *, now: datetime) -> datetime:
-    """An aware UTC time from ISO 8601 (naive is UTC) or ``now``, ``now-24h``, ``now-7d``...
-
-    Units of relative times: s, m, h, d, w.
-    """
-    if isinstance(value, datetime):
-        return _as_utc(value)
-    text = value.strip()
-    match = _RELATIVE_TIME.fullmatch(text)
-    if match:
-        amount = int(match["amount"] or 0) * _RELATIVE_UNITS.get(match["unit"] or "s", 1)
-        return (
-            now - timedelta(seconds=amount)
-            if match["sign"] == "-"
-            else now + timedelta(seconds=amount)
-        )
-    try:
-        return _as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
-    except ValueError:
-        raise InvalidRange(
-            f"Cannot read time {value!r}: use ISO 8601 (2026-01-31T12:00:00Z) or a time "
-            "relative to now (now, now-1h, now-24h, now-7d)."
-        ) from None
-
-
-def resolve_window(
-    *, start: str | datetime | None, end: str | datetime | None, default_hours: int
-) -> TimeWindow:
-    """The window to read: given bounds (naive ones are UTC), else the last `default_hours`."""
-    now = utcnow()
-    end = parse_time(end, now=now) if end else now
-    start = parse_time(start, now=now) if start else end - timedelta(hours=default_hours)
-    if start >= end:
-        raise InvalidRange(f"'from' ({start.isoformat()}) must be before 'to' ({end.isoformat()}).")
-    return TimeWindow(start=start, end=end)
-
-
-def retained_since(*, settings: Settings, now: datetime) -> dict[Resolution, datetime]:
-    """Per resolution, the oldest bucket start that retention keeps at ``now``."""
-    days = {
-        Resolution.MINUTE: settings.retention_minute_days,
-        Resolution.HOUR: settings.retention_hour_days,
-        Resolution.DAY: settings.retention_day_days,
-    }
-    return {r: floor_to(now - timedelta(days=d), r) for r, d in days.items()}
 
 
 def own_queries(*, session: Session, query_ids: Collection[str]) -> set[str]:
@@ -164,125 +65,10 @@ def own_queries(*, session: Session, query_ids: Collection[str]) -> set[str]:
     return repository.own_among(session, query_ids) if query_ids else set()
 
 
-def read_plan(*, settings: Settings, window: TimeWindow) -> list[Segment]:
-    """The segments (resolution, range) that answer a window: the coarsest that fit."""
-    return plan_reads(window.start, window.end, retained_since(settings=settings, now=utcnow()))
-
-
-def record_digest(
-    *,
-    session: Session,
-    instance_id: int,
-    source: str,
-    digest: BatchDigest,
-    example_policy: str,
-    example_max_chars: int,
-    rng: random.Random | None = None,
-) -> None:
-    """Add a batch's aggregates to the catalog, the buckets, the query and instance totals.
-
-    Every resolution is written here, in the batch's transaction: no rollup job, no
-    late-data window, and a batch counts at every resolution exactly once.
-
-    The order keeps the rows that concurrent batches share locked for as short a time as
-    it can (they are held until the commit): new query classes are inserted first, but the
-    classes' first/last seen, which every batch of an instance updates, are widened last;
-    minutes come before hours and days, which consecutive batches share. Every worker
-    writes in this one order, table by table and in key order within a table, so none waits
-    on another in a cycle.
-    """
-    draw = rng or random.Random()
-    _insert_catalog(session=session, instance_id=instance_id, digest=digest)
-    buckets, per_query = _rollups(digest.buckets)
-    picks = _example_rollups(digest.examples, draw)
-    masked = example_policy == ExamplePolicy.MASKED
-    for resolution in WRITE_ORDER:
-        _record_buckets(
-            session, instance_id, source, resolution, buckets[resolution], per_query.get(resolution)
-        )
-        if example_policy == ExamplePolicy.OFF:
-            continue
-        example_rows = [
-            _example_row(qid, start, pick, resolution, instance_id, masked, example_max_chars)
-            for (qid, start), pick in picks[resolution].items()
-        ]
-        repository.merge_rows(
-            session,
-            QueryExample,
-            EXAMPLE_KEY,
-            example_rows,
-            lambda stored, new: _combine_examples(stored, new, draw),
-        )
-    _widen_catalog(session=session, instance_id=instance_id, digest=digest)
-
-
-Picks = dict[tuple[str, datetime], ExamplePick]
-
-
-def _example_rollups(minutes: Picks, draw: random.Random) -> dict[Resolution, Picks]:
-    """The example picks of every resolution, each from the finest one that holds it."""
-    hours = rollup_examples(minutes, Resolution.HOUR, draw)
-    return {
-        Resolution.MINUTE: minutes,
-        Resolution.HOUR: hours,
-        Resolution.DAY: rollup_examples(hours, Resolution.DAY, draw),
-    }
-
-
-Buckets = dict[BucketKey, BucketMetrics]
-
-
-def _rollups(minutes: Buckets) -> tuple[dict[Resolution, Buckets], dict[Resolution, Buckets]]:
-    """The buckets of every resolution, and the query totals of hours and days.
-
-    Each is rolled up from the finest one at hand that holds it, not from the minutes: an
-    hour's buckets are far fewer than its minutes'.
-    """
-    hours = rollup(minutes, Resolution.HOUR)
-    hour_totals = rollup(hours, Resolution.HOUR, dimensions=False)
-    buckets = {
-        Resolution.MINUTE: minutes,
-        Resolution.HOUR: hours,
-        Resolution.DAY: rollup(hours, Resolution.DAY),
-    }
-    per_query = {
-        Resolution.HOUR: hour_totals,
-        Resolution.DAY: rollup(hour_totals, Resolution.DAY, dimensions=False),
-    }
-    return buckets, per_query
-
-
-def _record_buckets(
-    session: Session,
-    instance_id: int,
-    source: str,
-    resolution: Resolution,
-    buckets: Buckets,
-    per_query: Buckets | None,
-) -> None:
-    """Merge buckets of ``resolution`` into the store, with their query totals (given for
-    hours and days) and instance totals."""
-    rows = [_bucket_row(key, m, instance_id, source) for key, m in buckets.items()]
-    repository.merge_rows(
-        session, BUCKET_MODELS[resolution], BUCKET_KEY, rows, _combine_buckets, metrics=True
-    )
-    if per_query is not None:
-        query_rows = [_query_totals_row(k, m, instance_id, source) for k, m in per_query.items()]
-        model = QUERY_TOTALS_MODELS[resolution]
-        repository.merge_rows(
-            session, model, QUERY_TOTALS_KEY, query_rows, _combine_buckets, metrics=True
-        )
-    # The instance totals: from the fewest buckets at hand.
-    totals = _totals_rows(per_query if per_query is not None else buckets, instance_id, source)
-    repository.merge_rows(
-        session, TOTALS_MODELS[resolution], TOTALS_KEY, totals, _combine_totals, metrics=True
-    )
-
-
 # Sort keys computed in Python from merged histograms, and their quantile.
 PERCENTILE_SORTS = {"query_time_p50": 0.5, "query_time_p95": 0.95, "query_time_p99": 0.99}
 SORT_KEYS: tuple[str, ...] = (*repository.SQL_SORT_KEYS, *PERCENTILE_SORTS)
-ORDERS = ("asc", "desc")
+ORDERS: tuple[str, ...] = get_args(SortOrder)
 # Candidates whose percentile is computed per round when sorting by one (see top_queries).
 PERCENTILE_CHUNK = 200
 # The detail series has at most this many points (see analysis.resolution.series_resolution).
@@ -303,7 +89,7 @@ def instance_top_queries(
         limit=limit,
         offset=0,
         sparkline_points=1,
-        flt=repository.BucketFilter(instances=(instance,)),
+        flt=BucketFilter(instances=(instance,)),
     ).rows
 
 
@@ -315,7 +101,7 @@ def top_queries(
     limit: int,
     offset: int,
     sparkline_points: int,
-    flt: repository.BucketFilter | None = None,
+    flt: BucketFilter | None = None,
     sort: str = "load",
     order: str = "desc",
 ) -> TopQueries:
@@ -325,7 +111,7 @@ def top_queries(
     performance_schema is counted once. Totals and shares are over the queries that match
     the filters. Sorting by a percentile merges histograms in Python (see `_by_percentile`).
     """
-    flt = flt or repository.BucketFilter()
+    flt = flt or BucketFilter()
     if sort not in SORT_KEYS:
         raise UnknownSortKey(f"Unknown sort key {sort!r}; use one of: {', '.join(SORT_KEYS)}.")
     if order not in ORDERS:
@@ -452,7 +238,7 @@ def query_detail(
     settings: Settings,
     window: TimeWindow,
     query_id: str,
-    flt: repository.BucketFilter | None = None,
+    flt: BucketFilter | None = None,
 ) -> QueryDetail:
     """Every metric of one query over the window, its series and its breakdowns.
 
@@ -461,7 +247,7 @@ def query_detail(
     query = repository.query_class(session, query_id)
     if query is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
-    base = replace(flt or repository.BucketFilter(), search=None, query_id=None)
+    base = replace(flt or BucketFilter(), search=None, query_id=None)
     mine = replace(base, query_id=query_id)
     segments = read_plan(settings=settings, window=window)
     (row,) = repository.aggregate(session, segments, mine)
@@ -490,7 +276,7 @@ def query_detail(
     )
 
 
-def _everything(session: Session, segments: list[Segment], flt: repository.BucketFilter) -> Any:
+def _everything(session: Session, segments: list[Segment], flt: BucketFilter) -> Any:
     """Every query matching ``flt`` summed: from the instances' totals when no dimension
     filter applies (a few rows per period), else from the buckets."""
     if flt.has_dimension:
@@ -563,7 +349,7 @@ def query_examples(
 
 
 def filter_values(
-    *, session: Session, settings: Settings, window: TimeWindow, flt: repository.BucketFilter
+    *, session: Session, settings: Settings, window: TimeWindow, flt: BucketFilter
 ) -> Filters:
     """The values of each dimension in the window with their share of the load."""
     segments = read_plan(settings=settings, window=window)
@@ -596,7 +382,7 @@ def filter_values(
 def _by_percentile(
     session: Session,
     segments: list[Segment],
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     q: float,
     descending: bool,
     needed: int,
@@ -642,7 +428,7 @@ def _by_percentile(
 def merged_histograms(
     session: Session,
     segments: list[Segment],
-    flt: repository.BucketFilter,
+    flt: BucketFilter,
     key: str,
     query_ids: list[str] | None,
 ) -> dict[Any, LatencyHistogram]:
@@ -689,7 +475,7 @@ def _metric_stats(
 
 
 def _series(
-    *, session: Session, settings: Settings, window: TimeWindow, flt: repository.BucketFilter
+    *, session: Session, settings: Settings, window: TimeWindow, flt: BucketFilter
 ) -> dict[str, Any]:
     """The query's series at the finest kept resolution with at most SERIES_MAX_POINTS."""
     kept = retained_since(settings=settings, now=utcnow())
@@ -721,7 +507,7 @@ def _series(
 
 
 def _breakdown(
-    session: Session, segments: list[Segment], flt: repository.BucketFilter, query_time: float
+    session: Session, segments: list[Segment], flt: BucketFilter, query_time: float
 ) -> dict[str, list[BreakdownRow]]:
     return {
         dimension: sorted(
@@ -741,13 +527,13 @@ def _breakdown(
 
 
 def _sums_by_dimension(
-    session: Session, segments: list[Segment], flt: repository.BucketFilter
+    session: Session, segments: list[Segment], flt: BucketFilter
 ) -> dict[str, dict[str, tuple[int, float]]]:
     """(count, query time) per value of each dimension: instance (by name), schema, user,
     host. One scan grouped by all four, added up here: a scan per dimension read the
     buckets four times."""
     names = repository.instance_names(session)
-    columns = ["instance_id", *(repository.DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS)]
+    columns = ["instance_id", *(DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS)]
     sums: dict[str, dict[str, tuple[int, float]]] = {
         d: {} for d in ("instance", *BREAKDOWN_DIMENSIONS)
     }
@@ -764,295 +550,6 @@ def _flag(total: int | None) -> bool | None:
     return None if total is None else total > 0
 
 
-def apply_retention(*, session: Session, settings: Settings, now: datetime) -> dict[str, int]:
-    """Delete buckets and examples older than their resolution's retention; drop partitions.
-
-    Returns the rows deleted per resolution (dropped partitions not counted).
-    """
-    kept = retained_since(settings=settings, now=now)
-    deleted: dict[str, int] = {}
-    for resolution in COARSE_TO_FINE:
-        model = BUCKET_MODELS[resolution]
-        cutoff = kept[resolution]
-        if repository.is_postgresql(session):
-            for name in repository.partition_names(session, model.__tablename__):
-                bounds = _partition_bounds(name, model.__tablename__, resolution)
-                if bounds is not None and bounds[1] <= cutoff:
-                    repository.drop_partition(session, name)
-        count = repository.delete_buckets_before(session, model, cutoff)
-        count += repository.delete_buckets_before(session, TOTALS_MODELS[resolution], cutoff)
-        if resolution in QUERY_TOTALS_MODELS:
-            totals = QUERY_TOTALS_MODELS[resolution]
-            count += repository.delete_buckets_before(session, totals, cutoff)
-        count += repository.delete_examples_before(session, resolution.value, cutoff)
-        deleted[resolution.value] = count
-    return deleted
-
-
-def maintain_partitions(*, session: Session, settings: Settings, now: datetime) -> list[str]:
-    """On PostgreSQL, create the time partitions from the current period to ahead of now.
-
-    Returns the partitions created (or already there).
-    Rows outside every partition go to the DEFAULT one, so ingest never depends on this.
-    """
-    if not repository.is_postgresql(session):
-        return []
-    created: list[str] = []
-    for resolution in COARSE_TO_FINE:
-        parent = BUCKET_MODELS[resolution].__tablename__
-        repository.create_partition(session, parent, f"{parent}_default", None, None)
-        # From the current period on: older rows, if any, are already in the DEFAULT partition.
-        lower = _period_start(now, resolution)
-        horizon = now + PARTITION_AHEAD[resolution]
-        while lower < horizon:
-            upper = _next_period(lower, resolution)
-            name = _partition_name(parent, lower)
-            if repository.create_partition(session, parent, name, lower, upper):
-                created.append(name)
-            else:
-                log.warning("partition %s not created: the default partition has its rows", name)
-            lower = upper
-    return created
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _insert_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -> None:
-    """Add the batch's new query classes (buckets refer to them); known ones are left as
-    they are, unlocked (see :func:`_widen_catalog`)."""
-    known = repository.known_query_ids(session, list(digest.queries))
-    classes = []
-    for qid, seen in digest.queries.items():
-        if qid in known:
-            continue
-        # Parsing is slow: once per new query class, never per event.
-        info = describe_statement(seen.fingerprint, seen.sample)
-        classes.append(
-            {
-                "query_id": qid,
-                "fingerprint": seen.fingerprint,
-                "first_seen": seen.first_seen,
-                "last_seen": seen.last_seen,
-                "statement_type": info.statement_type,
-                "tables": list(info.tables),
-            }
-        )
-    repository.insert_query_classes(session, classes)
-    repository.insert_query_instances(session, _instance_rows(instance_id, digest))
-
-
-def _widen_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -> None:
-    """Widen the first and last seen of the batch's query classes, on every instance too."""
-    classes = [
-        {
-            "query_id": qid,
-            "fingerprint": seen.fingerprint,
-            "first_seen": seen.first_seen,
-            "last_seen": seen.last_seen,
-            "statement_type": None,
-            "tables": None,
-        }
-        for qid, seen in digest.queries.items()
-    ]
-    repository.upsert_query_classes(session, classes)
-    repository.upsert_query_instances(session, _instance_rows(instance_id, digest))
-
-
-def _instance_rows(instance_id: int, digest: BatchDigest) -> list[dict[str, Any]]:
-    return [
-        {
-            "query_id": qid,
-            "instance_id": instance_id,
-            "first_seen": seen.first_seen,
-            "last_seen": seen.last_seen,
-        }
-        for qid, seen in digest.queries.items()
-    ]
-
-
-def _bucket_row(key: BucketKey, m: BucketMetrics, instance_id: int, source: str) -> dict[str, Any]:
-    return {
-        "instance_id": instance_id,
-        "bucket_start": key.start,
-        "query_id": key.query_id,
-        "schema_name": key.schema,
-        "user_name": key.user,
-        "client_host": key.host,
-        "source": source,
-        "histogram": None if m.histogram is None else m.histogram.to_bytes(),
-        **_metric_columns(m),
-    }
-
-
-def _metric_columns(m: BucketMetrics) -> dict[str, Any]:
-    """The sums and extremes of a bucket, by column (its histogram aside)."""
-    row: dict[str, Any] = {
-        "count": m.count,
-        "query_time_sum": m.query_time_sum,
-        "query_time_min": m.query_time_min,
-        "query_time_max": m.query_time_max,
-        "lock_time_max": m.lock_time_max,
-        **_NO_SUMS,
-    }
-    for name, value in m.sums.items():  # the few metrics the source gave
-        row[_SUM_COLUMN[name]] = value
-    return row
-
-
-_SUM_COLUMN = dict(zip(SUM_METRICS, SUM_COLUMNS, strict=True))
-_NO_SUMS = dict.fromkeys(SUM_COLUMNS)
-
-
-def _query_totals_row(
-    key: BucketKey, m: BucketMetrics, instance_id: int, source: str
-) -> dict[str, Any]:
-    row = _bucket_row(key, m, instance_id, source)
-    for column in repository.DIMENSION_COLUMNS.values():
-        del row[column]
-    return row
-
-
-def _combined_metrics(stored: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    out = {
-        "count": stored["count"] + new["count"],
-        "query_time_sum": stored["query_time_sum"] + new["query_time_sum"],
-        "query_time_min": _pick(stored["query_time_min"], new["query_time_min"], min),
-        "query_time_max": _pick(stored["query_time_max"], new["query_time_max"], max),
-        "lock_time_max": _pick(stored["lock_time_max"], new["lock_time_max"], max),
-    }
-    for column in SUM_COLUMNS:
-        out[column] = _pick(stored[column], new[column], _add)
-    return out
-
-
-def _combine_totals(stored: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    return {**{name: new[name] for name in TOTALS_KEY}, **_combined_metrics(stored, new)}
-
-
-def _totals_rows(buckets: Buckets, instance_id: int, source: str) -> list[dict[str, Any]]:
-    """Every query's buckets summed per period: rows of the instance totals."""
-    periods: dict[datetime, list[BucketMetrics]] = {}
-    for key, metrics in buckets.items():
-        periods.setdefault(key.start, []).append(metrics)
-    return [
-        {
-            "instance_id": instance_id,
-            "bucket_start": start,
-            "source": source,
-            **_metric_columns(merged(parts, histogram=False)),
-        }
-        for start, parts in periods.items()
-    ]
-
-
-def _combine_buckets(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    out = dict(new)
-    out.update(_combined_metrics(stored, new))
-    if stored["histogram"] is not None and new["histogram"] is not None:
-        out["histogram"] = merge_stored(stored["histogram"], new["histogram"])
-    elif new["histogram"] is None:
-        out["histogram"] = stored["histogram"]
-    return out
-
-
-def _example_row(
-    qid: str,
-    start: datetime,
-    pick: ExamplePick,
-    resolution: Resolution,
-    instance_id: int,
-    masked: bool,
-    max_chars: int,
-) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "query_id": qid,
-        "resolution": resolution.value,
-        "bucket_start": start,
-        "instance_id": instance_id,
-        "seen": pick.seen,
-    }
-    for prefix, example in (("slowest", pick.slowest), ("sampled", pick.sampled)):
-        row.update(_example_columns(prefix, example, masked, max_chars))
-    return row
-
-
-def _example_columns(prefix: str, example: Example, masked: bool, max_chars: int) -> dict[str, Any]:
-    text = fingerprint(example.query) if masked and not example.masked else example.query
-    # Whatever the policy and whether or not the agent did it: no password is ever stored.
-    text = redact(text)
-    return {
-        f"{prefix}_text": text[:max_chars],
-        f"{prefix}_truncated": example.truncated or len(text) > max_chars,
-        f"{prefix}_literals": "masked" if masked or example.masked else "full",
-        f"{prefix}_query_time": example.query_time,
-        f"{prefix}_ts": example.ts,
-        f"{prefix}_schema": example.schema[:64],
-    }
-
-
-_EXAMPLE_FIELDS = ("text", "truncated", "literals", "query_time", "ts", "schema")
-
-
-def _combine_examples(
-    stored: Mapping[str, Any], new: dict[str, Any], rng: random.Random
-) -> dict[str, Any]:
-    out = dict(new)
-    if stored["slowest_query_time"] >= new["slowest_query_time"]:
-        for name in _EXAMPLE_FIELDS:
-            out[f"slowest_{name}"] = stored[f"slowest_{name}"]
-    total = stored["seen"] + new["seen"]
-    # Reservoir merge: the new sample replaces the stored one with probability new/total.
-    if rng.random() * total >= new["seen"]:
-        for name in _EXAMPLE_FIELDS:
-            out[f"sampled_{name}"] = stored[f"sampled_{name}"]
-    out["seen"] = total
-    return out
-
-
-def _add(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _pick(stored: Any, new: Any, both: Any) -> Any:
-    # NULL means "the source does not give this metric": NULL and x give x, not NULL.
-    if stored is None:
-        return new
-    if new is None:
-        return stored
-    return both(stored, new)
-
-
-def _period_start(ts: datetime, resolution: Resolution) -> datetime:
-    day = floor_to(ts, Resolution.DAY)
-    if resolution is Resolution.MINUTE:
-        return day
-    if resolution is Resolution.HOUR:
-        return day.replace(day=1)
-    return day.replace(month=1, day=1)
-
-
-def _next_period(start: datetime, resolution: Resolution) -> datetime:
-    if resolution is Resolution.MINUTE:
-        return start + timedelta(days=1)
-    if resolution is Resolution.HOUR:
-        return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
-    return start.replace(year=start.year + 1)
-
-
-def _partition_name(parent: str, lower: datetime) -> str:
-    return f"{parent}_p{lower:%Y%m%d}"
-
-
-def _partition_bounds(
-    name: str, parent: str, resolution: Resolution
-) -> tuple[datetime, datetime] | None:
-    suffix = name.removeprefix(f"{parent}_p")
-    if suffix == name or not suffix.isdigit():
-        return None  # the DEFAULT partition: never dropped, only deleted from
-    lower = datetime.strptime(suffix, "%Y%m%d").replace(tzinfo=UTC)
-    return lower, _next_period(lower, resolution)
-
-
-def _as_utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+def schemas_of_instance(*, session: Session, instance_id: int, since: datetime) -> list[str]:
+    """The schemas (databases) the instance's statements ran in since ``since``, sorted."""
+    return repository.schemas_of_instance(session, instance_id, since)

@@ -6,12 +6,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from quanta.queries.repository import Combine, merge_rows
+from quanta.core.upsert import Combine, merge_rows
 from quanta.statistics.models import STATISTICS_KEY, ObjectStatistics
 
 
 def add(session: Session, rows: Sequence[dict[str, Any]], combine: Combine) -> None:
-    """Add rows of deltas to the stored sums (locked merge, see queries.repository)."""
+    """Add rows of deltas to the stored sums (locked merge, see quanta.core.upsert)."""
     merge_rows(session, ObjectStatistics, STATISTICS_KEY, rows, combine)
 
 

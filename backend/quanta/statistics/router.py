@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter
 
 from quanta.core.db import utcnow
 from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep, SettingsDep
@@ -21,12 +21,9 @@ def review_indexes(
     instance_id: int, session: SessionDep, settings: SettingsDep, _principal: ReadPrincipal
 ) -> IndexReviewOut:
     """Duplicate, redundant and unused existing indexes of the instance's snapshotted tables."""
-    try:
-        return service.review_indexes(
-            session=session,
-            instance_id=instance_id,
-            min_observed=timedelta(days=settings.index_unused_min_days),
-            now=utcnow(),
-        )
-    except service.InstanceNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.review_indexes(
+        session=session,
+        instance_id=instance_id,
+        min_observed=timedelta(days=settings.index_unused_min_days),
+        now=utcnow(),
+    )

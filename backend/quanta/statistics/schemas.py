@@ -1,6 +1,7 @@
 """API shapes of the existing-index review."""
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -10,7 +11,7 @@ class IndexFindingOut(BaseModel):
 
     table: str = Field(description="db.table")
     index: str
-    kind: str = Field(description="duplicate | redundant | primary_key_suffix | unused")
+    kind: Literal["duplicate", "redundant", "primary_key_suffix", "unused"]
     covered_by: str | None = Field(description="The index that serves its queries instead.")
     ddl: str
     reason: str

@@ -2,14 +2,12 @@
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
-from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from quanta.analysis import advisor
-from quanta.ingest.schemas import IndexStatIn, TableStatIn, UserStatIn
-from quanta.instances.models import Instance
+from quanta.instances.service import find_instance
 from quanta.statistics import repository
 from quanta.statistics.schemas import IndexFindingOut, IndexReviewOut, ReviewedTableOut
 from quanta.tables import service as tables_service
@@ -24,13 +22,44 @@ _NOT_COUNTERS = frozenset(
 _READ_COUNTERS = ("rows_read", "count_fetch", "count_read")
 
 
+class _Delta(Protocol):
+    """A row of deltas over one interval, as the ingest wire format carries it
+    (quanta.ingest.schemas): described structurally, so this domain does not import ingest,
+    which calls it."""
+
+    def model_dump(self, *, exclude_none: bool = ...) -> dict[str, Any]: ...
+
+
+class TableDelta(_Delta, Protocol):
+    """A table's deltas (TableStatIn)."""
+
+    @property
+    def schema_name(self) -> str: ...
+    @property
+    def table_name(self) -> str: ...
+
+
+class IndexDelta(TableDelta, Protocol):
+    """An index's deltas (IndexStatIn); ``index_name`` None: reads using no index."""
+
+    @property
+    def index_name(self) -> str | None: ...
+
+
+class UserDelta(_Delta, Protocol):
+    """An account's deltas (UserStatIn)."""
+
+    @property
+    def user(self) -> str: ...
+
+
 def record_statistics(
     *,
     session: Session,
     instance_id: int,
-    tables: Sequence[TableStatIn],
-    indexes: Sequence[IndexStatIn],
-    users: Sequence[UserStatIn],
+    tables: Sequence[TableDelta],
+    indexes: Sequence[IndexDelta],
+    users: Sequence[UserDelta],
 ) -> int:
     """Add a stats batch's deltas to the instance's sums; returns the rows it carried."""
     rows = [_row(instance_id, "table", t.schema_name, t.table_name, "", t) for t in tables]
@@ -73,7 +102,7 @@ def _reads(counters: Mapping[str, Any]) -> int:
 
 
 def _row(
-    instance_id: int, kind: str, schema: str, name: str, index: str, delta: BaseModel
+    instance_id: int, kind: str, schema: str, name: str, index: str, delta: _Delta
 ) -> dict[str, Any]:
     fields = delta.model_dump(exclude_none=True)
     counters = {k: v for k, v in fields.items() if k not in _NOT_COUNTERS}
@@ -103,10 +132,6 @@ def _combine(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class InstanceNotFound(LookupError):
-    """No instance with that id."""
-
-
 def review_indexes(
     *, session: Session, instance_id: int, min_observed: timedelta, now: datetime
 ) -> IndexReviewOut:
@@ -115,8 +140,7 @@ def review_indexes(
     An index is called unused only on a table whose index statistics cover at least
     ``min_observed``: a week of no reads means something, an hour does not.
     """
-    if session.get(Instance, instance_id) is None:
-        raise InstanceNotFound(f"No instance with id {instance_id}.")
+    find_instance(session=session, instance_id=instance_id, hint=False)
     document = tables_service.schema_document(session=session, instance_id=instance_id, tables=None)
     if not document["tables"]:
         return IndexReviewOut(findings=[], tables=[])

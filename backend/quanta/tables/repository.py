@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from quanta.instances.models import Instance
 from quanta.queries.models import QueryClass
 from quanta.tables.models import TableSnapshot
 
@@ -65,16 +64,3 @@ def catalog_tables(session: Session, query_id: str) -> list[str] | None:
     """
     row = session.get(QueryClass, query_id)
     return None if row is None else list(row.tables or [])
-
-
-def connected_instances(session: Session) -> list[Instance]:
-    """Instances a worker can reach (a DSN is registered), by id.
-
-    Read here rather than through the instances domain because that domain has no listing
-    use case yet; it is one plain filter on the model.
-    """
-    return list(
-        session.scalars(
-            select(Instance).where(Instance.dsn_encrypted.is_not(None)).order_by(Instance.id)
-        )
-    )

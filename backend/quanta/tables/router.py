@@ -1,6 +1,6 @@
 """HTTP endpoints of schema snapshots."""
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter
 
 from quanta.deps import AUTH_RESPONSES, ErrorDetail, ReadPrincipal, SessionDep
 from quanta.tables import service
@@ -21,12 +21,7 @@ def get_table_snapshot(
     instance_id: int, table: str, session: SessionDep, _principal: ReadPrincipal
 ) -> TableSnapshotOut:
     """The latest schema snapshot of `db.table` (columns, keys, indexes, sizes) and its time."""
-    try:
-        return service.table_snapshot(session=session, instance_id=instance_id, table=table)
-    except service.InvalidTableName as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
-    except (service.InstanceNotFound, service.TableNotSnapshotted) as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.table_snapshot(session=session, instance_id=instance_id, table=table)
 
 
 @router.get(
@@ -38,7 +33,4 @@ def list_query_tables(
     query_id: str, session: SessionDep, _principal: ReadPrincipal
 ) -> QueryTablesOut:
     """The tables a query references, each with its latest schema snapshot per instance."""
-    try:
-        return service.query_tables(session=session, query_id=query_id)
-    except service.QueryNotFound as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc
+    return service.query_tables(session=session, query_id=query_id)

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy.exc import NoResultFound
 from sqlalchemy.orm import Session
 
 from quanta.analysis.ddl import changed_table
+from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.tasks import REFRESH_TABLES_TASK, celery_client
 from quanta.instances.models import Instance
-from quanta.instances.service import connection_options, get_instance, monitored_settings
+from quanta.instances.service import connection_options, find_instance, monitored_settings
 from quanta.monitored import schema_snapshot
+from quanta.queries.service import QueryNotFound
 from quanta.tables import repository
 from quanta.tables.models import TableSnapshot
 from quanta.tables.schemas import QueryTableOut, QueryTablesOut, ServerOut, TableSnapshotOut
@@ -32,15 +33,11 @@ from quanta.tables.schemas import QueryTableOut, QueryTablesOut, ServerOut, Tabl
 log = logging.getLogger(__name__)
 
 
-class InstanceNotFound(LookupError):
-    """No instance has this id."""
-
-
-class TableNotSnapshotted(LookupError):
+class TableNotSnapshotted(errors.NotFound):
     """No snapshot of this table was ever taken for this instance."""
 
 
-class InvalidTableName(ValueError):
+class InvalidTableName(errors.InvalidRequest):
     """A table name that is not ``database.table``."""
 
 
@@ -186,19 +183,6 @@ def _index_structure(index: Mapping[str, Any]) -> str:
     return json.dumps(described, separators=(",", ":"))
 
 
-def find_instance(*, session: Session, instance_id: int) -> Instance:
-    """The instance with this id; InstanceNotFound otherwise."""
-    try:
-        return get_instance(session=session, instance_id=instance_id)
-    except NoResultFound:
-        raise InstanceNotFound(f"No instance with id {instance_id}.") from None
-
-
-def connected_instances(*, session: Session) -> list[Instance]:
-    """The instances a worker can reach (a DSN is registered)."""
-    return repository.connected_instances(session)
-
-
 def refresh_tables(
     *,
     session: Session,
@@ -213,7 +197,7 @@ def refresh_tables(
     session on the instance's server.
 
     Raises:
-        InstanceNotFound, quanta.instances.service.NoConnection: no such instance, no DSN.
+        quanta.instances.service.InstanceNotFound, NoConnection: no such instance, no DSN.
         quanta.monitored.MonitoredError: the server is unreachable or refused a read.
     """
     now = now or utcnow()
@@ -224,7 +208,7 @@ def refresh_tables(
     fresh = tuple(n for n in names if n not in stale)
     if not stale:
         return SnapshotRefresh(fresh=fresh)
-    instance = find_instance(session=session, instance_id=instance_id)
+    instance = find_instance(session=session, instance_id=instance_id, hint=False)
     snapshot = schema_snapshot(
         connection_options(settings, instance), stale, settings=monitored_settings(settings)
     )
@@ -280,14 +264,14 @@ def table_snapshot(*, session: Session, instance_id: int, table: str) -> TableSn
     """The latest snapshot of ``db.table`` on an instance, with when it was taken.
 
     Raises:
-        InvalidTableName, InstanceNotFound, TableNotSnapshotted.
+        InvalidTableName, quanta.instances.service.InstanceNotFound, TableNotSnapshotted.
     """
     names = qualify_tables([table], None)
     if len(names) != 1 or table.count(".") != 1:
         raise InvalidTableName(
             f"{table!r} is not a table name: use database.table, e.g. shop.orders."
         )
-    find_instance(session=session, instance_id=instance_id)
+    find_instance(session=session, instance_id=instance_id, hint=False)
     row = repository.find(session, instance_id, names[0])
     if row is None:
         raise TableNotSnapshotted(
@@ -311,10 +295,6 @@ def indexes_of(document: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]
         )
         found.append((str(index.get("name")), columns))
     return found
-
-
-class QueryNotFound(LookupError):
-    """No query with that id in the catalog."""
 
 
 def query_tables(*, session: Session, query_id: str) -> QueryTablesOut:

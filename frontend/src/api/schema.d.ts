@@ -1172,6 +1172,12 @@ export interface components {
             version?: string | null;
         };
         /**
+         * DeliveryKind
+         * @description What a delivery carries.
+         * @enum {string}
+         */
+        DeliveryKind: "message" | "digest" | "test";
+        /**
          * DeliveryOut
          * @description A message queued for a channel, with every attempt to deliver it.
          */
@@ -1196,11 +1202,8 @@ export interface components {
             event: string;
             /** Id */
             id: number;
-            /**
-             * Kind
-             * @description message, digest or test.
-             */
-            kind: string;
+            /** @description message, digest or test. */
+            kind: components["schemas"]["DeliveryKind"];
             /** Last Error */
             last_error: string | null;
             /** Next Attempt At */
@@ -1497,9 +1500,9 @@ export interface components {
             index: string;
             /**
              * Kind
-             * @description duplicate | redundant | primary_key_suffix | unused
+             * @enum {string}
              */
-            kind: string;
+            kind: "duplicate" | "redundant" | "primary_key_suffix" | "unused";
             /** Reason */
             reason: string;
             /**
@@ -1720,8 +1723,7 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
-            /** Role */
-            role: string;
+            role: components["schemas"]["Role"];
             /** User */
             user: string;
         };
@@ -2463,15 +2465,17 @@ export interface components {
             /**
              * Group By
              * @default query
+             * @enum {string}
              */
-            group_by: string;
+            group_by: "query" | "schema" | "user" | "host" | "instance";
             /** Groups */
             groups?: components["schemas"]["GroupRow"][];
             /**
              * Order
              * @default desc
+             * @enum {string}
              */
-            order: string;
+            order: "asc" | "desc";
             /** Rows */
             rows: components["schemas"]["QueryRow"][];
             /** Seconds */
@@ -2562,11 +2566,8 @@ export interface components {
             csrf_token?: string | null;
             /** Name */
             name: string;
-            /**
-             * Role
-             * @description viewer, operator or admin, for a session.
-             */
-            role?: string | null;
+            /** @description viewer, operator or admin, for a session. */
+            role?: components["schemas"]["Role"] | null;
             /** Scopes */
             scopes: string[];
             /**
@@ -4788,13 +4789,13 @@ export interface operations {
                 /** @description Text in the fingerprint, a table name, or a query_id. */
                 search?: string | null;
                 /** @description Metric to sort by: load, query_time, count, qps, query_time_avg, query_time_max, query_time_min, lock_time_max, rows_examined_per_row_sent, lock_time, rows_sent, rows_examined, rows_affected, bytes_sent, tmp_tables, tmp_disk_tables, filesort, filesort_on_disk, full_scan, full_join, merge_passes, innodb_io_r_ops, innodb_io_r_bytes, innodb_io_r_wait, innodb_rec_lock_wait, innodb_queue_wait, errors, warnings, no_index_used, no_good_index_used, query_time_p50, query_time_p95, query_time_p99. */
-                sort?: string;
+                sort?: "load" | "query_time" | "count" | "qps" | "query_time_avg" | "query_time_max" | "query_time_min" | "lock_time_max" | "rows_examined_per_row_sent" | "lock_time" | "rows_sent" | "rows_examined" | "rows_affected" | "bytes_sent" | "tmp_tables" | "tmp_disk_tables" | "filesort" | "filesort_on_disk" | "full_scan" | "full_join" | "merge_passes" | "innodb_io_r_ops" | "innodb_io_r_bytes" | "innodb_io_r_wait" | "innodb_rec_lock_wait" | "innodb_queue_wait" | "errors" | "warnings" | "no_index_used" | "no_good_index_used" | "query_time_p50" | "query_time_p95" | "query_time_p99";
                 /** @description asc or desc. */
-                order?: string;
+                order?: "asc" | "desc";
                 limit?: number;
                 offset?: number;
                 /** @description One row per: query, schema, user, host, instance. */
-                group_by?: string;
+                group_by?: "query" | "schema" | "user" | "host" | "instance";
                 /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
                 from?: string | null;
                 /** @description End: ISO 8601 or relative; default now. */

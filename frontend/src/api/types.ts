@@ -11,6 +11,10 @@ type JsonOk<Op extends keyof operations> = operations[Op]['responses'] extends {
 export type Me = JsonOk<'whoami'>;
 export type TopQueries = JsonOk<'list_queries'>;
 export type TopQueriesParams = NonNullable<operations['list_queries']['parameters']['query']>;
+// The closed vocabularies of /queries, as the backend's schema lists them.
+export type QuerySortKey = NonNullable<TopQueriesParams['sort']>;
+export type SortOrder = NonNullable<TopQueriesParams['order']>;
+export type GroupBy = NonNullable<TopQueriesParams['group_by']>;
 export type TopQueryRow = TopQueries['rows'][number];
 export type QueryTotals = TopQueries['totals'];
 export type GroupRow = NonNullable<TopQueries['groups']>[number];

@@ -3,6 +3,10 @@
 // serialisers leave defaults out and write parameters in a fixed order, so equal states
 // give equal URLs (and equal TanStack Query keys).
 
+import type { GroupBy, QuerySortKey, SortOrder } from '../api/types';
+
+export type { GroupBy, SortOrder };
+
 export const RANGE_PRESETS = ['1h', '6h', '24h', '7d', '30d'] as const;
 export type RangePreset = (typeof RANGE_PRESETS)[number];
 export const DEFAULT_PRESET: RangePreset = '24h';
@@ -39,13 +43,21 @@ export const SORT_KEYS = [
   'query_time_avg',
   'query_time_p95',
   'rows_examined_per_row_sent',
-] as const;
+] as const satisfies readonly QuerySortKey[];
 export type SortKey = (typeof SORT_KEYS)[number];
-export type SortOrder = 'asc' | 'desc';
+const SORT_ORDERS = ['asc', 'desc'] as const satisfies readonly SortOrder[];
 
+// Every group_by the API accepts, in menu order: a Record so that tsc fails when the
+// generated client gains or loses one.
+const GROUP_BY_MENU: Record<GroupBy, true> = {
+  query: true,
+  schema: true,
+  user: true,
+  host: true,
+  instance: true,
+};
 /** What one overview row is: a query class, or one value of a dimension. */
-export const GROUP_BYS = ['query', 'schema', 'user', 'host', 'instance'] as const;
-export type GroupBy = (typeof GROUP_BYS)[number];
+export const GROUP_BYS = Object.keys(GROUP_BY_MENU) as GroupBy[];
 
 export interface OverviewState extends ScopeState {
   readonly group: GroupBy;
@@ -156,7 +168,7 @@ export function parseOverview(search: string): OverviewState {
     group: oneOf(GROUP_BYS, params.get('group')) ?? DEFAULT_OVERVIEW.group,
     search: text(params, 'q') ?? '',
     sort: oneOf(SORT_KEYS, params.get('sort')) ?? DEFAULT_OVERVIEW.sort,
-    order: oneOf(['asc', 'desc'] as const, params.get('order')) ?? DEFAULT_OVERVIEW.order,
+    order: oneOf(SORT_ORDERS, params.get('order')) ?? DEFAULT_OVERVIEW.order,
     page: positiveInt(params.get('page'), 1),
     size: PAGE_SIZES.find((size) => String(size) === params.get('size')) ?? DEFAULT_OVERVIEW.size,
   };

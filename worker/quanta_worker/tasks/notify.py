@@ -7,7 +7,7 @@ from sqlalchemy.exc import OperationalError
 from quanta.core.config import get_settings
 from quanta.core.db import session_scope, utcnow
 from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, NOTIFY_TICK_TASK
-from quanta.notify import service
+from quanta.notify import digests, dispatch, publish
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory
 
@@ -29,7 +29,7 @@ def deliver(delivery_id: int) -> str | None:
     """Attempt delivery `delivery_id` once; re-enqueue it for its next attempt if one is due."""
     now = utcnow()
     with session_scope(session_factory()) as session:
-        next_at = service.attempt_delivery(session, get_settings(), delivery_id, now)
+        next_at = dispatch.attempt_delivery(session, get_settings(), delivery_id, now)
     if next_at is None:
         return None
     # After the commit, so the next run sees this attempt recorded.
@@ -44,7 +44,7 @@ def notify_tick() -> int:
     """Flush digests whose hour has freed up and re-enqueue lost deliveries; returns how many."""
     settings = get_settings()
     with session_scope(session_factory()) as session:
-        ready = service.notify_tick(session=session, settings=settings, now=utcnow())
+        ready = digests.notify_tick(session=session, settings=settings, now=utcnow())
     if ready:
-        service.enqueue_deliveries(settings=settings, delivery_ids=ready)
+        publish.enqueue_deliveries(settings=settings, delivery_ids=ready)
     return len(ready)

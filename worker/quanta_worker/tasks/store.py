@@ -7,7 +7,7 @@ from quanta.core.config import get_settings
 from quanta.core.db import session_scope, utcnow
 from quanta.core.tasks import MAINTAIN_STORE_TASK
 from quanta.ingest.service import drop_processed_payloads
-from quanta.queries import service
+from quanta.queries import partitions
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory
 
@@ -22,9 +22,9 @@ def maintain_store() -> dict[str, int]:
     settings = get_settings()
     now = utcnow()
     with session_scope(session_factory()) as session:
-        deleted = service.apply_retention(session=session, settings=settings, now=now)
+        deleted = partitions.apply_retention(session=session, settings=settings, now=now)
     with session_scope(session_factory()) as session:
-        service.maintain_partitions(session=session, settings=settings, now=now)
+        partitions.maintain_partitions(session=session, settings=settings, now=now)
     with session_scope(session_factory()) as session:
         deleted["ended_sessions"] = purge_ended_sessions(session=session, now=now)
     with session_scope(session_factory()) as session:

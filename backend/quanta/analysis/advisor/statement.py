@@ -36,9 +36,11 @@ from quanta.analysis.advisor.model import (
 )
 from quanta.analysis.advisor.schema import Schema, Table
 
-__all__ = ["normalise_fingerprint", "table_accesses"]
+__all__ = ["MAX_PARSE_CHARS", "normalise_fingerprint", "table_accesses"]
 
 DIALECT = "mysql"
+MAX_PARSE_CHARS = 100_000
+"""Longer statements are not parsed (huge multi-row INSERTs): their type is still known."""
 # Fingerprint forms and the SQL that parses in their place.
 _FINGERPRINT_FORMS = (
     (re.compile(r"\bin\s*\(\?\+\)", re.IGNORECASE), "IN (?, ?)"),

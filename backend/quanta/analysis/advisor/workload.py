@@ -33,8 +33,7 @@ from quanta.analysis.advisor.model import (
     TableAdvice,
 )
 from quanta.analysis.advisor.schema import Index, IndexPart, Schema, Server, Table
-from quanta.analysis.advisor.statement import table_accesses
-from quanta.analysis.statement import MAX_PARSE_CHARS
+from quanta.analysis.advisor.statement import MAX_PARSE_CHARS, table_accesses
 
 __all__ = [
     "DEFAULT_MIN_GAIN_SHARE",

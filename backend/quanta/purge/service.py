@@ -1,16 +1,20 @@
-"""Delete every stored trace of one query class (privacy requests, leaked literals)."""
+"""Delete every stored trace of one query class (privacy requests, leaked literals).
 
-from pydantic import BaseModel, Field
+Its own package because it reaches across the store: the tables of every domain that hold a
+query_id, and the raw batch payloads of ingest (which itself writes into queries).
+"""
+
 from sqlalchemy import Table, delete, func, select
 from sqlalchemy.orm import Session
 
+from quanta.core import errors
 from quanta.core.db import Base
 from quanta.ingest.service import drop_processed_payloads
 
 QUERY_ID_COLUMN = "query_id"
 
 
-class NothingToPurge(LookupError):
+class NothingToPurge(errors.NotFound):
     """No table holds rows for that query_id."""
 
 
@@ -50,10 +54,3 @@ def purge_query(*, session: Session, query_id: str) -> dict[str, int]:
         deleted["ingest_batches"] = payloads
     session.flush()
     return deleted
-
-
-class QueryPurged(BaseModel):
-    """What a purge deleted."""
-
-    query_id: str
-    deleted: dict[str, int] = Field(description="Rows deleted per table.")

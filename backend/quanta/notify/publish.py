@@ -1,0 +1,171 @@
+"""Publishing events: a published event becomes one `Delivery` per matching channel
+(deduplicated by content hash), enqueued on the `notify` queue after the commit."""
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from quanta.core.config import Settings
+from quanta.core.db import run_after_commit, utcnow
+from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, celery_client
+from quanta.notify import repository
+from quanta.notify.events import ANNOTATION_IMPACT, NEW_SUGGESTION, ImpactNotice, SuggestionNotice
+from quanta.notify.models import (
+    Channel,
+    Delivery,
+    DeliveryKind,
+    DeliveryStatus,
+)
+
+log = logging.getLogger(__name__)
+
+
+def publish_suggestion(
+    *, session: Session, settings: Settings, notice: SuggestionNotice
+) -> list[int]:
+    """Queue the suggestion for every channel whose filters match; the new delivery ids.
+
+    A channel that already has this suggestion with the same content_hash gets nothing: only a
+    changed suggestion is sent again. Delivery tasks are enqueued after the commit.
+    """
+    payload = notice.to_dict()
+    created: list[int] = []
+    for channel in repository.enabled_channels(session):
+        if not suggestion_matches(channel, notice):
+            continue
+        if (
+            repository.find_delivery(
+                session,
+                channel_id=channel.id,
+                suggestion_id=notice.suggestion_id,
+                content_hash=notice.content_hash,
+            )
+            is not None
+        ):
+            continue
+        delivery_id = _queue(
+            session,
+            channel,
+            event=NEW_SUGGESTION,
+            payload=payload,
+            content_hash=notice.content_hash,
+            suggestion_id=notice.suggestion_id,
+        )
+        if delivery_id is not None:
+            created.append(delivery_id)
+    _enqueue_after_commit(session, settings, created)
+    return created
+
+
+def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice) -> list[int]:
+    """Queue an annotation's regressions for the channels subscribed to them; the delivery ids.
+
+    Nothing is sent when nothing regressed: a message with nothing to act on is noise.
+    """
+    if not notice.regressions:
+        return []
+    content_hash = impact_hash(notice)
+    created: list[int] = []
+    for channel in repository.enabled_channels(session):
+        if not impact_matches(channel, notice):
+            continue
+        if (
+            repository.find_delivery(
+                session,
+                channel_id=channel.id,
+                annotation_id=notice.annotation_id,
+                content_hash=content_hash,
+            )
+            is not None
+        ):
+            continue
+        delivery_id = _queue(
+            session,
+            channel,
+            event=ANNOTATION_IMPACT,
+            payload=notice.to_dict(),
+            content_hash=content_hash,
+            annotation_id=notice.annotation_id,
+        )
+        if delivery_id is not None:
+            created.append(delivery_id)
+    _enqueue_after_commit(session, settings, created)
+    return created
+
+
+def suggestion_matches(channel: Channel, notice: SuggestionNotice) -> bool:
+    """The channel's filters let this suggestion through: event, instance, load share."""
+    return (
+        NEW_SUGGESTION in channel.events
+        and (not channel.instances or notice.instance in channel.instances)
+        and notice.load_share >= channel.min_load_share
+    )
+
+
+def impact_matches(channel: Channel, notice: ImpactNotice) -> bool:
+    """The channel takes impacts, and the annotation covers one of its instances."""
+    if ANNOTATION_IMPACT not in channel.events:
+        return False
+    if not channel.instances or not notice.instance_names:  # either side means "all"
+        return True
+    return bool(set(channel.instances) & set(notice.instance_names))
+
+
+def impact_hash(notice: ImpactNotice) -> str:
+    """A stable hash of what an impact message would say."""
+    content = json.dumps([notice.text, notice.regressions], sort_keys=True, default=str)
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def _queue(
+    session: Session,
+    channel: Channel,
+    *,
+    event: str,
+    payload: dict[str, object],
+    content_hash: str,
+    suggestion_id: int | None = None,
+    annotation_id: int | None = None,
+) -> int | None:
+    now = utcnow()
+    delivery = Delivery(
+        channel_id=channel.id,
+        kind=DeliveryKind.MESSAGE.value,
+        event=event,
+        suggestion_id=suggestion_id,
+        annotation_id=annotation_id,
+        content_hash=content_hash,
+        payload=payload,
+        status=DeliveryStatus.PENDING.value,
+        attempts=0,
+        next_attempt_at=now,
+        created_at=now,
+    )
+    try:
+        with session.begin_nested():
+            session.add(delivery)
+    except IntegrityError:
+        return None  # published concurrently: the unique key kept one
+    return delivery.id
+
+
+def _enqueue_after_commit(session: Session, settings: Settings, delivery_ids: list[int]) -> None:
+    if delivery_ids:
+        ids = list(delivery_ids)
+        run_after_commit(session, lambda: enqueue_deliveries(settings=settings, delivery_ids=ids))
+
+
+def enqueue_deliveries(
+    *, settings: Settings, delivery_ids: Sequence[int], countdown: float | None = None
+) -> None:
+    """Ask workers to attempt these deliveries; if the broker is down the tick job will."""
+    try:
+        client = celery_client(settings)
+        for delivery_id in delivery_ids:
+            client.send_task(DELIVER_NOTIFICATION_TASK, args=[delivery_id], countdown=countdown)
+    except Exception:
+        log.exception("could not enqueue deliveries %s; the notify tick retries them", delivery_ids)

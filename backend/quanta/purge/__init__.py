@@ -1,0 +1,1 @@
+"""Purge: delete every stored trace of one query class."""
