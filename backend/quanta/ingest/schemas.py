@@ -20,8 +20,8 @@ from pydantic import (
     model_validator,
 )
 
-from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS
 from quanta.core.names import InstanceName
 from quanta.ingest.models import BatchStatus
 
