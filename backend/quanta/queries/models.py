@@ -73,7 +73,11 @@ class QueryInstance(Base):
 
 
 class _MetricColumns:
-    """Summed metrics of many statements. Metrics a source does not give are NULL, never 0."""
+    """Summed metrics of many statements. Metrics a source does not give are NULL, never 0.
+
+    Besides these, one ``<name>_sum`` column per metric of quanta.analysis.metrics.METRICS
+    (added below).
+    """
 
     count: Mapped[int] = mapped_column(BigInteger)
     query_time_sum: Mapped[float] = mapped_column(Float)
@@ -90,6 +94,7 @@ for _metric in METRICS:
         _metric.column,
         mapped_column(BigInteger if _metric.counter else Float, nullable=True),
     )
+del _metric
 
 
 class _BucketColumns(_MetricColumns):
