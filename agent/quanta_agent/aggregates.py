@@ -19,37 +19,25 @@ import base64
 from typing import Any
 
 from quanta.analysis.aggregate import Example, FoldedBatch, QuerySeen
+from quanta.analysis.metrics import METRIC, METRICS, Kind
 from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
 from quanta_agent.policy import ExamplePolicy
 
-# Wire field <- the slow-log attribute names that give it, first present wins: Percona Server
-# and MariaDB names first, then MySQL 8's log_slow_extra ones (MariaDB's innodb verbosity
-# reports pages read and their time, the nearest to InnoDB_IO_r_ops/_wait).
-_COUNTERS: dict[str, tuple[str, ...]] = {
-    "bytes_sent": ("Bytes_sent",),
-    "tmp_tables": ("Tmp_tables", "Created_tmp_tables"),
-    "tmp_disk_tables": ("Tmp_disk_tables", "Created_tmp_disk_tables"),
-    "merge_passes": ("Merge_passes", "Sort_merge_passes"),
-    "innodb_io_r_ops": ("InnoDB_IO_r_ops", "Pages_read"),
-    "innodb_io_r_bytes": ("InnoDB_IO_r_bytes",),
-}
-_SECONDS: dict[str, tuple[str, ...]] = {
-    "innodb_io_r_wait": ("InnoDB_IO_r_wait", "Pages_read_time"),
-    "innodb_rec_lock_wait": ("InnoDB_rec_lock_wait",),
-    "innodb_queue_wait": ("InnoDB_queue_wait",),
-}
-_FLAGS: dict[str, tuple[str, ...]] = {
-    "full_scan": ("Full_scan",),
-    "full_join": ("Full_join",),
-    "filesort": ("Filesort",),
-    "filesort_on_disk": ("Filesort_on_disk",),
-}
+# Wire field <- the slow-log attribute names that give it, first present wins: the metric
+# registry's extended metrics (those the reader does not give as fields of its events).
+# Errors and warnings are not logged as counts: extended_fields derives them.
+_DERIVED = ("errors", "warnings")
+_EXTENDED = tuple(m for m in METRICS if m.slowlog and not m.event_field and m.name not in _DERIVED)
+_COUNTERS = {m.name: m.slowlog for m in _EXTENDED if m.counter and m.kind is not Kind.FLAG}
+_SECONDS = {m.name: m.slowlog for m in _EXTENDED if m.kind is Kind.SECONDS}
+_FLAGS = {m.name: m.slowlog for m in _EXTENDED if m.kind is Kind.FLAG}
 # Yes/No flags that stand in for a count where the count is not logged (MariaDB).
-_FLAG_COUNTS = {"tmp_tables": "Tmp_table", "tmp_disk_tables": "Tmp_table_on_disk"}
+_FLAG_COUNTS = {m.name: m.slowlog_fallback for m in _EXTENDED if m.name in _COUNTERS}
 # MySQL 8 logs the number of sorts rather than a Filesort flag.
-_SORT_COUNTS = ("Sort_scan_count", "Sort_range_count")
-_ERRNO = ("Errno", "Last_errno")
+_SORT_COUNTS = METRIC["filesort"].slowlog_fallback
+_ERRNO = METRIC["errors"].slowlog
+_WARNINGS = METRIC["warnings"].slowlog
 
 
 def extended_fields(
@@ -70,8 +58,8 @@ def extended_fields(
         return fields
     for field_name, names in _COUNTERS.items():
         value = _first(attributes, names)
-        if value is None and field_name in _FLAG_COUNTS:
-            value = attributes.get(_FLAG_COUNTS[field_name])
+        if value is None:
+            value = _first(attributes, _FLAG_COUNTS[field_name])
         if isinstance(value, bool):
             fields[field_name] = int(value)
         elif isinstance(value, int) and value <= max_counter:
@@ -91,7 +79,7 @@ def extended_fields(
     errno = _first(attributes, _ERRNO)
     if isinstance(errno, int) and not isinstance(errno, bool):
         fields["errors"] = int(errno != 0)
-    warnings = attributes.get("warnings")
+    warnings = _first(attributes, _WARNINGS)  # MySQL 8's text, one warning a line
     if isinstance(warnings, str) and warnings:
         fields["warnings"] = warnings.count("\n") + 1
     return fields

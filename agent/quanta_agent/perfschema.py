@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from quanta.analysis.fingerprint import fingerprint
+from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.redact import redact
 from quanta_agent.config import InstanceSettings
 from quanta_agent.mysql import MonitorConnection, MonitorError, ServerClock
@@ -38,12 +39,11 @@ log = logging.getLogger(__name__)
 
 SOURCE = "perfschema"
 PICOSECONDS_PER_SECOND = 10**12
-# Counters above this are wrapped server counters, not data (the ingest API's MAX_COUNTER).
-MAX_COUNTER = 2**53
 DIGEST_TABLE = "events_statements_summary_by_digest"
 HISTOGRAM_TABLE = "events_statements_histogram_by_digest"
 
-# Columns whose growth is shipped (MariaDB 10.x and MySQL 5.7/8.x; absent ones are skipped).
+# Columns whose growth is shipped (MariaDB 10.x and MySQL 5.7/8.x; absent ones are skipped):
+# the ingest API's digest fields, those the metric registry's perfschema columns among them.
 DELTA_COLUMNS = (
     "COUNT_STAR",
     "SUM_TIMER_WAIT",

@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from quanta.analysis.metrics import MAX_COUNTER
 from quanta_agent.config import InstanceSettings
 from quanta_agent.mysql import MonitorConnection, MonitorError, ServerClock
 from quanta_agent.perfschema import (
-    MAX_COUNTER,
     PICOSECONDS_PER_SECOND,
     counters_decreased,
     monitor_connection,

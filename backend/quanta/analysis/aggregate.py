@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from quanta.analysis.fingerprinter import Fingerprinter, cache_key
 from quanta.analysis.histogram import LatencyHistogram, encode_values
+from quanta.analysis.metrics import MAX_COUNTER, PERFSCHEMA_SUMS, SUM_METRICS
 from quanta.analysis.resolution import Resolution, floor_to
 from quanta.analysis.slowlog import SINK_COLUMNS
 
@@ -49,52 +50,8 @@ __all__ = [
 
 _N = TypeVar("_N", int, float)
 
-MAX_COUNTER = 2**53
-"""Counters above this are wrapped server counters (MariaDB logs some as 2**64 - n), not data."""
-
-SUM_METRICS: tuple[str, ...] = (
-    "lock_time",
-    "rows_sent",
-    "rows_examined",
-    "rows_affected",
-    "bytes_sent",
-    "tmp_tables",
-    "tmp_disk_tables",
-    "filesort",
-    "filesort_on_disk",
-    "full_scan",
-    "full_join",
-    "merge_passes",
-    "innodb_io_r_ops",
-    "innodb_io_r_bytes",
-    "innodb_io_r_wait",
-    "innodb_rec_lock_wait",
-    "innodb_queue_wait",
-    "errors",
-    "warnings",
-    "no_index_used",
-    "no_good_index_used",
-)
-"""Metrics summed per bucket, by their event attribute name (stored as ``<name>_sum``)."""
-
-# performance_schema columns giving each metric (their sum when several).
-_PERFSCHEMA_SUMS: dict[str, tuple[str, ...]] = {
-    "lock_time": ("sum_lock_time",),
-    "rows_sent": ("sum_rows_sent",),
-    "rows_examined": ("sum_rows_examined",),
-    "rows_affected": ("sum_rows_affected",),
-    "tmp_tables": ("sum_created_tmp_tables",),
-    "tmp_disk_tables": ("sum_created_tmp_disk_tables",),
-    # A statement's sort is counted in one of these two, whichever access it sorted.
-    "filesort": ("sum_sort_scan", "sum_sort_range"),
-    "full_scan": ("sum_select_scan",),
-    "full_join": ("sum_select_full_join",),
-    "merge_passes": ("sum_sort_merge_passes",),
-    "errors": ("sum_errors",),
-    "warnings": ("sum_warnings",),
-    "no_index_used": ("sum_no_index_used",),
-    "no_good_index_used": ("sum_no_good_index_used",),
-}
+# The metric definitions are the registry's (re-exported: their users import them from here).
+_PERFSCHEMA_SUMS = PERFSCHEMA_SUMS
 
 
 class Event(Protocol):

@@ -20,8 +20,8 @@ from pydantic import (
     model_validator,
 )
 
-from quanta.analysis.aggregate import MAX_COUNTER
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS
 from quanta.core.names import InstanceName
 from quanta.ingest.models import BatchStatus
 
@@ -39,9 +39,7 @@ MAX_ROWS_PER_KIND = 100_000
 # What the store can hold and sum. A batch's value beyond these bounds is a wrapped counter,
 # a corrupt log or a forged batch, never data: it is refused with a 422 naming the field, so
 # that no sum (a bucket, a rollup, the fleet's totals) can become infinite or overflow.
-MAX_STATEMENT_SECONDS = 30 * 24 * 3600.0
-"""One statement's time (query, lock, InnoDB waits): 30 days. No server runs a statement
-that long; a larger value is a clock jump or a forged batch."""
+# MAX_STATEMENT_SECONDS (one statement's time) and MAX_COUNTER are the metric registry's.
 PS_TIMER_MAX_SECONDS = 2**64 / 1e12
 """performance_schema timers are picoseconds in a BIGINT UNSIGNED: about 213.5 days."""
 MAX_TOTAL_SECONDS = 1e12
@@ -95,7 +93,8 @@ class SlowLogEventIn(BaseModel):
     user: Dimension | None = None
     host: Dimension | None = None
     # Extended attributes (Percona/MariaDB verbosity, MySQL 8 log_slow_extra): null when the
-    # log does not give them, never 0.
+    # log does not give them, never 0. The metric fields are those of the registry
+    # (quanta.analysis.metrics) that a slow log gives (tests/backend/test_metric_registry.py).
     rows_affected: Counter | None = None
     bytes_sent: Counter | None = None
     tmp_tables: Counter | None = Field(default=None, description="Temporary tables created.")
@@ -176,12 +175,7 @@ Column = Annotated[list[_T], Field(max_length=MAX_ROWS_PER_KIND, fail_fast=True)
 
 
 # Counter columns of the buckets: what a batch adds to each is bounded (MAX_BATCH_SUM).
-BUCKET_COUNTER_COLUMNS = (
-    "count", "rows_sent", "rows_examined", "rows_affected", "bytes_sent", "tmp_tables",
-    "tmp_disk_tables", "filesort", "filesort_on_disk", "full_scan", "full_join", "merge_passes",
-    "innodb_io_r_ops", "innodb_io_r_bytes", "errors", "warnings", "no_index_used",
-    "no_good_index_used",
-)  # fmt: skip
+BUCKET_COUNTER_COLUMNS = ("count", *(metric.name for metric in METRICS if metric.counter))
 
 
 class SlowLogBucketsIn(BaseModel):
@@ -207,6 +201,7 @@ class SlowLogBucketsIn(BaseModel):
     query_time_max: Column[StatementSeconds]
     histogram: Column[EncodedHistogram]
     lock_time_max: Column[StatementSeconds | None] | None = None
+    # One sum column per metric of the registry (tests/backend/test_metric_registry.py).
     lock_time: Column[TotalSeconds | None] | None = None
     rows_sent: Column[Counter | None] | None = None
     rows_examined: Column[Counter | None] | None = None

@@ -17,6 +17,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from quanta.analysis.metrics import METRICS
 from quanta.analysis.resolution import Resolution
 from quanta.core.db import Base, UTCDateTime
 
@@ -72,34 +73,28 @@ class QueryInstance(Base):
 
 
 class _MetricColumns:
-    """Summed metrics of many statements. Metrics a source does not give are NULL, never 0."""
+    """Summed metrics of many statements. Metrics a source does not give are NULL, never 0.
+
+    Besides these, one ``<name>_sum`` column per metric of quanta.analysis.metrics.METRICS
+    (added below).
+    """
 
     count: Mapped[int] = mapped_column(BigInteger)
     query_time_sum: Mapped[float] = mapped_column(Float)
     query_time_min: Mapped[float | None] = mapped_column(Float)
     query_time_max: Mapped[float | None] = mapped_column(Float)
-    lock_time_sum: Mapped[float | None] = mapped_column(Float)
     lock_time_max: Mapped[float | None] = mapped_column(Float)
-    rows_sent_sum: Mapped[int | None] = mapped_column(BigInteger)
-    rows_examined_sum: Mapped[int | None] = mapped_column(BigInteger)
-    rows_affected_sum: Mapped[int | None] = mapped_column(BigInteger)
-    bytes_sent_sum: Mapped[int | None] = mapped_column(BigInteger)
-    tmp_tables_sum: Mapped[int | None] = mapped_column(BigInteger)
-    tmp_disk_tables_sum: Mapped[int | None] = mapped_column(BigInteger)
-    filesort_sum: Mapped[int | None] = mapped_column(BigInteger)
-    filesort_on_disk_sum: Mapped[int | None] = mapped_column(BigInteger)
-    full_scan_sum: Mapped[int | None] = mapped_column(BigInteger)
-    full_join_sum: Mapped[int | None] = mapped_column(BigInteger)
-    merge_passes_sum: Mapped[int | None] = mapped_column(BigInteger)
-    innodb_io_r_ops_sum: Mapped[int | None] = mapped_column(BigInteger)
-    innodb_io_r_bytes_sum: Mapped[int | None] = mapped_column(BigInteger)
-    innodb_io_r_wait_sum: Mapped[float | None] = mapped_column(Float)
-    innodb_rec_lock_wait_sum: Mapped[float | None] = mapped_column(Float)
-    innodb_queue_wait_sum: Mapped[float | None] = mapped_column(Float)
-    errors_sum: Mapped[int | None] = mapped_column(BigInteger)
-    warnings_sum: Mapped[int | None] = mapped_column(BigInteger)
-    no_index_used_sum: Mapped[int | None] = mapped_column(BigInteger)
-    no_good_index_used_sum: Mapped[int | None] = mapped_column(BigInteger)
+
+
+# One nullable <name>_sum column per metric of the registry, in its order: a double for
+# seconds, a 64-bit integer for the counters.
+for _metric in METRICS:
+    setattr(
+        _MetricColumns,
+        _metric.column,
+        mapped_column(BigInteger if _metric.counter else Float, nullable=True),
+    )
+del _metric
 
 
 class _BucketColumns(_MetricColumns):
