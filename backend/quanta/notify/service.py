@@ -28,7 +28,14 @@ from quanta.core.observability import record_notification_attempt
 from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, celery_client
 from quanta.notify import formats, repository
 from quanta.notify.delivery import HttpResult, Transport, post_message, retry_after_seconds
-from quanta.notify.events import ANNOTATION_IMPACT, NEW_SUGGESTION, ImpactNotice, SuggestionNotice
+from quanta.notify.events import (
+    ANNOTATION_IMPACT,
+    INDEX_PLAN,
+    NEW_SUGGESTION,
+    ImpactNotice,
+    PlanNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats.common import shorten
 from quanta.notify.models import (
     Channel,
@@ -331,10 +338,55 @@ def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice
     return created
 
 
+def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) -> list[int]:
+    """Queue a table's index plan for every channel whose filters match; the delivery ids.
+
+    A channel gets a plan once per signature (the DDL): never the same plan twice. Rate
+    limits, quiet hours and digests apply as to every message.
+    """
+    created: list[int] = []
+    for channel in repository.enabled_channels(session):
+        if not plan_matches(channel, notice):
+            continue
+        if (
+            repository.find_delivery(
+                session,
+                channel_id=channel.id,
+                plan_id=notice.plan_id,
+                content_hash=notice.signature,
+            )
+            is not None
+        ):
+            continue
+        delivery_id = _queue(
+            session,
+            channel,
+            event=INDEX_PLAN,
+            payload=notice.to_dict(),
+            content_hash=notice.signature,
+            plan_id=notice.plan_id,
+        )
+        if delivery_id is not None:
+            created.append(delivery_id)
+    _enqueue_after_commit(session, settings, created)
+    return created
+
+
+def plan_matches(channel: Channel, notice: PlanNotice) -> bool:
+    """The channel's filters let this plan through: event, instance, load share served."""
+    return (
+        INDEX_PLAN in channel.events
+        and (not channel.instances or notice.instance in channel.instances)
+        and notice.load_share >= channel.min_load_share
+    )
+
+
 def suggestion_matches(channel: Channel, notice: SuggestionNotice) -> bool:
-    """The channel's filters let this suggestion through: event, instance, load share."""
+    """The channel's filters let this suggestion through: event, instance, load share; a
+    channel taking index plans gets one message per table instead of one per query."""
     return (
         NEW_SUGGESTION in channel.events
+        and INDEX_PLAN not in channel.events
         and (not channel.instances or notice.instance in channel.instances)
         and notice.load_share >= channel.min_load_share
     )
@@ -364,6 +416,7 @@ def _queue(
     content_hash: str,
     suggestion_id: int | None = None,
     annotation_id: int | None = None,
+    plan_id: int | None = None,
 ) -> int | None:
     now = utcnow()
     delivery = Delivery(
@@ -372,6 +425,7 @@ def _queue(
         event=event,
         suggestion_id=suggestion_id,
         annotation_id=annotation_id,
+        plan_id=plan_id,
         content_hash=content_hash,
         payload=payload,
         status=DeliveryStatus.PENDING.value,
@@ -684,7 +738,7 @@ def _summary(delivery: Delivery) -> str:
     if delivery.kind == DeliveryKind.DIGEST.value:
         items = payload.get("items", [])
         return f"Digest of {len(items) if isinstance(items, list) else 0} held messages"
-    if delivery.event == NEW_SUGGESTION:
+    if delivery.event in (NEW_SUGGESTION, INDEX_PLAN):
         return shorten(f"{payload.get('instance')} · {payload.get('ddl')}", 200)
     return shorten(f"Regressions after “{payload.get('text')}”", 200)
 
