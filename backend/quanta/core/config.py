@@ -155,7 +155,10 @@ class Settings(BaseSettings):
 
     # Workload index plans (quanta.indexplan): per table, the fewest indexes for the most load.
     index_plan_window_hours: int = Field(
-        default=24, ge=1, le=24 * 30, description="The past window an index plan weighs queries over."
+        default=24,
+        ge=1,
+        le=24 * 30,
+        description="The past window an index plan weighs queries over.",
     )
     index_plan_max_queries: int = Field(
         default=200,
