@@ -13,6 +13,7 @@ import {
   fetchExplain,
   fetchProfile,
   fetchFilters,
+  fetchIndexPlan,
   fetchInstances,
   fetchMe,
   fetchQueryDetail,
@@ -44,6 +45,7 @@ export const queryKeys = {
   users: () => ['users'] as const,
   audit: () => ['audit'] as const,
   table: (instanceId: number, table: string) => ['instances', instanceId, 'table', table] as const,
+  indexPlan: (instanceId: number) => ['instances', instanceId, 'index-plan'] as const,
 };
 
 export function meQueryOptions() {
@@ -139,6 +141,15 @@ export function tableSnapshotOptions(instanceId: number, table: string) {
   return queryOptions({
     queryKey: queryKeys.table(instanceId, table),
     queryFn: ({ signal }) => fetchTableSnapshot(instanceId, table, signal),
+  });
+}
+
+/** An instance's workload index plan; while a requested run is awaited, polled. */
+export function indexPlanOptions(instanceId: number, awaitingRun = false) {
+  return queryOptions({
+    queryKey: queryKeys.indexPlan(instanceId),
+    queryFn: ({ signal }) => fetchIndexPlan(instanceId, signal),
+    refetchInterval: awaitingRun ? 3_000 : false,
   });
 }
 
