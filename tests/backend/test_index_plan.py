@@ -4,6 +4,7 @@ points at a port nothing listens on), the stored plan and its signature, the HTT
 with their 4xx answers, and one chat delivery per table and signature.
 """
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,8 @@ from fastapi.testclient import TestClient
 from kombu import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
+from quanta.analysis.advisor import AdviceColumn, Rule
+from quanta.analysis.advisor.workload import DroppedIndex, PlannedIndex, ServedQuery, TablePlan
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
@@ -19,6 +22,7 @@ from quanta.core.tasks import ANALYSIS_QUEUE, PLAN_INDEXES_TASK
 from quanta.indexplan import service
 from quanta.indexplan.models import IndexPlan
 from quanta.instances.models import Instance
+from quanta.notify import service as notify
 from quanta.notify.models import ChannelType, Delivery
 from quanta.notify.schemas import ChannelCreate
 from quanta.notify.service import create_channel
@@ -32,6 +36,7 @@ from quanta.queries.models import (
 from quanta.statistics.models import ObjectStatistics
 from quanta.tables import service as tables
 from quanta.tables.models import TableSnapshot
+from tests.backend.test_notify_service import Receiver, receiver  # noqa: F401
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 UNREACHABLE_DSN = "mysql://quanta_ro:secret@127.0.0.1:1/"
@@ -397,3 +402,145 @@ def test_chat_gets_one_message_per_table_and_signature(
     assert rerun.announced == ()
     with session_scope(factory) as session:
         assert session.query(Delivery).count() == 1
+
+
+# What each chat service receives for a table's plan, posted to a real local HTTP receiver.
+PLAN_FORMATS = {
+    "slack": lambda body, link: (
+        body["blocks"][0]["text"]["text"] == "Index plan for shop.orders on db1"
+        and body["blocks"][-1]["elements"][0]["text"]["text"] == "Open index plan in Quanta"
+        and body["blocks"][-1]["elements"][0]["url"] == link
+        and "ALTER TABLE shop.orders ADD INDEX" in body["blocks"][3]["text"]["text"]
+    ),
+    "teams": lambda body, link: (
+        body["attachments"][0]["content"]["actions"][0]
+        == {"type": "Action.OpenUrl", "title": "Open index plan in Quanta", "url": link}
+    ),
+    "mattermost": lambda body, link: (
+        body["attachments"][0]["title"] == "Index plan for shop.orders on db1"
+        and body["attachments"][0]["title_link"] == link
+    ),
+    "discord": lambda body, link: (
+        body["embeds"][0]["title"] == "Index plan for shop.orders on db1"
+        and body["embeds"][0]["url"] == link
+        and body["embeds"][0]["description"].startswith("```sql\nALTER TABLE shop.orders")
+    ),
+    "webhook": lambda body, link: (
+        body["event"] == "index_plan"
+        and body["url"] == link
+        and body["plan"]["table"] == "shop.orders"
+        and body["plan"]["queries"][0].startswith(QUERIES[BY_PHONE][0])
+    ),
+}
+
+
+def test_each_chat_service_receives_the_plan_in_its_format(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    receiver: Receiver,  # noqa: F811
+) -> None:
+    chat = settings.model_copy(
+        update={"public_url": "https://quanta.example.com", "allow_private_webhooks": True}
+    )
+    for channel_type in PLAN_FORMATS:
+        with session_scope(factory) as session:
+            create_channel(
+                session=session,
+                settings=chat,
+                data=ChannelCreate(
+                    name=channel_type,
+                    type=channel_type,
+                    url=receiver.url(f"/{channel_type}"),
+                    events=["index_plan"],
+                ),
+            )
+    with session_scope(factory) as session:
+        run = service.plan_instance(
+            session=session, settings=chat, instance_id=db1_id(session), now=NOW
+        )
+        link = f"https://quanta.example.com/instances/{db1_id(session)}/index-plan"
+    assert len(run.announced) == len(PLAN_FORMATS)
+    due = datetime.now(UTC) + timedelta(seconds=5)  # after the deliveries were queued
+    for delivery_id in run.announced:
+        with session_scope(factory) as session:
+            assert notify.attempt_delivery(session, chat, delivery_id, due) is None
+    assert sorted(r.path for r in receiver.requests) == sorted(f"/{t}" for t in PLAN_FORMATS)
+    for request in receiver.requests:
+        check = PLAN_FORMATS[request.path.strip("/")]
+        assert check(request.body, link), json.dumps(request.body, indent=1)
+    with session_scope(factory) as session:
+        assert {d.status for d in session.query(Delivery)} == {"sent"}
+
+
+def planned(name: str, *served: str) -> PlannedIndex:
+    return PlannedIndex(
+        name=name,
+        columns=(AdviceColumn("phone", False, Rule.EQUALITY),),
+        definition=f"ADD INDEX {name} (phone)",
+        served=tuple(ServedQuery(q, 0.1, 1000, 2) for q in served),
+        width_bytes=26,
+        entries_per_s=1.0,
+    )
+
+
+def checked(improved: bool, keys: list[str], worse: bool = False) -> dict[str, Any]:
+    return {"improved": improved, "worse": worse, "keys": keys, "summary": f"orders: {keys}"}
+
+
+TWO_ADDS_AND_A_DROP = TablePlan(
+    table="shop.orders",
+    adds=(planned("idx_a", "Q1"), planned("idx_b", "Q2", "Q3")),
+    drops=(DroppedIndex("idx_old", "a left-most prefix of idx_a", "idx_a"),),
+    ddl="ALTER TABLE shop.orders DROP INDEX idx_old, ADD INDEX idx_a (phone), "
+    "ADD INDEX idx_b (phone)",
+    rows_before_per_s=100.0,
+    rows_after_per_s=1.0,
+    write_entries_per_s=2.0,
+    unserved=(),
+    notes=(),
+)
+
+
+@pytest.mark.parametrize(
+    ("queries", "verdicts", "rejected", "ddl"),
+    [
+        pytest.param(
+            {"Q1": checked(True, ["idx_a"]), "Q2": checked(True, ["idx_b"])},
+            {"idx_a": "confirmed", "idx_b": "confirmed"},
+            [],
+            TWO_ADDS_AND_A_DROP.ddl,
+            id="every add used with a better plan: the plan as it is",
+        ),
+        pytest.param(
+            {"Q1": checked(True, ["idx_a"]), "Q2": checked(False, ["PRIMARY"])},
+            {"idx_a": "confirmed"},
+            ["idx_b"],
+            "ALTER TABLE shop.orders DROP INDEX idx_old, ADD INDEX idx_a (phone)",
+            id="an add no served plan uses is left out",
+        ),
+        pytest.param(
+            {"Q1": checked(True, ["idx_a"]), "Q2": {"error": "refused"}},
+            {"idx_a": "confirmed", "idx_b": "not_checked"},
+            [],
+            TWO_ADDS_AND_A_DROP.ddl,
+            id="an add none of whose queries was explained stays, unchecked",
+        ),
+        pytest.param(
+            {"Q1": checked(True, ["idx_a"]), "Q2": checked(True, ["idx_b"]), "Q9": checked(
+                False, ["idx_old"], worse=True
+            )},
+            {"idx_a": "confirmed", "idx_b": "confirmed"},
+            ["idx_old"],
+            "ALTER TABLE shop.orders ADD INDEX idx_a (phone), ADD INDEX idx_b (phone)",
+            id="a query that got worse keeps the indexes to drop",
+        ),
+    ],
+)  # fmt: skip
+def test_only_what_the_sandbox_plans_confirm_is_kept(
+    queries: dict[str, Any], verdicts: dict[str, str], rejected: list[str], ddl: str
+) -> None:
+    result = service.keep_confirmed(TWO_ADDS_AND_A_DROP, {"queries": queries})
+    assert result.verdicts == verdicts
+    assert [r["name"] for r in result.rejected] == rejected
+    assert result.plan.ddl == ddl
+    assert [a.name for a in result.plan.adds] == list(verdicts)

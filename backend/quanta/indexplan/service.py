@@ -73,6 +73,7 @@ from quanta.tables import service as tables_service
 from quanta.tables.service import InstanceNotFound
 
 __all__ = [
+    "CheckedPlan",
     "InstanceNotFound",
     "NoConnection",
     "PlanRun",
@@ -80,6 +81,7 @@ __all__ = [
     "Workload",
     "gather_workload",
     "instance_plans",
+    "keep_confirmed",
     "plan_instance",
     "request_plans",
 ]
@@ -348,7 +350,7 @@ def plan_instance(
 
 
 @dataclass(frozen=True, slots=True)
-class _Checked:
+class CheckedPlan:
     """A plan after the sandbox: what it kept, what it left out and its comparison."""
 
     plan: TablePlan
@@ -364,11 +366,11 @@ def _checked(
     actor: Actor | None,
     plan: TablePlan,
     workload: Workload,
-) -> _Checked:
+) -> CheckedPlan:
     """The plan with only what the sandbox's plans confirm (unchanged without a sandbox)."""
     unchecked = {a.name: NOT_CHECKED for a in plan.adds}
     if not plan.ddl:
-        return _Checked(plan, unchecked, [], None)
+        return CheckedPlan(plan, unchecked, [], None)
     # Every query on the table is explained: a drop can slow one the adds do not serve.
     statements = [
         PlanStatement(key=query_id, sql=fact["sql"], default_db=fact["default_db"])
@@ -381,7 +383,7 @@ def _checked(
             if instance.sandbox_dsn_encrypted is not None
             else None
         )
-        return _Checked(plan, unchecked, [], result)
+        return CheckedPlan(plan, unchecked, [], result)
     try:
         result = advice_service.validate_table_plan(
             session=session,
@@ -401,11 +403,11 @@ def _checked(
     except (InvalidDsn, SecretUnreadable) as exc:
         result = {"error": f"the sandbox DSN cannot be used: {exc}"}
     if result is None or "queries" not in result:
-        return _Checked(plan, unchecked, [], result)
-    return _confirmed(plan, result)
+        return CheckedPlan(plan, unchecked, [], result)
+    return keep_confirmed(plan, result)
 
 
-def _confirmed(plan: TablePlan, result: dict[str, Any]) -> _Checked:
+def keep_confirmed(plan: TablePlan, result: dict[str, Any]) -> CheckedPlan:
     """Keep the adds a served query's plan uses with a better access, and the drops when
     no query got worse; an add none of whose queries was explained stays unchecked."""
     checks: dict[str, dict[str, Any]] = result["queries"]
@@ -445,9 +447,9 @@ def _confirmed(plan: TablePlan, result: dict[str, Any]) -> _Checked:
         ]
         drops = ()
     if len(adds) == len(plan.adds) and drops == plan.drops:
-        return _Checked(plan, verdicts, rejected, result)
+        return CheckedPlan(plan, verdicts, rejected, result)
     kept = replace(plan, adds=tuple(adds), drops=tuple(drops), ddl=_ddl(plan.table, adds, drops))
-    return _Checked(kept, verdicts, rejected, result)
+    return CheckedPlan(kept, verdicts, rejected, result)
 
 
 def _lower(names: Iterable[Any]) -> set[str]:
@@ -471,7 +473,7 @@ def _qualified(table: str) -> str:
 def _store(
     session: Session,
     instance_id: int,
-    checked: Sequence[_Checked],
+    checked: Sequence[CheckedPlan],
     workload: Workload,
     now: datetime,
 ) -> tuple[list[IndexPlan], list[int]]:
@@ -512,7 +514,7 @@ def _run_facts(validation: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in validation.items() if k != "queries"}
 
 
-def _document(item: _Checked, workload: Workload) -> dict[str, Any]:
+def _document(item: CheckedPlan, workload: Workload) -> dict[str, Any]:
     """The plan as stored: adds with their served queries' facts and sandbox checks."""
     plan = item.plan
     checks: dict[str, Any] = (item.validation or {}).get("queries") or {}
