@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -32,6 +32,10 @@ DEFAULT_SERVER = "http://127.0.0.1:8000"
 ANNOTATE_TIMEOUT_SECONDS = 10.0
 
 Children = dict[str, subprocess.Popen[bytes]]
+_N = TypeVar("_N", int, float)
+
+if TYPE_CHECKING:
+    from quanta.analysis.advisor.workload import PlanRules
 
 
 @app.command()
@@ -282,7 +286,19 @@ def advise(
     schema_file: Annotated[
         Path, typer.Option("--schema", help="Schema snapshot (JSON) of the tables involved.")
     ],
-    sql: Annotated[str, typer.Option("--sql", help="The statement: an example or fingerprint.")],
+    sql: Annotated[
+        str | None, typer.Option("--sql", help="The statement: an example or fingerprint.")
+    ] = None,
+    workload: Annotated[
+        Path | None,
+        typer.Option(
+            "--workload",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+            help="A slow log: its digest report, then an index plan for the whole workload.",
+        ),
+    ] = None,
     database: Annotated[
         str | None, typer.Option("--database", "-d", help="Database of unqualified tables.")
     ] = None,
@@ -290,13 +306,57 @@ def advise(
         Path | None,
         typer.Option("--usage", help='Index usage JSON: [{"table", "index", "count"}, ...].'),
     ] = None,
+    max_new_indexes: Annotated[
+        int | None,
+        typer.Option(min=0, help="With --workload: new indexes per table at most (default 3)."),
+    ] = None,
+    width_budget: Annotated[
+        int | None,
+        typer.Option(min=0, help="With --workload: bytes per row a table's new indexes take."),
+    ] = None,
+    min_gain_share: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="With --workload: the share of the workload's rows examined a new index must "
+            "save (default 0.01).",
+        ),
+    ] = None,
+    write_entry_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="With --workload: rows examined one index entry maintained costs (default 10).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(min=0, help="With --workload: classes to report, worst first; 0: all.")
+    ] = DEFAULT_DIGEST_LIMIT,
     as_json: Annotated[bool, typer.Option("--json", help="Print the advice as JSON.")] = False,
 ) -> None:
-    """Suggest the indexes a statement needs, and the existing ones that can go."""
+    """Suggest the indexes a statement needs (--sql), or a slow log's workload (--workload)."""
     from quanta.analysis.advisor import AdviceError, SchemaError, advise, parse_schema
     from quanta.analysis.advisor import review_indexes as review
     from quanta.analysis.advisor.render import advice_to_json, render_text
 
+    if (sql is None) == (workload is None):
+        raise typer.BadParameter("pass either --sql or --workload", param_hint="--sql")
+    if workload is not None:
+        if as_json:
+            raise typer.BadParameter("--json is for --sql", param_hint="--json")
+        from quanta.analysis.advisor.workload import PlanRules
+
+        default = PlanRules()
+        rules = PlanRules(
+            max_new_indexes=_given(max_new_indexes, default.max_new_indexes),
+            width_budget_bytes=width_budget,
+            min_gain_share=_given(min_gain_share, default.min_gain_share),
+            write_entry_cost=_given(write_entry_cost, default.write_entry_cost),
+        )
+        _advise_workload(workload, schema_file, rules, limit)
+        return
+    assert sql is not None
     try:
         schema = parse_schema(_read_json(schema_file, "schema snapshot"))
         usage = _index_usage(_read_json(usage_file, "usage")) if usage_file else None
@@ -309,6 +369,38 @@ def advise(
         typer.echo(json.dumps(advice_to_json(advice, findings), indent=2, ensure_ascii=False))
     else:
         typer.echo(render_text(advice, findings), nl=False)
+
+
+def _given(value: _N | None, default: _N) -> _N:
+    return default if value is None else value
+
+
+def _advise_workload(log: Path, schema_file: Path, rules: "PlanRules", limit: int) -> None:
+    """pt-query-digest's report of the log, then the index plan of its workload per table."""
+    from quanta.analysis.advisor import SchemaError, parse_schema
+    from quanta.analysis.advisor.render import render_plan_text
+    from quanta.analysis.advisor.workload import plan_workload
+    from quanta.digest.report import render_text
+    from quanta.digest.runner import DigestOptions, digest_files
+    from quanta.digest.workload import workload_from_digest
+
+    try:
+        schema = parse_schema(_read_json(schema_file, "schema snapshot"))
+    except SchemaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    options = DigestOptions(rules=tuple(get_settings().grouping_rules), jobs=1)
+    run = digest_files([log], options)
+    for path, line, reason in run.skipped[:MAX_SKIPPED_SHOWN]:
+        typer.echo(f"skipped {path}:{line}: {reason}", err=True)
+    found = workload_from_digest(run.digest, schema)
+    plans = plan_workload(
+        found.queries, schema, found.writes, rules, window_seconds=found.window_seconds
+    )
+    typer.echo(render_text(run, [str(log)], limit), nl=False)
+    typer.echo("")
+    typer.echo(f"# Index plan ({found.window_seconds:,.0f} s of log)")
+    typer.echo(render_plan_text(plans), nl=False)
 
 
 @app.command()

@@ -21,7 +21,7 @@ from sqlglot.errors import SqlglotError
 
 from quanta.analysis.advisor.statement import normalise_fingerprint
 
-__all__ = ["MAX_PARSE_CHARS", "StatementInfo", "describe_statement"]
+__all__ = ["MAX_PARSE_CHARS", "StatementInfo", "describe_statement", "written_table"]
 
 MAX_PARSE_CHARS = 100_000
 """Longer statements are not parsed (huge multi-row INSERTs): their type is still known."""
@@ -85,3 +85,37 @@ def _tables(text: str) -> tuple[str, ...] | None:
         if t.name and not (not t.db and t.name in ctes)
     }
     return tuple(sorted(names))
+
+
+def written_table(sql: str) -> str | None:
+    """The table an INSERT, REPLACE, UPDATE or DELETE writes, as ``db.table`` or ``table``.
+
+    None for any other statement, a multi-table UPDATE or DELETE, or what does not parse.
+
+    Example:
+        >>> written_table("insert into shop.orders (a) select a from staging")
+        'shop.orders'
+        >>> written_table("delete from t where id = ?"), written_table("select 1")
+        ('t', None)
+        >>> written_table("replace into t values (?)"), written_table("update a join b set a.x = 1")
+        ('t', None)
+    """
+    if len(sql) > MAX_PARSE_CHARS:
+        return None
+    text = sql.lstrip()
+    if text[:7].lower() == "replace":
+        text = "insert" + text[7:]  # sqlglot reads REPLACE as a command; it writes as INSERT
+    try:
+        tree = sqlglot.parse_one(normalise_fingerprint(text), read="mysql")
+    except (SqlglotError, RecursionError, ValueError):
+        return None
+    if not isinstance(tree, exp.Insert | exp.Update | exp.Delete):
+        return None
+    target = tree.this
+    if isinstance(target, exp.Schema):  # INSERT INTO t (a, b): the table with its columns
+        target = target.this
+    if not isinstance(target, exp.Table) or not target.name:
+        return None
+    if target.args.get("joins") or len(tree.args.get("tables") or ()) > 1:
+        return None  # a multi-table UPDATE or DELETE
+    return f"{target.db}.{target.name}" if target.db else target.name

@@ -30,7 +30,16 @@ from quanta.analysis.advisor.model import (
 )
 from quanta.analysis.advisor.schema import Index, IndexPart, Server, Table
 
-__all__ = ["MAX_INDEX_COLUMNS", "advise_access", "effective_parts", "index_ddl"]
+__all__ = [
+    "MAX_INDEX_COLUMNS",
+    "access_rows",
+    "add_index_clause",
+    "advise_access",
+    "alter_table_ddl",
+    "effective_parts",
+    "index_ddl",
+    "index_name",
+]
 
 _MIN_MAX = ("min", "max")
 # A column with this many distinct values or fewer matches about half the rows per value.
@@ -591,11 +600,127 @@ def index_ddl(
         ...     AdviceColumn("b", True, Rule.ORDER_BY)], ["idx_a"])
         'ALTER TABLE shop.orders DROP INDEX idx_a, ADD INDEX idx_orders_a_b (a, b DESC)'
     """
-    qualified = ".".join(quote_name(part) for part in table.split(".", 1))
+    return alter_table_ddl(table, [(name, columns)], drop)
+
+
+def add_index_clause(name: str, columns: Sequence[AdviceColumn]) -> str:
+    """``ADD INDEX name (a, b DESC)``, names quoted only where they need it.
+
+    Example:
+        >>> add_index_clause("idx_t_order", [AdviceColumn("order", False, Rule.EQUALITY)])
+        'ADD INDEX idx_t_order (`order`)'
+    """
     listed = ", ".join(quote_name(c.name) + (" DESC" if c.desc else "") for c in columns)
+    return f"ADD INDEX {quote_name(name)} ({listed})"
+
+
+def alter_table_ddl(
+    table: str,
+    adds: Sequence[tuple[str, Sequence[AdviceColumn]]],
+    drop: Sequence[str] = (),
+) -> str:
+    """One ALTER TABLE with every drop then every add (one table rebuild, not several).
+
+    Example:
+        >>> alter_table_ddl("db.t", [("idx_t_a_b", [AdviceColumn("a", False, Rule.EQUALITY),
+        ...     AdviceColumn("b", False, Rule.RANGE)]), ("idx_t_c", [AdviceColumn("c", False,
+        ...     Rule.EQUALITY)])], ["ia"])
+        'ALTER TABLE db.t DROP INDEX ia, ADD INDEX idx_t_a_b (a, b), ADD INDEX idx_t_c (c)'
+    """
+    qualified = ".".join(quote_name(part) for part in table.split(".", 1))
     clauses = [f"DROP INDEX {quote_name(old)}" for old in drop]
-    clauses.append(f"ADD INDEX {quote_name(name)} ({listed})")
+    clauses += [add_index_clause(name, columns) for name, columns in adds]
     return f"ALTER TABLE {qualified} " + ", ".join(clauses)
+
+
+def index_name(table: Table, columns: Sequence[AdviceColumn]) -> str:
+    """The name a new index gets: ``idx_<table>_<columns>``, unique among the table's indexes.
+
+    Example:
+        >>> index_name(Table("db.t", "innodb", None, {}, ("id",), ()),
+        ...     [AdviceColumn("a", False, Rule.EQUALITY)])
+        'idx_t_a'
+    """
+    return _index_name(table, columns)
+
+
+def access_rows(
+    access: TableAccess,
+    table: Table,
+    server: Server,
+    columns: Sequence[AdviceColumn] = (),
+) -> int:
+    """Rows the access examines per call with the existing indexes and, if given, one more.
+
+    The same estimate as a suggestion's ``rows_before`` (no ``columns``) and ``rows_after``
+    (its own columns), for any index: the workload planner prices an index suggested for one
+    query on every other query of the table with it. The index delivers the rows in the
+    wanted order when its columns after those fixed by equalities are the usable sort.
+
+    Example:
+        >>> from quanta.analysis.advisor.schema import Column
+        >>> table = Table("shop.t", "innodb", 1000, {"id": Column("id", "int"),
+        ...     "a": Column("a", "int", distinct=500)}, ("id",), ())
+        >>> equal_a = Predicate("a", PredicateKind.EQUALITY, "=")
+        >>> access = TableAccess("shop.t", predicates=(equal_a,))
+        >>> server = Server("mysql", (8, 0, 36))
+        >>> access_rows(access, table, server), access_rows(access, table, server,
+        ...     [AdviceColumn("a", False, Rule.EQUALITY)])
+        (1000, 2)
+    """
+    predicates = _usable_predicates(access)
+    if _joined_on_primary_key(predicates, table):
+        return access.lookups
+    limit = _row_limit(access)
+    best = _rows_before(access, table, predicates, limit)
+    if columns:
+        parts = effective_parts(
+            Index("new", tuple(IndexPart(c.name, c.desc) for c in columns)), table
+        )
+        sort, _ = _usable_sort(access, predicates, server)
+        in_order = not access.sort or (bool(sort) and _delivers(parts, sort, predicates))
+        names = [p.name for p in parts]
+        rows = cost.rows_examined(table, names, predicates, limit=limit, in_order=in_order)
+        # A MIN()/MAX() or GROUP BY the index can read one entry per call or per group of.
+        for loose in (
+            _min_max_only(access, table, predicates),
+            _loose_scan(access, table, predicates)[0],
+        ):
+            if loose is not None and _leads_with(names, loose):
+                rows = min(rows, _rows_after(loose, access, table, predicates, limit))
+        best = min(best, rows)
+    return best * access.lookups
+
+
+def _leads_with(names: Sequence[str], candidate: _Candidate) -> bool:
+    """The index starts with the candidate's equalities (in any order) then its tail."""
+    count = len(candidate.equalities)
+    tail = [c.name for c in candidate.tail]
+    return (
+        set(names[:count]) == {c.name for c in candidate.equalities}
+        and list(names[count : count + len(tail)]) == tail
+    )
+
+
+def _delivers(
+    parts: Sequence[IndexPart], sort: Sequence[AdviceColumn], predicates: Sequence[Predicate]
+) -> bool:
+    """Whether the index reads the rows in the sort's order after its equality columns.
+
+    A range on the first sort column keeps the order (the range scan walks the index).
+    """
+    fixed = {p.column for p in predicates if p.kind in _EQUALITY_KINDS}
+    position = 0
+    while position < len(parts) and parts[position].name in fixed:
+        position += 1
+    tail = parts[position : position + len(sort)]
+    if [p.name for p in tail] != [c.name for c in sort]:
+        return False
+    if any(p.sub_part is not None for p in tail):
+        return False
+    same = all(p.desc == c.desc for p, c in zip(tail, sort, strict=True))
+    flipped = all(p.desc != c.desc for p, c in zip(tail, sort, strict=True))
+    return same or flipped
 
 
 # --------------------------------------------------------------------------- sentences

@@ -7,8 +7,9 @@ from typing import Any
 
 from quanta.analysis.advisor.existing import IndexFinding
 from quanta.analysis.advisor.model import Action, TableAdvice
+from quanta.analysis.advisor.workload import PlannedIndex, TablePlan, rate_text
 
-__all__ = ["advice_to_json", "numbers_text", "render_text"]
+__all__ = ["advice_to_json", "numbers_text", "render_plan_text", "render_text"]
 
 
 def advice_to_json(
@@ -119,3 +120,61 @@ def _advice_lines(item: TableAdvice) -> list[str]:
     if item.ddl:
         lines.append(f"{item.ddl};")
     return lines
+
+
+def render_plan_text(plans: Sequence[TablePlan]) -> str:
+    """Workload index plans as SQL comments (the evidence) and one ALTER TABLE per table.
+
+    Example:
+        >>> plan = TablePlan("db.t", (), (), "", 120.0, 120.0, 0.0, ("Q1",), ())
+        >>> print(render_plan_text([plan]), end="")
+        -- db.t: no change; about 120 rows examined/s.
+        --   No new index helps: Q1.
+    """
+    lines: list[str] = [] if plans else ["-- No query reads a table of the snapshot."]
+    for plan in plans:
+        lines += _plan_lines(plan)
+    return "".join(line + "\n" for line in lines)
+
+
+def _plan_lines(plan: TablePlan) -> list[str]:
+    if not plan.ddl:
+        rows = rate_text(plan.rows_before_per_s)
+        lines = [f"-- {plan.table}: no change; about {rows} rows examined/s."]
+    else:
+        before, after = rate_text(plan.rows_before_per_s), rate_text(plan.rows_after_per_s)
+        lines = [
+            f"-- {plan.table}: {_count(len(plan.adds), 'new index', 'new indexes')}, "
+            f"{_count(len(plan.drops), 'drop', 'drops')}; rows examined about {before}/s now, "
+            f"about {after}/s with the plan; {rate_text(plan.write_entries_per_s)} more index "
+            "entries/s to maintain."
+        ]
+    for add in plan.adds:
+        lines += _add_lines(add)
+    for drop in plan.drops:
+        lines.append(f"--   - {drop.name}: {drop.reason}")
+    if plan.unserved:
+        lines.append(f"--   No new index helps: {', '.join(plan.unserved)}.")
+    lines += [f"--   {note}" for note in plan.notes]
+    if plan.ddl:
+        lines.append(f"{plan.ddl};")
+    return lines
+
+
+def _add_lines(add: PlannedIndex) -> list[str]:
+    columns = ", ".join(c.name + (" DESC" if c.desc else "") for c in add.columns)
+    lines = [
+        f"--   + {add.name} ({columns}): {add.width_bytes} bytes per row, "
+        f"{rate_text(add.entries_per_s)} index entries/s to maintain"
+    ]
+    for served in add.served:
+        lines.append(
+            f"--       serves {served.query_id} ({served.load_share:.1%} of the load): about "
+            f"{served.rows_before or 0:,} rows examined per call now, {served.rows_after or 0:,} "
+            "with it"
+        )
+    return lines
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
