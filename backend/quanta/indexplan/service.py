@@ -34,8 +34,9 @@ from quanta.advice import service as advice_service
 from quanta.advice.schemas import SuggestionColumnOut
 from quanta.advice.validate import Candidate, PlanStatement
 from quanta.analysis.advisor import SchemaError, parse_schema
-from quanta.analysis.advisor.engine import quote_name
+from quanta.analysis.advisor.engine import alter_table_ddl, quote_name
 from quanta.analysis.advisor.workload import (
+    DroppedIndex,
     PlannedIndex,
     PlanRules,
     TablePlan,
@@ -337,6 +338,7 @@ def plan_instance(
                     width_budget_bytes=settings.index_plan_width_budget_bytes,
                     drop_redundant=settings.index_plan_drop_redundant,
                 ),
+                window_seconds=window.seconds,
             )
     checked = [_checked(session, settings, instance, actor, plan, workload) for plan in plans]
     stored, changed = _store(session, instance.id, checked, workload, now)
@@ -460,10 +462,11 @@ def _add_ddl(plan: TablePlan, add: PlannedIndex) -> str:
     return f"ALTER TABLE {_qualified(plan.table)} {add.definition}"
 
 
-def _ddl(table: str, adds: Sequence[PlannedIndex], drops: Sequence[Any]) -> str:
+def _ddl(table: str, adds: Sequence[PlannedIndex], drops: Sequence[DroppedIndex]) -> str:
     """One ALTER TABLE with the drops and the adds; empty when there is neither."""
-    clauses = [f"DROP INDEX {quote_name(d.name)}" for d in drops] + [a.definition for a in adds]
-    return f"ALTER TABLE {_qualified(table)} " + ", ".join(clauses) if clauses else ""
+    if not adds and not drops:
+        return ""
+    return alter_table_ddl(table, [(a.name, a.columns) for a in adds], [d.name for d in drops])
 
 
 def _qualified(table: str) -> str:
