@@ -44,6 +44,7 @@ from quanta.analysis.advisor.workload import (
     WorkloadQuery,
     plan_workload,
 )
+from quanta.analysis.statement import written_table
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
@@ -89,7 +90,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Statement types whose rows_affected are rows written to the one table they name.
+# Statement types whose rows_affected are rows written to their target table.
 WRITE_KINDS = {
     "insert": "inserted",
     "replace": "inserted",
@@ -211,8 +212,10 @@ def gather_workload(
         named = tables_service.qualify_tables(row.tables, statement.default_db)
         tables.update(named)
         kind = (row.statement_type or "").lower()
-        if kind in WRITE_KINDS and len(named) == 1:
-            writers[row.query_id] = (named[0], WRITE_KINDS[kind])
+        written = written_table(row.fingerprint) if kind in WRITE_KINDS else None
+        target = tables_service.qualify_tables([written], statement.default_db) if written else []
+        if target:
+            writers[row.query_id] = (target[0], WRITE_KINDS[kind])
         queries.append(
             WorkloadQuery(
                 query_id=row.query_id,
@@ -267,8 +270,8 @@ def _write_rates(
     writers: Mapping[str, tuple[str, str]],
 ) -> dict[str, TableWrites]:
     """Per table: the agent's table statistics, else the rows the window's write statements
-    on that table affected per second (a statement naming several tables is not counted:
-    which of them it wrote is not known from the catalog)."""
+    on that table affected per second (quanta.analysis.statement.written_table: a
+    multi-table UPDATE or DELETE is not counted, which of its tables it wrote is unknown)."""
     measured = statistics_service.table_write_rates(session=session, instance_id=instance.id)
     rates = {t: measured[t] for t in tables if t in measured}
     missing = {q: w for q, w in writers.items() if w[0] not in rates}
