@@ -5,7 +5,9 @@ with their 4xx answers, and one chat delivery per table and signature.
 """
 
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +25,7 @@ from quanta.indexplan import service
 from quanta.indexplan.models import IndexPlan
 from quanta.instances.models import Instance
 from quanta.notify import service as notify
-from quanta.notify.models import ChannelType, Delivery
+from quanta.notify.models import Channel, ChannelType, Delivery
 from quanta.notify.schemas import ChannelCreate
 from quanta.notify.service import create_channel
 from quanta.queries.models import (
@@ -37,6 +39,7 @@ from quanta.statistics.models import ObjectStatistics
 from quanta.tables import service as tables
 from quanta.tables.models import TableSnapshot
 from tests.backend.test_notify_service import Receiver, receiver  # noqa: F401
+from tests.backend.test_notify_service import notice as suggestion_notice
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 UNREACHABLE_DSN = "mysql://quanta_ro:secret@127.0.0.1:1/"
@@ -94,6 +97,16 @@ QUERIES: dict[str, tuple[str, str | None, str, float, int, int | None]] = {
         8_640,
     ),
 }
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """Both stores: the plans' JSON and the bucket sums are read back from each."""
+    url = None
+    if request.param == "postgresql":
+        server = request.getfixturevalue("postgres_server")
+        url = server.create_database(f"plan_{uuid.uuid4().hex[:12]}")
+    return Settings(env="test", data_dir=tmp_path / "data", database_url=url, redis_url=None)
 
 
 @pytest.fixture
@@ -544,3 +557,27 @@ def test_only_what_the_sandbox_plans_confirm_is_kept(
     assert [r["name"] for r in result.rejected] == rejected
     assert result.plan.ddl == ddl
     assert [a.name for a in result.plan.adds] == list(verdicts)
+
+
+def test_a_channel_taking_plans_gets_no_message_per_query(
+    factory: sessionmaker[Session], settings: Settings
+) -> None:
+    chat = settings.model_copy(update={"allow_private_webhooks": True})
+    with session_scope(factory) as session:
+        for name, events in (("per-table", ["index_plan", "new_suggestion"]), ("per-query", [])):
+            create_channel(
+                session=session,
+                settings=chat,
+                data=ChannelCreate(
+                    name=name,
+                    type=ChannelType.WEBHOOK,
+                    url="https://hooks.test/q",
+                    events=events or ["new_suggestion"],
+                ),
+            )
+    with session_scope(factory) as session:
+        ids = notify.publish_suggestion(session=session, settings=chat, notice=suggestion_notice())
+        (only,) = ids
+        assert session.get_one(Delivery, only).channel_id == next(
+            c.id for c in session.query(Channel) if c.name == "per-query"
+        )
