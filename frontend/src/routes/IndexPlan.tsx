@@ -136,7 +136,7 @@ export function IndexPlanBody({
   }
   return (
     <>
-      <p className="summary" data-testid="plan-summary">
+      <p className="plan-summary" data-testid="plan-summary">
         {totals.tablesToChange} of {totals.tables} tables to change: {totals.newIndexes} new index
         {totals.newIndexes === 1 ? '' : 'es'} ({totals.confirmed} confirmed on the sandbox),{' '}
         {totals.drops} to drop.
