@@ -111,9 +111,14 @@ def refresh_advice() -> dict[str, int]:
             except EXPECTED_FAILURES as exc:
                 log.warning("advice for query %s on %s: %s", query_id, unit.instance, exc)
                 counts["failed"] += 1
-        # The workload plan after the per-query advice: the snapshots are fresh by now.
-        if plan_indexes(unit.instance_id) >= 0:
-            counts["planned"] += 1
+        # The workload plan after the per-query advice: the snapshots are fresh by now. A
+        # planner failure on one instance is logged and the other instances still run.
+        try:
+            planned = plan_indexes(unit.instance_id)
+        except Exception:
+            log.exception("index plan of instance %s", unit.instance)
+            planned = -1
+        counts["planned" if planned >= 0 else "failed"] += 1
     return counts
 
 
