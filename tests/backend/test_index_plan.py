@@ -581,3 +581,21 @@ def test_a_channel_taking_plans_gets_no_message_per_query(
         assert session.get_one(Delivery, only).channel_id == next(
             c.id for c in session.query(Channel) if c.name == "per-query"
         )
+
+
+def test_the_worker_task_plans_an_instance_and_logs_an_unknown_one(
+    factory: sessionmaker[Session], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quanta_worker.celery_app import app
+    from quanta_worker.tasks import advice as tasks
+
+    assert app.tasks[PLAN_INDEXES_TASK].name == tasks.plan_indexes.name
+    assert app.amqp.router.route({}, PLAN_INDEXES_TASK)["queue"].name == ANALYSIS_QUEUE
+    monkeypatch.setattr(tasks, "get_settings", lambda: settings)
+    monkeypatch.setattr(tasks, "session_factory", lambda: factory)
+    with session_scope(factory) as session:
+        db1 = db1_id(session)
+    assert tasks.plan_indexes(db1) == 1
+    assert tasks.plan_indexes(999_999) == -1
+    with session_scope(factory) as session:
+        assert [r.table_name for r in session.query(IndexPlan)] == ["shop.orders"]
