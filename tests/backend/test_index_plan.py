@@ -24,7 +24,9 @@ from quanta.core.tasks import ANALYSIS_QUEUE, PLAN_INDEXES_TASK
 from quanta.indexplan import service
 from quanta.indexplan.models import IndexPlan
 from quanta.instances.models import Instance
+from quanta.notify import formats
 from quanta.notify import service as notify
+from quanta.notify.events import PlanNotice
 from quanta.notify.models import Channel, ChannelType, Delivery
 from quanta.notify.schemas import ChannelCreate
 from quanta.notify.service import create_channel
@@ -599,3 +601,42 @@ def test_the_worker_task_plans_an_instance_and_logs_an_unknown_one(
     assert tasks.plan_indexes(999_999) == -1
     with session_scope(factory) as session:
         assert [r.table_name for r in session.query(IndexPlan)] == ["shop.orders"]
+
+
+def plan_notice(**changes: Any) -> PlanNotice:
+    values: dict[str, Any] = {
+        "plan_id": 3,
+        "instance_id": 1,
+        "instance": "db1",
+        "table": "shop.orders",
+        "load_share": 0.42,
+        "calls": 1200,
+        "ddl": "ALTER TABLE shop.orders ADD INDEX idx_orders_phone (phone)",
+        "signature": "abc",
+        "summary": "1 new index serving 2 queries.",
+        "queries": ["select id from orders where phone = ? (30.0%)"],
+    }
+    return PlanNotice(**{**values, **changes})
+
+
+def test_a_held_plan_has_its_digest_line_and_link() -> None:
+    body = formats.digest_message(
+        "slack", [("index_plan", plan_notice().to_dict())], "https://q.example.com", 2
+    )
+    text = body["blocks"][1]["text"]["text"]  # type: ignore[index]
+    assert text == (
+        "• db1 · shop.orders · 42.0% of load · ALTER TABLE shop.orders ADD INDEX "
+        "idx_orders_phone (phone) <https://q.example.com/instances/1/index-plan|Open>"
+    )
+    webhook = formats.digest_message(
+        "webhook", [("index_plan", plan_notice().to_dict())], "https://q.example.com", 2
+    )
+    assert webhook["items"][0]["plan"]["plan_id"] == 3  # type: ignore[index]
+
+
+def test_a_hostile_query_text_in_a_plan_is_shown_not_rendered() -> None:
+    hostile = plan_notice(queries=["select 1 from t where a = '<!channel>' (9.0%)"])
+    body = formats.event_message("slack", "index_plan", hostile.to_dict(), "https://q.example.com")
+    dumped = json.dumps(body)
+    assert "<!channel>" not in dumped
+    assert "&lt;!channel&gt;" in dumped
