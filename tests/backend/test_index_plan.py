@@ -37,6 +37,7 @@ from quanta.queries.models import (
     QueryExample,
     QueryTotalsHour,
 )
+from quanta.queries.service import TimeWindow
 from quanta.statistics.models import ObjectStatistics
 from quanta.tables import service as tables
 from quanta.tables.models import TableSnapshot
@@ -229,7 +230,7 @@ def test_workload_weighs_the_window_without_quanta_own_statements(
 ) -> None:
     with session_scope(factory) as session:
         instance = session.get_one(Instance, db1_id(session))
-        window = service.queries_service.TimeWindow(NOW - timedelta(days=1), NOW)
+        window = TimeWindow(NOW - timedelta(days=1), NOW)
         workload = service.gather_workload(
             session=session, settings=settings, instance=instance, window=window
         )
@@ -268,7 +269,7 @@ def test_table_statistics_give_the_write_rate_when_present(
             )
         )
         session.flush()
-        window = service.queries_service.TimeWindow(NOW - timedelta(days=1), NOW)
+        window = TimeWindow(NOW - timedelta(days=1), NOW)
         workload = service.gather_workload(
             session=session, settings=settings, instance=instance, window=window
         )
