@@ -343,6 +343,9 @@ def test_index_plan_endpoint_serves_the_stored_plan(
         ("GET", "/instances/abc/index-plan", 422, None),
         ("GET", "/instances/99999999999999999999999/index-plan", 422, None),
         ("POST", "/instances/{nodsn}/index-plan", 409, "Instance 'nodsn' has no DSN"),
+        ("POST", "/instances/{nodsn}/index-plan?hours=0", 422, None),
+        ("POST", "/instances/{nodsn}/index-plan?hours=721", 422, None),
+        ("POST", "/instances/{nodsn}/index-plan?hours=x", 422, None),
     ],
 )
 def test_index_plan_endpoints_answer_bad_requests_with_4xx(
@@ -366,7 +369,7 @@ def test_post_queues_a_plan_run_on_the_analysis_queue(
 ) -> None:
     with session_scope(factory) as session:
         db1 = db1_id(session)
-    response = client.post(f"/api/v1/instances/{db1}/index-plan")
+    response = client.post(f"/api/v1/instances/{db1}/index-plan", params={"hours": 6})
     assert response.status_code == 202, response.text
     assert response.json() == {"instance_id": db1, "instance": "db1", "status": "queued"}
     with Connection(settings.broker_url) as conn, conn.SimpleQueue(ANALYSIS_QUEUE) as queue:
@@ -375,6 +378,7 @@ def test_post_queues_a_plan_run_on_the_analysis_queue(
     assert message.headers["task"] == PLAN_INDEXES_TASK
     assert message.payload[0] == [db1]
     assert message.payload[1]["requested_by"] == "admin"
+    assert message.payload[1]["window_hours"] == 6
 
 
 def test_chat_gets_one_message_per_table_and_signature(
@@ -641,3 +645,22 @@ def test_a_hostile_query_text_in_a_plan_is_shown_not_rendered() -> None:
     dumped = json.dumps(body)
     assert "<!channel>" not in dumped
     assert "&lt;!channel&gt;" in dumped
+
+
+def test_a_requested_window_is_the_one_weighed(
+    factory: sessionmaker[Session], settings: Settings
+) -> None:
+    with session_scope(factory) as session:
+        run = service.plan_instance(
+            session=session, settings=settings, instance_id=db1_id(session), now=NOW,
+            window_hours=1,
+        )  # fmt: skip
+        # The load is 2-3 hours old: outside the last hour, so nothing is planned.
+        assert run.plans == ()
+    with session_scope(factory) as session:
+        run = service.plan_instance(
+            session=session, settings=settings, instance_id=db1_id(session), now=NOW,
+            window_hours=6,
+        )  # fmt: skip
+        (row,) = run.plans
+        assert row.window_start == NOW - timedelta(hours=6)

@@ -1,6 +1,8 @@
 """HTTP endpoints of workload index plans."""
 
-from fastapi import APIRouter, HTTPException, status
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
 
 from quanta.audit.service import Actor
 from quanta.deps import (
@@ -47,7 +49,18 @@ def get_index_plan(
     },
 )
 def request_index_plan(
-    instance_id: int, session: SessionDep, settings: SettingsDep, principal: DiagnosePrincipal
+    instance_id: int,
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: DiagnosePrincipal,
+    hours: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=720,
+            description="Weigh the last N hours; default QUANTA_INDEX_PLAN_WINDOW_HOURS.",
+        ),
+    ] = None,
 ) -> PlanRequested:
     """Queue a fresh plan (snapshots refreshed, sandbox check); GET for the result.
 
@@ -59,6 +72,7 @@ def request_index_plan(
             settings=settings,
             instance_id=instance_id,
             actor=Actor(principal.name, principal.token_id),
+            window_hours=hours,
         )
     except service.InstanceNotFound as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from exc

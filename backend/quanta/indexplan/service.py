@@ -149,9 +149,15 @@ def instance_plans(*, session: Session, instance_id: int) -> IndexPlanList:
 
 
 def request_plans(
-    *, session: Session, settings: Settings, instance_id: int, actor: Actor
+    *,
+    session: Session,
+    settings: Settings,
+    instance_id: int,
+    actor: Actor,
+    window_hours: int | None = None,
 ) -> PlanRequested:
-    """Queue a fresh plan of an instance (snapshots refreshed, sandbox check)."""
+    """Queue a fresh plan of an instance (snapshots refreshed, sandbox check) over the last
+    ``window_hours`` (default QUANTA_INDEX_PLAN_WINDOW_HOURS)."""
     instance = tables_service.find_instance(session=session, instance_id=instance_id)
     try:  # a missing or unusable DSN is said now, not in a worker log
         connection_options(settings, instance)
@@ -164,7 +170,11 @@ def request_plans(
         celery_client(settings).send_task(
             PLAN_INDEXES_TASK,
             args=[instance.id],
-            kwargs={"requested_by": actor.name, "requested_by_token_id": actor.token_id},
+            kwargs={
+                "requested_by": actor.name,
+                "requested_by_token_id": actor.token_id,
+                "window_hours": window_hours,
+            },
         )
     except Exception as exc:
         log.exception("could not enqueue the index plan of instance %s", instance.id)
@@ -305,18 +315,19 @@ def plan_instance(
     now: datetime | None = None,
     actor: Actor | None = None,
     refresh: bool = True,
+    window_hours: int | None = None,
 ) -> PlanRun:
-    """Plan every table the instance's heavy queries touch, check the plans on its sandbox,
-    store them and tell chat about the ones that changed (see the module docstring).
+    """Plan every table the instance's heavy queries of the last ``window_hours`` (default
+    QUANTA_INDEX_PLAN_WINDOW_HOURS) touch, check the plans on its sandbox, store them and
+    tell chat about the ones that changed (see the module docstring).
 
     Raises:
         InstanceNotFound.
     """
     now = now or utcnow()
     instance = tables_service.find_instance(session=session, instance_id=instance_id)
-    window = queries_service.TimeWindow(
-        now - timedelta(hours=settings.index_plan_window_hours), now
-    )
+    hours = window_hours or settings.index_plan_window_hours
+    window = queries_service.TimeWindow(now - timedelta(hours=hours), now)
     workload = gather_workload(
         session=session,
         settings=settings,

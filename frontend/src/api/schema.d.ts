@@ -4880,7 +4880,10 @@ export interface operations {
     };
     request_index_plan: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Weigh the last N hours; default QUANTA_INDEX_PLAN_WINDOW_HOURS. */
+                hours?: number | null;
+            };
             header?: never;
             path: {
                 instance_id: number;

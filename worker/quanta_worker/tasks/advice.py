@@ -175,7 +175,10 @@ def refresh_tables(instance_id: int, tables: list[str]) -> list[str]:
     max_retries=5,
 )
 def plan_indexes(
-    instance_id: int, requested_by: str | None = None, requested_by_token_id: int | None = None
+    instance_id: int,
+    requested_by: str | None = None,
+    requested_by_token_id: int | None = None,
+    window_hours: int | None = None,
 ) -> int:
     """Compute an instance's workload index plan (quanta.indexplan.service.plan_instance);
     returns the number of tables planned (-1: failed). ``requested_by`` names who asked."""
@@ -183,7 +186,11 @@ def plan_indexes(
     try:
         with session_scope(session_factory()) as session:
             run = indexplan_service.plan_instance(
-                session=session, settings=get_settings(), instance_id=instance_id, actor=actor
+                session=session,
+                settings=get_settings(),
+                instance_id=instance_id,
+                actor=actor,
+                window_hours=window_hours,
             )
             planned = len(run.plans)
     except EXPECTED_FAILURES as exc:
