@@ -34,6 +34,9 @@ from quanta.indexplan import service as plan_service
 from quanta.instances.dsn import parse_dsn
 from quanta.instances.models import Instance
 from quanta.monitored.options import MonitoredSettings
+from quanta.notify.models import Delivery
+from quanta.notify.schemas import ChannelCreate
+from quanta.notify.service import create_channel
 from quanta.queries.models import (
     QueryBucketHour,
     QueryBucketMinute,
@@ -719,10 +722,17 @@ def test_index_plan_is_checked_whole_on_a_sandbox_copy(
     sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
     query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox_dsn=sandbox)
     add_load(session_factory, instance_id, query_id)
+    chat = settings.model_copy(update={"allow_private_webhooks": True})
     with session_scope(session_factory) as session:
-        run = plan_service.plan_instance(
-            session=session, settings=settings, instance_id=instance_id
+        create_channel(
+            session=session,
+            settings=chat,
+            data=ChannelCreate(
+                name="dba", type="webhook", url="https://hooks.test/q", events=["index_plan"]
+            ),
         )
+    with session_scope(session_factory) as session:
+        run = plan_service.plan_instance(session=session, settings=chat, instance_id=instance_id)
         assert len(run.plans) == 1
         assert run.changed == (run.plans[0].id,)
     body = client.get(f"/api/v1/instances/{instance_id}/index-plan").json()
@@ -750,6 +760,15 @@ def test_index_plan_is_checked_whole_on_a_sandbox_copy(
         f"{table}: ALL, {check['rows_before']:,} rows -> ref idx_{table}_phone, "
         f"{check['rows_after']:,} rows"
     )
+    # Chat gets the plan once, with the sandbox's plans before and after.
+    with session_scope(session_factory) as session:
+        (delivery,) = session.query(Delivery).all()
+        assert delivery.event == "index_plan"
+        assert delivery.payload["ddl"] == ddl(table)
+        assert delivery.payload["plan_before"] == f"{table}: ALL, {check['rows_before']:,} rows"
+        assert delivery.payload["plan_after"] == (
+            f"{table}: ref idx_{table}_phone, {check['rows_after']:,} rows"
+        )
     # Audited as a plan run, and nothing left behind on either server.
     [entry] = run_entries(session_factory)
     assert (entry.actor, entry.action, entry.target["table"]) == (

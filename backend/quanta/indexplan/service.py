@@ -638,6 +638,7 @@ def _announce(
         checks = [
             queries[q]["sandbox"] for q in served if "summary" in queries[q].get("sandbox", {})
         ]
+        plans = [_before_after(str(c["summary"])) for c in checks]
         delivered += publish_plan(
             session=session,
             settings=settings,
@@ -652,14 +653,22 @@ def _announce(
                 signature=row.signature,
                 summary=_summary(row, len(served)),
                 queries=lines,
-                plan_before=None,
-                plan_after="\n".join(str(c["summary"]) for c in checks) or None,
+                plan_before="\n".join(before for before, _ in plans) or None,
+                plan_after="\n".join(after for _, after in plans) or None,
                 window_start=row.window_start.isoformat(),
                 window_end=row.window_end.isoformat(),
                 table_sizes=[sizes[row.table_name]] if row.table_name in sizes else [],
             ),
         )
     return delivered
+
+
+def _before_after(summary: str) -> tuple[str, str]:
+    """A sandbox summary ("orders: ALL, 6,000 rows -> ref idx_o_phone, 2 rows") as the plan
+    before ("orders: ALL, 6,000 rows") and after ("orders: ref idx_o_phone, 2 rows")."""
+    before, _, after = summary.partition(" -> ")
+    table = before.split(":", 1)[0]
+    return before, f"{table}: {after}" if after else ""
 
 
 def _summary(row: IndexPlan, served: int) -> str:
