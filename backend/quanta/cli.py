@@ -320,7 +320,7 @@ def advise(
             min=0.0,
             max=1.0,
             help="With --workload: the share of the workload's rows examined a new index must "
-            "save (default 0.01).",
+            "save (default 0.005).",
         ),
     ] = None,
     write_entry_cost: Annotated[

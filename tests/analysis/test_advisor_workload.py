@@ -127,6 +127,20 @@ def test_signature_follows_the_ddl() -> None:
     assert len(plan.signature) == 16
 
 
+def test_hostile_statements_are_skipped() -> None:
+    """Nested past the parser's recursion limit, or a megabyte long: skipped, never raised."""
+    nested = "select id from orders where " + "(" * 3000 + "customer_id = 1" + ")" * 3000
+    huge = "select id from orders where customer_id in (" + "1, " * 400_000 + "1)"
+    good = "select id from orders where customer_id = ?"
+    queries = [
+        WorkloadQuery(query_id, sql, "plan", 36000, 1.0, 0.0, 0.3)
+        for query_id, sql in (("N", nested), ("H", huge), ("G", good))
+    ]
+    [plan] = plan_workload(queries, case_schema({}), window_seconds=WINDOW_SECONDS)
+    assert plan.ddl == "ALTER TABLE plan.orders ADD INDEX idx_orders_customer_id (customer_id)"
+    assert [q.query_id for add in plan.adds for q in add.served] == ["G"]
+
+
 def test_no_query_gives_no_plan() -> None:
     assert plan_workload([], case_schema({})) == []
 

@@ -169,11 +169,16 @@ def _add_lines(add: PlannedIndex) -> list[str]:
     ]
     for served in add.served:
         lines.append(
-            f"--       serves {served.query_id} ({served.load_share:.1%} of the load): about "
+            f"--       serves {served.query_id} ({_share(served.load_share)} of the load): about "
             f"{served.rows_before or 0:,} rows examined per call now, {served.rows_after or 0:,} "
             "with it"
         )
     return lines
+
+
+def _share(share: float) -> str:
+    """A load share as a percentage; a share that rounds to 0.0% says it is below 0.1%."""
+    return "<0.1%" if 0 < share < 0.0005 else f"{share:.1%}"
 
 
 def _count(number: int, one: str, many: str) -> str:

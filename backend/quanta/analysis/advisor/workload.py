@@ -34,6 +34,7 @@ from quanta.analysis.advisor.model import (
 )
 from quanta.analysis.advisor.schema import Index, IndexPart, Schema, Server, Table
 from quanta.analysis.advisor.statement import table_accesses
+from quanta.analysis.statement import MAX_PARSE_CHARS
 
 __all__ = [
     "DEFAULT_MIN_GAIN_SHARE",
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 DEFAULT_WRITE_ENTRY_COST = 10.0
-DEFAULT_MIN_GAIN_SHARE = 0.01
+DEFAULT_MIN_GAIN_SHARE = 0.005
 # The window the queries' calls were counted over when the caller does not say.
 DEFAULT_WINDOW_SECONDS = 3600.0
 # CP-SAT's limit per table, in its deterministic time (so that a limit reached gives the same
@@ -199,10 +200,14 @@ def plan_workload(
     writes = writes or {}
     scans_by_table: dict[str, list[_Scan]] = {}
     for query in sorted(queries, key=lambda q: (q.query_id, q.sql)):
+        if len(query.sql) > MAX_PARSE_CHARS:
+            continue  # a huge multi-row INSERT reads nothing, and parsing it costs seconds
         try:
             scans = _scans(query, schema, max(window_seconds, 1e-9))
-        except AdviceError:
-            continue  # one statement the advisor cannot read never stops the plan
+        except (AdviceError, RecursionError):
+            # One statement the advisor cannot read (or nested past the parser's recursion
+            # limit: a log is hostile input) never stops the plan.
+            continue
         for scan in scans:
             scans_by_table.setdefault(scan.table.name, []).append(scan)
     total = sum(scan.rate * scan.before for scans in scans_by_table.values() for scan in scans)
@@ -666,10 +671,8 @@ def _notes(
                     f"{rate_text(item.entries_per_s)} index entries/s to maintain (each worth "
                     f"{rate_text(rules.write_entry_cost)} rows examined) plus "
                 )
-            why += (
-                f"{rules.min_gain_share:.0%} of the workload's {rate_text(workload_rows_per_s)} "
-                "rows examined/s"
-            )
+            workload = rate_text(workload_rows_per_s)
+            why += f"{rules.min_gain_share * 100:g}% of the workload's {workload} rows examined/s"
         elif len(chosen) >= rules.max_new_indexes:
             count = rules.max_new_indexes
             plural = "es" if count != 1 else ""
