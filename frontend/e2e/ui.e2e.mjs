@@ -715,6 +715,10 @@ test('settings: an instance links to its index plan, computed on request', async
       .locator('[data-testid="plan-summary"], [data-testid="plan-none"]')
       .first()
       .waitFor({ timeout: 90_000 });
+    await screenshot('index-plan');
+    // Back where the settings steps that follow expect to be.
+    await page.getByRole('link', { name: '← Instances' }).click();
+    await page.getByTestId('instances-table').waitFor();
   });
 });
 
