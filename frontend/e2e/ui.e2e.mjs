@@ -715,7 +715,7 @@ test('settings: an instance links to its index plan, computed on request', async
       .locator('[data-testid="plan-summary"], [data-testid="plan-none"]')
       .first()
       .waitFor({ timeout: 90_000 });
-    await screenshot('index-plan');
+    await screenshot('index-plan-page');
     // Back where the settings steps that follow expect to be.
     await page.getByRole('link', { name: '← Instances' }).click();
     await page.getByTestId('instances-table').waitFor();
