@@ -125,13 +125,20 @@ export function IndexPlanBody({
   }
   const totals = planTotals(data);
   if (totals.tablesToChange === 0) {
+    // The tables are still listed: their notes say why each query's own index was left out.
     return (
-      <EmptyState title="No table needs a new index for this workload." testId="plan-none">
-        <p>
-          {totals.tables} table{totals.tables === 1 ? '' : 's'} weighed; their queries are served by
-          the existing indexes or no index can help them.
-        </p>
-      </EmptyState>
+      <>
+        <EmptyState title="No table needs a new index for this workload." testId="plan-none">
+          <p>
+            {totals.tables} table{totals.tables === 1 ? '' : 's'} weighed; their queries are served
+            by the existing indexes, no index can help them, or an index would save less than it
+            costs.
+          </p>
+        </EmptyState>
+        {views.map((view) => (
+          <TableCard key={view.id} view={view} instance={data.instance} />
+        ))}
+      </>
     );
   }
   return (
