@@ -4,6 +4,7 @@ points at a port nothing listens on), the stored plan and its signature, the HTT
 with their 4xx answers, and one chat delivery per table and signature.
 """
 
+import hashlib
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -408,7 +409,9 @@ def test_chat_gets_one_message_per_table_and_signature(
         row = session.query(IndexPlan).one()
         assert delivery.event == "index_plan"
         assert delivery.plan_id == row.id
-        assert delivery.content_hash == row.signature
+        # The same plan is its instance, table and DDL (signature).
+        same = json.dumps([row.instance_id, "shop.orders", row.signature])
+        assert delivery.content_hash == hashlib.sha256(same.encode()).hexdigest()
         payload = delivery.payload
         assert payload["table"] == "shop.orders"
         assert payload["ddl"] == row.ddl
@@ -420,6 +423,12 @@ def test_chat_gets_one_message_per_table_and_signature(
     rerun = plan(factory, settings)
     assert rerun.changed == (rerun.plans[0].id,)
     assert rerun.announced == ()
+    # Nor when the table's row was deleted (the table gone a while) and planned again.
+    with session_scope(factory) as session:
+        session.delete(session.query(IndexPlan).one())
+    again = plan(factory, settings)
+    assert again.changed == (again.plans[0].id,)  # a new row (SQLite may reuse the id)
+    assert again.announced == ()
     with session_scope(factory) as session:
         assert session.query(Delivery).count() == 1
 

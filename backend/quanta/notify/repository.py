@@ -49,7 +49,9 @@ def find_delivery(
     if suggestion_id is not None:
         statement = statement.where(Delivery.suggestion_id == suggestion_id)
     elif plan_id is not None:
-        statement = statement.where(Delivery.plan_id == plan_id)
+        # A plan's hash names its instance and table: a plan row deleted and planned again
+        # (a table gone and back) with the same DDL is still the same plan.
+        statement = statement.where(Delivery.plan_id.is_not(None))
     else:
         statement = statement.where(Delivery.annotation_id == annotation_id)
     return session.scalars(statement).one_or_none()

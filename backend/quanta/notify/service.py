@@ -341,19 +341,18 @@ def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice
 def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) -> list[int]:
     """Queue a table's index plan for every channel whose filters match; the delivery ids.
 
-    A channel gets a plan once per signature (the DDL): never the same plan twice. Rate
+    A channel gets a plan once per (instance, table, signature): never the same plan twice,
+    even when its row was deleted and planned again. Rate
     limits, quiet hours and digests apply as to every message.
     """
+    content_hash = plan_hash(notice)
     created: list[int] = []
     for channel in repository.enabled_channels(session):
         if not plan_matches(channel, notice):
             continue
         if (
             repository.find_delivery(
-                session,
-                channel_id=channel.id,
-                plan_id=notice.plan_id,
-                content_hash=notice.signature,
+                session, channel_id=channel.id, plan_id=notice.plan_id, content_hash=content_hash
             )
             is not None
         ):
@@ -363,13 +362,19 @@ def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) ->
             channel,
             event=INDEX_PLAN,
             payload=notice.to_dict(),
-            content_hash=notice.signature,
+            content_hash=content_hash,
             plan_id=notice.plan_id,
         )
         if delivery_id is not None:
             created.append(delivery_id)
     _enqueue_after_commit(session, settings, created)
     return created
+
+
+def plan_hash(notice: PlanNotice) -> str:
+    """What makes a plan the same plan: its instance, table and signature (its DDL)."""
+    content = json.dumps([notice.instance_id, notice.table, notice.signature])
+    return hashlib.sha256(content.encode()).hexdigest()
 
 
 def plan_matches(channel: Channel, notice: PlanNotice) -> bool:
