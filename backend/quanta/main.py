@@ -33,6 +33,7 @@ from quanta.core.observability import (
 )
 from quanta.deps import require_scope
 from quanta.diagnostics.router import router as diagnostics_router
+from quanta.indexplan.router import router as indexplan_router
 from quanta.ingest.router import router as ingest_router
 from quanta.instances.router import router as instances_router
 from quanta.notify.router import router as notify_router
@@ -95,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tables_router,
         statistics_router,
         advice_router,
+        indexplan_router,
     ):
         api.include_router(router)
     app.include_router(api)

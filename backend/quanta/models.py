@@ -5,6 +5,7 @@ from quanta.annotations.models import Annotation, AnnotationInstance, Annotation
 from quanta.audit.models import AuditEntry
 from quanta.auth.models import ApiToken, User
 from quanta.diagnostics.models import ExplainRun, ProfileRun
+from quanta.indexplan.models import IndexPlan
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.notify.models import Channel, Delivery, DeliveryAttempt
@@ -34,6 +35,7 @@ __all__ = [
     "Delivery",
     "DeliveryAttempt",
     "ExplainRun",
+    "IndexPlan",
     "IngestBatch",
     "Instance",
     "InstanceTotalsDay",

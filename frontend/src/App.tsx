@@ -7,6 +7,7 @@ import { useAuth } from './hooks/useAuth';
 import { useRestoreSession } from './hooks/useRestoreSession';
 import { AnnotationImpact } from './routes/AnnotationImpact';
 import { Annotations } from './routes/Annotations';
+import { IndexPlan } from './routes/IndexPlan';
 import { Overview } from './routes/Overview';
 import { Settings } from './routes/Settings';
 import { SignIn } from './routes/SignIn';
@@ -30,6 +31,7 @@ export function AppRoutes() {
       />
       <Route path="/annotations" element={<Annotations />} />
       <Route path="/annotations/:annotationId" element={<AnnotationImpact />} />
+      <Route path="/instances/:instanceId/index-plan" element={<IndexPlan />} />
       <Route path="/settings" element={<Settings />} />
       <Route
         path="*"

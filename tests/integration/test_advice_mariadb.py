@@ -31,9 +31,19 @@ from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope, utcnow
 from quanta.core.mysql import parse_dsn
+from quanta.indexplan import service as plan_service
 from quanta.instances.models import Instance
 from quanta.monitored.options import MonitoredSettings
-from quanta.queries.models import QueryClass, QueryExample
+from quanta.notify.models import Delivery
+from quanta.notify.schemas import ChannelCreate
+from quanta.notify.service import create_channel
+from quanta.queries.models import (
+    QueryBucketHour,
+    QueryBucketMinute,
+    QueryClass,
+    QueryExample,
+    QueryTotalsHour,
+)
 from quanta.tables.models import TableSnapshot
 from tests.fixtures.servers import MariaDBServer, started_mariadb
 
@@ -674,3 +684,99 @@ def test_a_dml_example_is_explained_in_the_sandbox_and_changes_nothing(
     assert after["type"] in ("ref", "range")
     assert execute(mariadb, f"SELECT SUM(amount) FROM {DB}.{table}") == before
     assert write_counts(mariadb) == counts
+
+
+def add_load(session_factory: sessionmaker[Session], instance_id: int, query_id: str) -> None:
+    """What record_digest writes for one bucket of the last hour: the buckets and totals."""
+    start = utcnow().replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    dimensions = {"schema_name": DB, "user_name": "app", "client_host": "h"}
+    with session_scope(session_factory) as session:
+        session.get_one(Instance, instance_id).primary_source = "slowlog"
+        for model, extra in (
+            (QueryBucketMinute, dimensions),
+            (QueryBucketHour, dimensions),
+            (QueryTotalsHour, {}),
+        ):
+            session.add(
+                model(
+                    instance_id=instance_id,
+                    bucket_start=start,
+                    query_id=query_id,
+                    source="slowlog",
+                    count=50,
+                    query_time_sum=20.0,
+                    rows_examined_sum=300_000,
+                    **extra,
+                )
+            )
+
+
+def test_index_plan_is_checked_whole_on_a_sandbox_copy(
+    mariadb: MariaDBServer,
+    sandbox_server: MariaDBServer,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    client: TestClient,
+    table: str,
+) -> None:
+    sandbox = dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD)
+    query_id, instance_id = seed(session_factory, settings, mariadb, table, sandbox_dsn=sandbox)
+    add_load(session_factory, instance_id, query_id)
+    chat = settings.model_copy(update={"allow_private_webhooks": True})
+    with session_scope(session_factory) as session:
+        create_channel(
+            session=session,
+            settings=chat,
+            data=ChannelCreate(
+                name="dba", type="webhook", url="https://hooks.test/q", events=["index_plan"]
+            ),
+        )
+    with session_scope(session_factory) as session:
+        run = plan_service.plan_instance(session=session, settings=chat, instance_id=instance_id)
+        assert len(run.plans) == 1
+        assert run.changed == (run.plans[0].id,)
+    body = client.get(f"/api/v1/instances/{instance_id}/index-plan").json()
+    (plan,) = body["plans"]
+    assert plan["table"] == f"{DB}.{table}"
+    # The snapshot was read from the server, the plan checked on the sandbox's copy.
+    assert plan["ddl"] == ddl(table)
+    assert plan["validation"]["sandbox"] == f"{sandbox_server.host}:{sandbox_server.port}"
+    assert plan["validation"]["sample_rows"] == {f"{DB}.{table}": SAMPLE_ROWS}
+    assert plan["rejected"] == []
+    (add,) = plan["adds"]
+    assert add["name"] == f"idx_{table}_phone"
+    assert add["validation"] == "confirmed"
+    (served,) = add["served"]
+    assert served["query_id"] == query_id
+    assert served["load_share"] == 1.0
+    assert served["calls"] == 50
+    assert served["rows_examined_per_call"] == 6000
+    check = served["sandbox"]
+    assert check["improved"] is True
+    assert check["worse"] is False
+    assert check["rows_before"] >= SAMPLE_ROWS * 0.9  # a scan of the sample
+    assert check["rows_after"] <= 2
+    assert check["summary"] == (
+        f"{table}: ALL, {check['rows_before']:,} rows -> ref idx_{table}_phone, "
+        f"{check['rows_after']:,} rows"
+    )
+    # Chat gets the plan once, with the sandbox's plans before and after.
+    with session_scope(session_factory) as session:
+        (delivery,) = session.query(Delivery).all()
+        assert delivery.event == "index_plan"
+        assert delivery.payload["ddl"] == ddl(table)
+        assert delivery.payload["plan_before"] == f"{table}: ALL, {check['rows_before']:,} rows"
+        assert delivery.payload["plan_after"] == (
+            f"{table}: ref idx_{table}_phone, {check['rows_after']:,} rows"
+        )
+    # Audited as a plan run, and nothing left behind on either server.
+    [entry] = run_entries(session_factory)
+    assert (entry.actor, entry.action, entry.target["table"]) == (
+        "beat",
+        "run index_plan",
+        f"{DB}.{table}",
+    )
+    assert entry.detail["outcome"] == "ok"
+    assert execute(sandbox_server, "SHOW DATABASES LIKE 'quanta\\_sandbox%'") == []
+    indexes = {row[2] for row in execute(mariadb, f"SHOW INDEX FROM {DB}.{table}")}
+    assert indexes == {"PRIMARY", "idx_customer"}

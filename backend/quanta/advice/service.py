@@ -38,9 +38,11 @@ from quanta.advice.schemas import (
 from quanta.advice.validate import (
     Candidate,
     MonitoredServer,
+    PlanStatement,
     SandboxError,
     SandboxRefused,
     validate_indexes,
+    validate_plan,
 )
 from quanta.analysis.advisor import (
     Action,
@@ -89,6 +91,7 @@ from quanta.tables.service import SnapshotRefresh
 __all__ = [
     "AdviceRun",
     "AdviceUnavailable",
+    "AdvisedStatement",
     "InstanceNotFound",
     "InvalidStatusChange",
     "NoConnection",
@@ -96,6 +99,7 @@ __all__ = [
     "QueueUnavailable",
     "SuggestionNotFound",
     "advise_query",
+    "advised_statement",
     "daily_work",
     "hot_work",
     "list_suggestions",
@@ -104,6 +108,7 @@ __all__ = [
     "refresh_suggested_tables",
     "request_advice",
     "set_status",
+    "validate_table_plan",
 ]
 
 log = logging.getLogger(__name__)
@@ -443,6 +448,31 @@ def hot_work(
     return units
 
 
+@dataclass(frozen=True, slots=True)
+class AdvisedStatement:
+    """The text a query is advised from on an instance: its newest usable example (full
+    literals, not truncated), else its fingerprint; and the database of unqualified names."""
+
+    sql: str
+    default_db: str | None
+    from_example: bool
+
+
+def advised_statement(
+    *, session: Session, query_id: str, instance_id: int, fingerprint: str
+) -> AdvisedStatement:
+    """What a query is advised from on an instance (see AdvisedStatement)."""
+    examples = repository.latest_examples(session, query_id, instance_id)
+    usable = next((e for e in examples if e.literals == FULL_LITERALS and not e.truncated), None)
+    # A masked or truncated example still tells the database of unqualified table names.
+    default_db = (usable or examples[0]).schema_name or None if examples else None
+    return AdvisedStatement(
+        sql=usable.text if usable else fingerprint,
+        default_db=default_db,
+        from_example=usable is not None,
+    )
+
+
 def _hot_threshold(session: Session, settings: Settings, instance: str) -> float:
     """The lowest load share a chat channel wants suggestions for on this instance from."""
     shares = [
@@ -467,11 +497,11 @@ def _advise(
     if query is None:
         raise QueryNotFound(f"No query with query_id {query_id!r}.")
     instance = find_instance(session=session, instance_id=instance_id, hint=False)
-    examples = repository.latest_examples(session, query_id, instance_id)
-    usable = next((e for e in examples if e.literals == FULL_LITERALS and not e.truncated), None)
-    # A masked or truncated example still tells the database of unqualified table names.
-    default_db = (usable or examples[0]).schema_name or None if examples else None
-    sql = usable.text if usable else query.fingerprint
+    statement = advised_statement(
+        session=session, query_id=query_id, instance_id=instance_id, fingerprint=query.fingerprint
+    )
+    sql, default_db = statement.sql, statement.default_db
+    usable = statement.from_example
     info = describe_statement(query.fingerprint, *([sql] if usable else []))
     tables = tables_service.qualify_tables(info.tables, default_db)
     if not tables:
@@ -525,7 +555,7 @@ def _advise(
     return AdviceRun(
         query_id=query_id,
         instance_id=instance_id,
-        from_example=usable is not None,
+        from_example=usable,
         suggestions=tuple(stored),
         created=tuple(created),
         changed=tuple(changed),
@@ -673,6 +703,55 @@ def _validate(
     }
 
 
+def validate_table_plan(
+    *,
+    session: Session,
+    settings: Settings,
+    instance: Instance,
+    actor: Actor | None,
+    table: str,
+    adds: Sequence[Candidate],
+    drops: Sequence[str],
+    statements: Sequence[PlanStatement],
+) -> dict[str, Any] | None:
+    """A table's whole index plan checked on the instance's sandbox (see
+    quanta.advice.validate.validate_plan): the plans of every served statement before and
+    after, their literals masked by the example policy, the run audited like a suggestion's;
+    ``{"error"}`` when the check failed; None when the instance has no sandbox."""
+    sandbox = sandbox_options(settings, instance)
+    if sandbox is None:
+        return None
+    trail = safety.Trail()
+    try:
+        monitored = connection_options(settings, instance)
+        safety.check_monitored_account(settings, instance, monitored, trail)
+        trail.reached(safety.SANDBOX, sandbox.address)
+        result = validate_plan(
+            monitored=monitored,
+            sandbox=sandbox,
+            instances=_monitored_servers(session, settings),
+            limits=monitored_settings(settings),
+            table=table,
+            adds=adds,
+            drops=drops,
+            statements=statements,
+            sample_rows=settings.advice_sandbox_sample_rows,
+        )
+    except (MonitoredError, SandboxError) as exc:
+        refused = isinstance(exc, safety.BroadPrivileges | SandboxRefused)
+        outcome = "refused" if refused else "failed"
+        log.warning("sandbox check of %s on %s %s: %s", table, instance.name, outcome, exc)
+        _audit_plan(session, actor, trail, instance, table, outcome, str(exc))
+        return {"error": str(exc)} | ({"refused": True} if isinstance(exc, SandboxRefused) else {})
+    _audit_plan(session, actor, trail, instance, table, "ok", None)
+    texts = {s.key: s.sql for s in statements}
+    result["queries"] = {
+        key: _masked_result(instance, checked, texts[key])
+        for key, checked in result["queries"].items()
+    }
+    return result
+
+
 def _masked_result(instance: Instance, result: dict[str, Any], sql: str) -> dict[str, Any]:
     """A sandbox result with its plans' literals masked (const rows read on the sandbox are
     the copied production rows)."""
@@ -695,6 +774,28 @@ def _audit_suggestion(
         what="suggestion",
         instance=instance,
         query_id=query_id,
+        run_id=None,
+        outcome=outcome,
+        reason=reason,
+    )
+
+
+def _audit_plan(
+    session: Session,
+    actor: Actor | None,
+    trail: safety.Trail,
+    instance: Instance,
+    table: str,
+    outcome: str,
+    reason: str | None,
+) -> None:
+    trail.record(
+        session,
+        actor=actor,
+        what="index_plan",
+        instance=instance,
+        query_id=None,
+        table=table,
         run_id=None,
         outcome=outcome,
         reason=reason,

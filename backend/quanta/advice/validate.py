@@ -79,6 +79,7 @@ __all__ = [
     "SYSTEM_SCHEMAS",
     "Candidate",
     "MonitoredServer",
+    "PlanStatement",
     "SandboxError",
     "SandboxRefused",
     "SandboxSession",
@@ -87,6 +88,7 @@ __all__ = [
     "ddl_refusal",
     "same_server",
     "validate_indexes",
+    "validate_plan",
 ]
 
 SCRATCH_PREFIX = "quanta_sandbox"
@@ -582,6 +584,140 @@ def validate_indexes(
             aliases = _aliases(sql, default_db, candidate.table)
             results[candidate.key] = _compare(candidate, aliases, before, after) | extra
     return results
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStatement:
+    """One statement a table's index plan serves: its key (the query_id), a real example and
+    the database its unqualified names are in."""
+
+    key: str
+    sql: str
+    default_db: str | None
+
+
+def validate_plan(
+    *,
+    monitored: ConnectionOptions,
+    sandbox: ConnectionOptions,
+    instances: Sequence[MonitoredServer],
+    limits: MonitoredSettings,
+    table: str,
+    adds: Sequence[Candidate],
+    drops: Sequence[str],
+    statements: Sequence[PlanStatement],
+    sample_rows: int,
+) -> dict[str, Any]:
+    """Plans of every statement before and after a table's whole index plan, on one copy.
+
+    The tables the statements name are copied once (same checks and limits as
+    :func:`validate_indexes`); every statement is explained, then the plan's indexes are
+    added and its drops made on the copy of ``table`` (``db.t``), and every statement is
+    explained again. The indexes are really added and dropped: the copy is this session's
+    own and dropped at the end, so no other session's plan can change, which is what
+    MySQL's invisible and MariaDB's ignored indexes would otherwise be needed for, and it
+    works on every version.
+
+    Returns ``{"sandbox", "sample_rows", "queries"}`` where ``queries`` maps each statement's
+    key to ``{"before", "after", "improved", "worse", "keys", "summary"}`` (``keys``: the
+    indexes the table's plan rows use after) or to ``{"error"}`` when that statement could
+    not be explained (refused by the classifier, or the sandbox refused its EXPLAIN).
+
+    Raises:
+        quanta.monitored.MonitoredError: reading the monitored server failed.
+        SandboxRefused: the sandbox or a table is refused, or no statement can be checked.
+        SandboxError: a step on the sandbox other than a statement's EXPLAIN failed.
+    """
+    queries: dict[str, dict[str, Any]] = {}
+    accepted: list[tuple[PlanStatement, str]] = []
+    named: set[str] = {table.lower()}
+    for statement in statements:
+        classification = classify_statement(statement.sql)
+        if not classification.explainable:
+            queries[statement.key] = {
+                "error": f"not explained in the sandbox: {classification.explain_refusal}"
+            }
+            continue
+        accepted.append((statement, _explained_text(classification, statement.sql)))
+        named |= _named_tables(statement.sql, statement.default_db)
+    if not accepted:
+        raise SandboxRefused("no statement of the plan can be explained in the sandbox")
+    # Only user tables the statements themselves name, never a system schema's.
+    copied = sorted(t for t in named if not _is_system(t))
+    not_copied = sorted(t for t in named if _is_system(t))
+    _refuse_same_address(sandbox, instances)
+    with SandboxSession(sandbox, limits) as session:
+        _refuse_same_server(session.identity(), instances, limits)
+        session.keep_out_of_binary_log()
+        copies = _read_tables(monitored, limits, copied, sample_rows)
+        scratch = _create_copies(session, copies)
+        if table.lower() not in copies:
+            raise SandboxError(f"{table} is not copied to the sandbox")
+        texts = {s.key: _rewritten(text, s.default_db, scratch) for s, text in accepted}
+        before = {s.key: _explain_in(session, scratch, s, texts[s.key]) for s, _ in accepted}
+        database, name = table.lower().split(".", 1)
+        target = f"{scratch[database]}.{name}"
+        quoted = ".".join(quote_name(part) for part in target.split(".", 1))
+        for dropped in drops:
+            session.send(f"ALTER TABLE {quoted} DROP INDEX {quote_name(dropped)}")
+        for add in adds:
+            session.send(index_ddl(target, add.index_name, add.columns))
+        after = {s.key: _explain_in(session, scratch, s, texts[s.key]) for s, _ in accepted}
+    for statement, _text in accepted:
+        old, new = before[statement.key], after[statement.key]
+        if isinstance(old, str) or isinstance(new, str):
+            queries[statement.key] = {"error": old if isinstance(old, str) else new}
+            continue
+        aliases = _aliases(statement.sql, statement.default_db, table)
+        queries[statement.key] = _compare_plans(name, aliases, old, new)
+    return {
+        "sandbox": sandbox.address,
+        "sample_rows": {copied_name: len(copy.rows) for copied_name, copy in copies.items()},
+        "queries": queries,
+    } | ({"not_copied": not_copied} if not_copied else {})
+
+
+def _explain_in(
+    session: SandboxSession, scratch: Mapping[str, str], statement: PlanStatement, text: str
+) -> list[dict[str, Any]] | str:
+    """The statement's plan in its default database's scratch copy, or why there is none
+    (one statement the sandbox refuses does not stop the others)."""
+    try:
+        if statement.default_db and statement.default_db.lower() in scratch:
+            session.use(scratch[statement.default_db.lower()])
+        return _explain(session, text)
+    except SandboxRefused:
+        raise
+    except SandboxError as exc:
+        return str(exc)
+
+
+def _compare_plans(
+    table: str, aliases: set[str], before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """One statement's plans on a table before and after: better, worse, the keys used."""
+    old_type, old_rows = _access(before, aliases)
+    new_type, new_rows = _access(after, aliases)
+    old_rank, new_rank = access_rank(old_type), access_rank(new_type)
+    keys = sorted(
+        {
+            key.strip()
+            for r in after
+            if _alias(r) in aliases and r.get("key")
+            for key in str(r["key"]).split(",")
+        }
+    )
+    used = f" {', '.join(keys)}" if keys else ""
+    return {
+        "before": before,
+        "after": after,
+        "improved": new_rank > old_rank or (new_rank == old_rank and new_rows < old_rows),
+        "worse": new_rank < old_rank or (new_rank == old_rank and new_rows > old_rows),
+        "keys": keys,
+        "rows_before": old_rows,
+        "rows_after": new_rows,
+        "summary": f"{table}: {old_type}, {old_rows:,} rows -> {new_type}{used}, {new_rows:,} rows",
+    }
 
 
 def _explained_text(classification: Classification, sql: str) -> str:

@@ -57,7 +57,8 @@ def record_run(
 
     Args:
         actor: Who requested it; None is beat's automatic run.
-        what: ``explain``, ``profile`` or ``suggestion``; the action is ``run <what>``.
+        what: ``explain``, ``profile``, ``suggestion`` or ``index_plan``; the action is
+            ``run <what>``.
         target: The instance and query (ids and names) and the run's id.
         where: The servers it reached: ``{"role": "monitored server" or "execution
             target" or "sandbox", "address": "host:port"}``.

@@ -153,6 +153,31 @@ class Settings(BaseSettings):
         "index; every row is production data on another server, so keep it small.",
     )
 
+    # Workload index plans (quanta.indexplan): per table, the fewest indexes for the most load.
+    index_plan_window_hours: int = Field(
+        default=24,
+        ge=1,
+        le=24 * 30,
+        description="The past window an index plan weighs queries over.",
+    )
+    index_plan_max_queries: int = Field(
+        default=200,
+        ge=1,
+        le=5_000,
+        description="An index plan weighs each instance's N heaviest queries of the window.",
+    )
+    index_plan_max_new_indexes: int = Field(
+        default=3, ge=1, le=20, description="At most this many new indexes per table in a plan."
+    )
+    index_plan_width_budget_bytes: int | None = Field(
+        default=None,
+        ge=1,
+        description="Bytes per row a table's new indexes may add in total (none: no budget).",
+    )
+    index_plan_drop_redundant: bool = Field(
+        default=True, description="Plans propose dropping existing indexes they make redundant."
+    )
+
     # Diagnostics (quanta.diagnostics): EXPLAIN and profiles of real examples, daily automatic.
     diagnostics_example_days: int = Field(
         default=7, ge=1, description="Examples seen this many days back are candidates."

@@ -19,6 +19,7 @@ ADVISE_QUERY_TASK = "quanta.advice.advise_query"
 REFRESH_ADVICE_TASK = "quanta.advice.refresh_advice"
 ADVISE_HOT_TASK = "quanta.advice.advise_hot"
 REFRESH_TABLES_TASK = "quanta.advice.refresh_tables"
+PLAN_INDEXES_TASK = "quanta.advice.plan_indexes"
 RUN_EXPLAIN_TASK = "quanta.diagnostics.run_explain"
 RUN_PROFILE_TASK = "quanta.diagnostics.run_profile"
 AUTO_DIAGNOSE_TASK = "quanta.diagnostics.auto_diagnose"
@@ -36,6 +37,7 @@ TASK_ROUTES = {
     REFRESH_ADVICE_TASK: {"queue": ANALYSIS_QUEUE},
     ADVISE_HOT_TASK: {"queue": ANALYSIS_QUEUE},
     REFRESH_TABLES_TASK: {"queue": ANALYSIS_QUEUE},
+    PLAN_INDEXES_TASK: {"queue": ANALYSIS_QUEUE},
     RUN_EXPLAIN_TASK: {"queue": ANALYSIS_QUEUE},
     RUN_PROFILE_TASK: {"queue": ANALYSIS_QUEUE},
     AUTO_DIAGNOSE_TASK: {"queue": ANALYSIS_QUEUE},

@@ -76,13 +76,18 @@ class Trail:
         actor: audit.Actor | None,
         what: str,
         instance: Instance,
-        query_id: str,
+        query_id: str | None,
         run_id: int | None,
         outcome: str,
         reason: str | None,
+        table: str | None = None,
     ) -> None:
-        """Write the run's audit entry."""
-        target = {"instance_id": str(instance.id), "instance": instance.name, "query_id": query_id}
+        """Write the run's audit entry (about one query, or one table's index plan)."""
+        target = {"instance_id": str(instance.id), "instance": instance.name}
+        if query_id is not None:
+            target["query_id"] = query_id
+        if table is not None:
+            target["table"] = table
         if run_id is not None:
             target["run_id"] = str(run_id)
         detail = dict(self.detail)

@@ -2,16 +2,20 @@
 
 The advisor builds a `SuggestionNotice` per suggestion and calls
 `quanta.notify.service.publish_suggestion`; annotations build an `ImpactNotice` and call
-`publish_impact`. Both are JSON-friendly so a delivery can keep its own copy.
+`publish_impact`; index plans build a `PlanNotice` per table and call `publish_plan`.
+All are JSON-friendly so a delivery can keep its own copy.
 """
 
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-EventType = Literal["new_suggestion", "annotation_impact"]
+EventType = Literal["new_suggestion", "annotation_impact", "index_plan"]
 NEW_SUGGESTION: EventType = "new_suggestion"
 ANNOTATION_IMPACT: EventType = "annotation_impact"
-EVENT_TYPES: tuple[EventType, ...] = (NEW_SUGGESTION, ANNOTATION_IMPACT)
+# A table's workload index plan, once per plan signature. A channel that takes it gets one
+# message per table instead of one per query (new_suggestion is then not sent to it).
+INDEX_PLAN: EventType = "index_plan"
+EVENT_TYPES: tuple[EventType, ...] = (NEW_SUGGESTION, ANNOTATION_IMPACT, INDEX_PLAN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +49,9 @@ class SuggestionNotice:
     latency_avg: float | None = None
     # each table's size, one line per table ("shop.orders: 30,000 rows, 2.1 MB").
     table_sizes: list[str] = field(default_factory=list)
+    # A message about something else than one query (a table's index plan) says so.
+    title: str | None = None
+    link_text: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The notice as JSON primitives."""
@@ -64,6 +71,37 @@ class ImpactNotice:
     text: str
     instance_names: list[str] = field(default_factory=list)
     regressions: list[dict[str, object]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """The notice as JSON primitives."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanNotice:
+    """A table's workload index plan: one ALTER TABLE serving several queries.
+
+    `signature` changes exactly when the DDL does: a channel receives a plan once per
+    signature. `load_share` is the share of the instance's load of the queries the plan's
+    indexes serve; `queries` has one short line per served query, heaviest first; `summary`
+    says what the plan saves and costs in a sentence or two.
+    """
+
+    plan_id: int
+    instance_id: int
+    instance: str
+    table: str
+    load_share: float
+    calls: int
+    ddl: str
+    signature: str
+    summary: str
+    queries: list[str] = field(default_factory=list)
+    plan_before: str | None = None
+    plan_after: str | None = None
+    window_start: str | None = None
+    window_end: str | None = None
+    table_sizes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """The notice as JSON primitives."""

@@ -74,14 +74,15 @@ class Channel(Base):
 class Delivery(Base):
     """One message for one channel, from queued to sent or failed.
 
-    The unique keys make publishing idempotent: a suggestion (or an annotation's impact) reaches
-    a channel once per content hash, so only a changed suggestion is sent again.
+    The unique keys make publishing idempotent: a suggestion (an annotation's impact, a table's
+    index plan) reaches a channel once per content hash, so only a changed one is sent again.
     """
 
     __tablename__ = "notify_deliveries"
     __table_args__ = (
         UniqueConstraint("channel_id", "suggestion_id", "content_hash"),
         UniqueConstraint("channel_id", "annotation_id", "content_hash"),
+        UniqueConstraint("channel_id", "plan_id", "content_hash"),
         Index("ix_notify_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
         Index("ix_notify_deliveries_channel_id_sent_at", "channel_id", "sent_at"),
     )
@@ -92,6 +93,8 @@ class Delivery(Base):
     event: Mapped[str] = mapped_column(String(30))
     suggestion_id: Mapped[int | None] = mapped_column(Integer, default=None)
     annotation_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    # A table's index plan (quanta.indexplan); its content_hash is the plan's signature.
+    plan_id: Mapped[int | None] = mapped_column(Integer, default=None)
     content_hash: Mapped[str | None] = mapped_column(String(64), default=None)
     # The notice as published (SuggestionNotice/ImpactNotice.to_dict()): the message is built
     # from this copy, so it says what was true when it was queued.

@@ -13,7 +13,14 @@ from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, celery_client
 from quanta.notify import repository
-from quanta.notify.events import ANNOTATION_IMPACT, NEW_SUGGESTION, ImpactNotice, SuggestionNotice
+from quanta.notify.events import (
+    ANNOTATION_IMPACT,
+    INDEX_PLAN,
+    NEW_SUGGESTION,
+    ImpactNotice,
+    PlanNotice,
+    SuggestionNotice,
+)
 from quanta.notify.models import (
     Channel,
     Delivery,
@@ -97,10 +104,60 @@ def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice
     return created
 
 
+def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) -> list[int]:
+    """Queue a table's index plan for every channel whose filters match; the delivery ids.
+
+    A channel gets a plan once per (instance, table, signature): never the same plan twice,
+    even when its row was deleted and planned again. Rate limits, quiet hours and digests
+    apply as to every message.
+    """
+    content_hash = plan_hash(notice)
+    created: list[int] = []
+    for channel in repository.enabled_channels(session):
+        if not plan_matches(channel, notice):
+            continue
+        if (
+            repository.find_delivery(
+                session, channel_id=channel.id, plan_id=notice.plan_id, content_hash=content_hash
+            )
+            is not None
+        ):
+            continue
+        delivery_id = _queue(
+            session,
+            channel,
+            event=INDEX_PLAN,
+            payload=notice.to_dict(),
+            content_hash=content_hash,
+            plan_id=notice.plan_id,
+        )
+        if delivery_id is not None:
+            created.append(delivery_id)
+    _enqueue_after_commit(session, settings, created)
+    return created
+
+
+def plan_hash(notice: PlanNotice) -> str:
+    """What makes a plan the same plan: its instance, table and signature (its DDL)."""
+    content = json.dumps([notice.instance_id, notice.table, notice.signature])
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def plan_matches(channel: Channel, notice: PlanNotice) -> bool:
+    """The channel's filters let this plan through: event, instance, load share served."""
+    return (
+        INDEX_PLAN in channel.events
+        and (not channel.instances or notice.instance in channel.instances)
+        and notice.load_share >= channel.min_load_share
+    )
+
+
 def suggestion_matches(channel: Channel, notice: SuggestionNotice) -> bool:
-    """The channel's filters let this suggestion through: event, instance, load share."""
+    """The channel's filters let this suggestion through: event, instance, load share; a
+    channel taking index plans gets one message per table instead of one per query."""
     return (
         NEW_SUGGESTION in channel.events
+        and INDEX_PLAN not in channel.events
         and (not channel.instances or notice.instance in channel.instances)
         and notice.load_share >= channel.min_load_share
     )
@@ -130,6 +187,7 @@ def _queue(
     content_hash: str,
     suggestion_id: int | None = None,
     annotation_id: int | None = None,
+    plan_id: int | None = None,
 ) -> int | None:
     now = utcnow()
     delivery = Delivery(
@@ -138,6 +196,7 @@ def _queue(
         event=event,
         suggestion_id=suggestion_id,
         annotation_id=annotation_id,
+        plan_id=plan_id,
         content_hash=content_hash,
         payload=payload,
         status=DeliveryStatus.PENDING.value,

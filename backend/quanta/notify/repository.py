@@ -40,13 +40,18 @@ def find_delivery(
     content_hash: str,
     suggestion_id: int | None = None,
     annotation_id: int | None = None,
+    plan_id: int | None = None,
 ) -> Delivery | None:
-    """The delivery of this suggestion (or annotation) version to this channel, if queued."""
+    """The delivery of this suggestion (annotation, plan) version to this channel, if queued."""
     statement = select(Delivery).where(
         Delivery.channel_id == channel_id, Delivery.content_hash == content_hash
     )
     if suggestion_id is not None:
         statement = statement.where(Delivery.suggestion_id == suggestion_id)
+    elif plan_id is not None:
+        # A plan's hash names its instance and table: a plan row deleted and planned again
+        # (a table gone and back) with the same DDL is still the same plan.
+        statement = statement.where(Delivery.plan_id.is_not(None))
     else:
         statement = statement.where(Delivery.annotation_id == annotation_id)
     return session.scalars(statement).one_or_none()

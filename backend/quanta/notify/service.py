@@ -22,7 +22,7 @@ from quanta.core.db import utcnow
 from quanta.notify import formats, repository
 from quanta.notify.delivery import Transport, post_message
 from quanta.notify.dispatch import post, record
-from quanta.notify.events import NEW_SUGGESTION
+from quanta.notify.events import INDEX_PLAN, NEW_SUGGESTION
 from quanta.notify.formats.common import shorten
 from quanta.notify.models import (
     Channel,
@@ -283,7 +283,7 @@ def _summary(delivery: Delivery) -> str:
     if delivery.kind == DeliveryKind.DIGEST.value:
         items = payload.get("items", [])
         return f"Digest of {len(items) if isinstance(items, list) else 0} held messages"
-    if delivery.event == NEW_SUGGESTION:
+    if delivery.event in (NEW_SUGGESTION, INDEX_PLAN):
         return shorten(f"{payload.get('instance')} · {payload.get('ddl')}", 200)
     return shorten(f"Regressions after “{payload.get('text')}”", 200)
 

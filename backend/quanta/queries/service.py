@@ -93,6 +93,28 @@ def instance_top_queries(
     ).rows
 
 
+def rows_affected_by_query(
+    *,
+    session: Session,
+    settings: Settings,
+    instance: str,
+    window: TimeWindow,
+    query_ids: Collection[str],
+) -> dict[str, int]:
+    """Rows affected over ``window`` by each of ``query_ids`` on one instance, where a
+    source reported them (absent otherwise): the write rate of a table without statistics."""
+    if not query_ids:
+        return {}
+    wanted = set(query_ids)
+    segments = read_plan(settings=settings, window=window)
+    flt = BucketFilter(instances=(instance,))
+    return {
+        row.query_id: int(row.rows_affected)
+        for row in repository.aggregate(session, segments, flt, ("query_id",))
+        if row.query_id in wanted and row.rows_affected is not None
+    }
+
+
 def top_queries(
     *,
     session: Session,

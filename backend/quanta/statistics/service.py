@@ -7,6 +7,7 @@ from typing import Any, Protocol
 from sqlalchemy.orm import Session
 
 from quanta.analysis import advisor
+from quanta.analysis.advisor.workload import TableWrites
 from quanta.instances.service import find_instance
 from quanta.statistics import repository
 from quanta.statistics.schemas import IndexFindingOut, IndexReviewOut, ReviewedTableOut
@@ -20,6 +21,8 @@ _NOT_COUNTERS = frozenset(
 # Index reads, in order of preference: userstat's rows read, then performance_schema's
 # fetch and read operation counts.
 _READ_COUNTERS = ("rows_read", "count_fetch", "count_read")
+# performance_schema's table I/O write operations, one per row written.
+_WRITE_COUNTERS = ("count_insert", "count_update", "count_delete")
 
 
 class _Delta(Protocol):
@@ -91,6 +94,37 @@ def index_reads(*, session: Session, instance_id: int) -> dict[str, dict[str, in
         table = f"{row.schema_name}.{row.object_name}".lower()
         usage.setdefault(table, {})[row.index_name] = _reads(row.counters)
     return usage
+
+
+def table_write_rates(*, session: Session, instance_id: int) -> dict[str, TableWrites]:
+    """Rows inserted, updated and deleted per second, by ``db.table`` (lower case), over the
+    period the agent's table statistics cover.
+
+    performance_schema's table I/O counts each operation (count_insert, count_update,
+    count_delete); userstat has only rows_changed, which is counted as inserted: a change of
+    unknown kind is taken as one that maintains every index (an insert or delete does, an
+    update only the indexes with a changed column), so the write cost is not understated.
+    Tables without statistics are absent.
+    """
+    rates: dict[str, TableWrites] = {}
+    for row in repository.of_kind(session, instance_id, "table"):
+        seconds = (row.until - row.since).total_seconds()
+        if seconds <= 0:
+            continue
+        counters = row.counters
+        table = f"{row.schema_name}.{row.object_name}".lower()
+        if any(counters.get(k) is not None for k in _WRITE_COUNTERS):
+            rates[table] = TableWrites(
+                table,
+                inserted_per_s=float(counters.get("count_insert") or 0) / seconds,
+                updated_per_s=float(counters.get("count_update") or 0) / seconds,
+                deleted_per_s=float(counters.get("count_delete") or 0) / seconds,
+            )
+        elif counters.get("rows_changed") is not None:
+            rates[table] = TableWrites(
+                table, inserted_per_s=float(counters["rows_changed"]) / seconds
+            )
+    return rates
 
 
 def _reads(counters: Mapping[str, Any]) -> int:

@@ -28,6 +28,7 @@ import type {
   Channel,
   ExplainRun,
   Filters,
+  IndexPlanList,
   Instance,
   Me,
   ProfileRun,
@@ -264,6 +265,27 @@ export async function fetchTableSnapshot(
     api.GET('/api/v1/instances/{instance_id}/tables/{table}', {
       params: { path: { instance_id: instanceId, table } },
       signal,
+    }),
+  );
+}
+
+export async function fetchIndexPlan(
+  instanceId: number,
+  signal?: AbortSignal,
+): Promise<IndexPlanList> {
+  return unwrap(
+    api.GET('/api/v1/instances/{instance_id}/index-plan', {
+      params: { path: { instance_id: instanceId } },
+      signal,
+    }),
+  );
+}
+
+/** Queue a fresh plan (202); the page polls GET until it is newer. */
+export async function requestIndexPlan(instanceId: number): Promise<unknown> {
+  return unwrap(
+    api.POST('/api/v1/instances/{instance_id}/index-plan', {
+      params: { path: { instance_id: instanceId } },
     }),
   );
 }

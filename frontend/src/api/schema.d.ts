@@ -363,6 +363,34 @@ export interface paths {
         patch: operations["update_instance"];
         trace?: never;
     };
+    "/api/v1/instances/{instance_id}/index-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Index Plan
+         * @description The instance's latest workload index plan: per table one ALTER TABLE, each index with
+         *     the queries it serves, their share of load, rows examined per call before/after, write
+         *     overhead, width and the sandbox's verdict. Heaviest table first.
+         */
+        get: operations["get_index_plan"];
+        put?: never;
+        /**
+         * Request Index Plan
+         * @description Queue a fresh plan (snapshots refreshed, sandbox check); GET for the result.
+         *
+         *     Needs the `diagnose` scope; the sandbox run is audited with who asked.
+         */
+        post: operations["request_index_plan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/instances/{instance_id}/index-review": {
         parameters: {
             query?: never;
@@ -1030,7 +1058,7 @@ export interface components {
              * Events
              * @description Events the channel receives.
              */
-            events?: ("new_suggestion" | "annotation_impact")[];
+            events?: ("new_suggestion" | "annotation_impact" | "index_plan")[];
             /**
              * Instances
              * @description Instance names to notify about; empty: all.
@@ -1071,7 +1099,7 @@ export interface components {
             /** Enabled */
             enabled: boolean;
             /** Events */
-            events: ("new_suggestion" | "annotation_impact")[];
+            events: ("new_suggestion" | "annotation_impact" | "index_plan")[];
             /** Id */
             id: number;
             /** Instances */
@@ -1126,7 +1154,7 @@ export interface components {
             /** Enabled */
             enabled?: boolean | null;
             /** Events */
-            events?: ("new_suggestion" | "annotation_impact")[] | null;
+            events?: ("new_suggestion" | "annotation_impact" | "index_plan")[] | null;
             /** Instances */
             instances?: string[] | null;
             /** Min Load Share */
@@ -1226,6 +1254,18 @@ export interface components {
          * @enum {string}
          */
         DeliveryStatus: "pending" | "held" | "digested" | "sent" | "failed" | "cancelled";
+        /**
+         * DroppedIndexOut
+         * @description An existing index the plan makes redundant.
+         */
+        DroppedIndexOut: {
+            /** Name */
+            name: string;
+            /** Reason */
+            reason: string;
+            /** Replaced By */
+            replaced_by: string | null;
+        };
         /**
          * ErrorDetail
          * @description Every error body: a message a person can act on.
@@ -1510,6 +1550,30 @@ export interface components {
              * @description db.table
              */
             table: string;
+        };
+        /**
+         * IndexPlanList
+         * @description An instance's latest index plans, heaviest table first.
+         */
+        IndexPlanList: {
+            /**
+             * Computed At
+             * @description When they were computed; null: never.
+             */
+            computed_at: string | null;
+            /** Instance */
+            instance: string;
+            /** Instance Id */
+            instance_id: number;
+            /** Plans */
+            plans: components["schemas"]["TablePlanOut"][];
+            /** Window End */
+            window_end: string | null;
+            /**
+             * Window Start
+             * @description The window the plans weigh.
+             */
+            window_start: string | null;
         };
         /**
          * IndexReviewOut
@@ -1810,6 +1874,55 @@ export interface components {
             /** Sessions Ended */
             sessions_ended: number;
             user: components["schemas"]["UserOut"];
+        };
+        /**
+         * PlanRequested
+         * @description A fresh plan was queued; GET the same path for its result.
+         */
+        PlanRequested: {
+            /** Instance */
+            instance: string;
+            /** Instance Id */
+            instance_id: number;
+            /**
+             * Status
+             * @default queued
+             * @constant
+             */
+            status: "queued";
+        };
+        /**
+         * PlannedIndexOut
+         * @description A new index of the plan and its evidence.
+         */
+        PlannedIndexOut: {
+            /** Columns */
+            columns: components["schemas"]["SuggestionColumnOut"][];
+            /**
+             * Definition
+             * @description ADD INDEX idx_t_a_b (a, b)
+             */
+            definition: string;
+            /**
+             * Entries Per S
+             * @description Index entries maintained per second (writes).
+             */
+            entries_per_s: number;
+            /** Name */
+            name: string;
+            /** Served */
+            served: components["schemas"]["ServedQueryOut"][];
+            /**
+             * Validation
+             * @description confirmed: a served query's sandbox plan uses it and got better.
+             * @enum {string}
+             */
+            validation: "confirmed" | "not_checked";
+            /**
+             * Width Bytes
+             * @description Bytes per row, with the primary key InnoDB appends.
+             */
+            width_bytes: number;
         };
         /**
          * ProfileRowOut
@@ -2135,6 +2248,18 @@ export interface components {
             rows_sent?: number | null;
         };
         /**
+         * RejectedIndexOut
+         * @description A planned change the sandbox's plans did not confirm, left out of the DDL.
+         */
+        RejectedIndexOut: {
+            /** Definition */
+            definition: string;
+            /** Name */
+            name: string;
+            /** Reason */
+            reason: string;
+        };
+        /**
          * ReviewedTableOut
          * @description A snapshotted table and how long its index reads have been observed.
          */
@@ -2160,6 +2285,39 @@ export interface components {
          */
         Role: "viewer" | "operator" | "admin";
         /**
+         * SandboxCheckOut
+         * @description What the sandbox's EXPLAIN said about one served query, before and after the plan.
+         */
+        SandboxCheckOut: {
+            /**
+             * Error
+             * @description Why this query was not checked.
+             */
+            error?: string | null;
+            /**
+             * Improved
+             * @description The plan got better; null when not checked.
+             */
+            improved: boolean | null;
+            /**
+             * Rows After
+             * @description Sample's estimate, after.
+             */
+            rows_after?: number | null;
+            /**
+             * Rows Before
+             * @description Sample's estimate, before.
+             */
+            rows_before?: number | null;
+            /**
+             * Summary
+             * @description 'orders: ALL, 6,000 rows -> ref idx_orders_phone, 2 rows'
+             */
+            summary?: string | null;
+            /** Worse */
+            worse?: boolean | null;
+        };
+        /**
          * SeriesPoint
          * @description One bucket of a query's time series; gaps have zero load, count and rows.
          */
@@ -2181,6 +2339,44 @@ export interface components {
              * Format: date-time
              */
             ts: string;
+        };
+        /**
+         * ServedQueryOut
+         * @description A query an index of the plan serves, with what it costs now and with the plan.
+         */
+        ServedQueryOut: {
+            /** Calls */
+            calls: number;
+            /** Fingerprint */
+            fingerprint: string;
+            /**
+             * From Example
+             * @description Planned from a real example (else the fingerprint).
+             */
+            from_example: boolean;
+            /**
+             * Load Share
+             * @description Share (0..1) of the instance's load in the window.
+             */
+            load_share: number;
+            /** Query Id */
+            query_id: string;
+            /**
+             * Rows After
+             * @description Estimated rows examined per call with the plan.
+             */
+            rows_after: number | null;
+            /**
+             * Rows Before
+             * @description Estimated rows examined per call now.
+             */
+            rows_before: number | null;
+            /**
+             * Rows Examined Per Call
+             * @description Measured over the window (slow log / performance_schema).
+             */
+            rows_examined_per_call: number | null;
+            sandbox?: components["schemas"]["SandboxCheckOut"] | null;
         };
         /**
          * ServerOut
@@ -2330,6 +2526,79 @@ export interface components {
              * @enum {string}
              */
             status: "new" | "dismissed";
+        };
+        /**
+         * TablePlanOut
+         * @description One table's index plan: one ALTER TABLE with its adds and drops.
+         */
+        TablePlanOut: {
+            /** Adds */
+            adds: components["schemas"]["PlannedIndexOut"][];
+            /**
+             * Changed At
+             * Format: date-time
+             */
+            changed_at: string;
+            /**
+             * Computed At
+             * Format: date-time
+             */
+            computed_at: string;
+            /**
+             * Ddl
+             * @description One ALTER TABLE; empty when the table needs nothing.
+             */
+            ddl: string;
+            /** Drops */
+            drops: components["schemas"]["DroppedIndexOut"][];
+            /** Id */
+            id: number;
+            /**
+             * Load Share
+             * @description Share of the load of the queries the adds serve.
+             */
+            load_share: number;
+            /** Notes */
+            notes: string[];
+            /** Rejected */
+            rejected: components["schemas"]["RejectedIndexOut"][];
+            /**
+             * Rows After Per S
+             * @description ... with the plan.
+             */
+            rows_after_per_s: number;
+            /**
+             * Rows Before Per S
+             * @description Estimated rows examined per second now.
+             */
+            rows_before_per_s: number;
+            /**
+             * Signature
+             * @description Changes exactly when the DDL does.
+             */
+            signature: string;
+            /**
+             * Table
+             * @description db.table
+             */
+            table: string;
+            /**
+             * Unserved
+             * @description Queries on the table no index helps.
+             */
+            unserved: components["schemas"]["ServedQueryOut"][];
+            /**
+             * Validation
+             * @description The sandbox run: sandbox, sample_rows, or error; null without a sandbox.
+             */
+            validation: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Write Entries Per S
+             * @description Index entries the adds maintain per second.
+             */
+            write_entries_per_s: number;
         };
         /**
          * TableSnapshotOut
@@ -4543,6 +4812,143 @@ export interface operations {
             };
             /** @description A DSN that cannot be used, and why. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    get_index_plan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexPlanList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such instance. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    request_index_plan: {
+        parameters: {
+            query?: {
+                /** @description Weigh the last N hours; default QUANTA_INDEX_PLAN_WINDOW_HOURS. */
+                hours?: number | null;
+            };
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanRequested"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such instance. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The instance has no usable DSN. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The task queue is unreachable. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

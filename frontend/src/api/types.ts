@@ -50,6 +50,10 @@ export type SuggestionPatch = NonNullable<
 >['content']['application/json'];
 export type Instance = JsonOk<'list_instances'>[number];
 export type TableSnapshot = JsonOk<'get_table_snapshot'>;
+export type IndexPlanList = JsonOk<'get_index_plan'>;
+export type TablePlan = IndexPlanList['plans'][number];
+export type PlannedIndex = TablePlan['adds'][number];
+export type ServedQuery = PlannedIndex['served'][number];
 export type Channel = JsonOk<'list_channels'>[number];
 
 type JsonCreated<Op extends keyof operations> = operations[Op]['responses'] extends {

@@ -1,5 +1,5 @@
 """Index advice tasks: advise one query, the frequent pass over queries that just became heavy,
-and the daily refresh of snapshots and advice."""
+the daily refresh of snapshots and advice, and an instance's workload index plan."""
 
 import logging
 
@@ -14,9 +14,11 @@ from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import (
     ADVISE_HOT_TASK,
     ADVISE_QUERY_TASK,
+    PLAN_INDEXES_TASK,
     REFRESH_ADVICE_TASK,
     REFRESH_TABLES_TASK,
 )
+from quanta.indexplan import service as indexplan_service
 from quanta.monitored import MonitoredError
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory
@@ -79,12 +81,13 @@ def advise_query(
 @app.task(name=REFRESH_ADVICE_TASK, acks_late=True)
 def refresh_advice() -> dict[str, int]:
     """Per reachable instance: refresh the snapshots of tables with suggestions (re-evaluating
-    on change), then advise its top queries by load. Each unit commits on its own, so one
-    unreachable server or bad query does not hold back the rest."""
+    on change), advise its top queries by load, then compute its workload index plan. Each
+    unit commits on its own, so one unreachable server or bad query does not hold back the
+    rest."""
     settings = get_settings()
     with session_scope(session_factory()) as session:
         units = service.daily_work(session=session, settings=settings)
-    counts = {"instances": len(units), "advised": 0, "failed": 0}
+    counts = {"instances": len(units), "advised": 0, "failed": 0, "planned": 0}
     for unit in units:
         try:
             with session_scope(session_factory()) as session:
@@ -108,6 +111,14 @@ def refresh_advice() -> dict[str, int]:
             except EXPECTED_FAILURES as exc:
                 log.warning("advice for query %s on %s: %s", query_id, unit.instance, exc)
                 counts["failed"] += 1
+        # The workload plan after the per-query advice: the snapshots are fresh by now. A
+        # planner failure on one instance is logged and the other instances still run.
+        try:
+            planned = plan_indexes(unit.instance_id)
+        except Exception:
+            log.exception("index plan of instance %s", unit.instance)
+            planned = -1
+        counts["planned" if planned >= 0 else "failed"] += 1
     return counts
 
 
@@ -151,3 +162,39 @@ def refresh_tables(instance_id: int, tables: list[str]) -> list[str]:
         return []
     log.info("tables %s on instance %s: %s changed", tables, instance_id, refresh.changed)
     return list(refresh.changed)
+
+
+@app.task(
+    name=PLAN_INDEXES_TASK,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # Two runs for one instance race on the (instance, table) key: the retry sees the rows.
+    autoretry_for=(OperationalError, IntegrityError),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def plan_indexes(
+    instance_id: int,
+    requested_by: str | None = None,
+    requested_by_token_id: int | None = None,
+    window_hours: int | None = None,
+) -> int:
+    """Compute an instance's workload index plan (quanta.indexplan.service.plan_instance);
+    returns the number of tables planned (-1: failed). ``requested_by`` names who asked."""
+    actor = Actor(requested_by, requested_by_token_id) if requested_by else None
+    try:
+        with session_scope(session_factory()) as session:
+            run = indexplan_service.plan_instance(
+                session=session,
+                settings=get_settings(),
+                instance_id=instance_id,
+                actor=actor,
+                window_hours=window_hours,
+            )
+            planned = len(run.plans)
+    except EXPECTED_FAILURES as exc:
+        log.warning("index plan of instance %s: %s", instance_id, exc)
+        return -1
+    log.info("instance %s: %d tables planned, %d changed", instance_id, planned, len(run.changed))
+    return planned

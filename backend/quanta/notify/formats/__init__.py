@@ -8,7 +8,14 @@ for its exact structure.
 from collections.abc import Callable
 from types import ModuleType
 
-from quanta.notify.events import ANNOTATION_IMPACT, NEW_SUGGESTION, ImpactNotice, SuggestionNotice
+from quanta.notify.events import (
+    ANNOTATION_IMPACT,
+    INDEX_PLAN,
+    NEW_SUGGESTION,
+    ImpactNotice,
+    PlanNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats import common, discord, mattermost, slack, teams, webhook
 
 Message = dict[str, object]
@@ -39,6 +46,10 @@ def event_message(
         link = common.query_link(public_url, suggestion.query_id, suggestion.instance)
         build: Callable[..., Message] = module.suggestion
         return build(suggestion, link)
+    if event == INDEX_PLAN:
+        plan = PlanNotice(**notice)  # type: ignore[arg-type]
+        build = module.plan
+        return build(plan, common.plan_link(public_url, plan.instance_id))
     if event == ANNOTATION_IMPACT:
         impact = ImpactNotice(**notice)  # type: ignore[arg-type]
         build = module.impact

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
 
 # A fingerprint is shown "short": enough to recognise the query, the link has the rest.
 FINGERPRINT_CHARS = 300
@@ -137,6 +137,46 @@ def query_link(public_url: str, query_id: str, instance: str) -> str:
     )
 
 
+def plan_link(public_url: str, instance_id: int) -> str:
+    """The instance's index plan page in the UI."""
+    return f"{public_url.rstrip('/')}/instances/{instance_id}/index-plan"
+
+
+def plan_as_suggestion(notice: PlanNotice) -> SuggestionNotice:
+    """A table's plan in the shape the chat formats already lay out (title, facts, DDL,
+    reason, plans before/after, a link): the served queries stand where one query's text
+    stands, the plan's summary where a suggestion's reason does."""
+    return SuggestionNotice(
+        suggestion_id=notice.plan_id,
+        query_id="",
+        fingerprint="; ".join(notice.queries) or notice.table,
+        instance=notice.instance,
+        table=notice.table,
+        load_share=notice.load_share,
+        calls=notice.calls,
+        ddl=notice.ddl,
+        reason=notice.summary,
+        content_hash=notice.signature,
+        plan_before=notice.plan_before,
+        plan_after=notice.plan_after,
+        window_start=notice.window_start,
+        window_end=notice.window_end,
+        table_sizes=list(notice.table_sizes),
+        title=plan_title(notice),
+        link_text="Open index plan in Quanta",
+    )
+
+
+def plan_title(notice: PlanNotice) -> str:
+    """One line naming the table whose plan follows."""
+    return f"Index plan for {notice.table} on {notice.instance}"
+
+
+def link_text(notice: SuggestionNotice) -> str:
+    """The label of the message's button."""
+    return notice.link_text or "Open query in Quanta"
+
+
 def annotation_link(public_url: str, annotation_id: int) -> str:
     """The annotation's impact view in the UI."""
     return f"{public_url.rstrip('/')}/annotations/{annotation_id}"
@@ -215,7 +255,7 @@ def size(data_bytes: int | None) -> str:
 
 def suggestion_title(notice: SuggestionNotice) -> str:
     """One line naming what the suggestion is about."""
-    return f"Index suggestion for {notice.table} on {notice.instance}"
+    return notice.title or f"Index suggestion for {notice.table} on {notice.instance}"
 
 
 def impact_title(notice: ImpactNotice) -> str:
@@ -286,6 +326,13 @@ def digest_item(event: str, payload: dict[str, object], public_url: str) -> Dige
         )
         link = query_link(public_url, notice.query_id, notice.instance)
         return DigestItem(event, text, link, payload)
+    if event == "index_plan":
+        plan = PlanNotice(**payload)  # type: ignore[arg-type]
+        text = (
+            f"{plan.instance} · {plan.table} · {percent(plan.load_share)} of load · "
+            f"{shorten(plan.ddl, 160)}"
+        )
+        return DigestItem(event, text, plan_link(public_url, plan.instance_id), payload)
     impact = ImpactNotice(**payload)  # type: ignore[arg-type]
     text = f"{impact_title(impact)} · {len(impact.regressions)} regressed queries"
     return DigestItem(event, text, annotation_link(public_url, impact.annotation_id), payload)

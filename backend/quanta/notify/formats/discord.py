@@ -7,7 +7,7 @@ value from the monitored server goes through `escape` (Markdown shown literally,
 `[text](url)` and mentions broken) or into a code span/block.
 """
 
-from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -25,6 +25,7 @@ from quanta.notify.formats.common import (
     impact_title,
     markdown_text,
     percent,
+    plan_as_suggestion,
     regression_lines,
     shorten,
     suggestion_facts,
@@ -78,6 +79,11 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
             "fields": fields,
         }
     )
+
+
+def plan(notice: PlanNotice, link: str) -> Message:
+    """A table's index plan, laid out as a suggestion is (see common.plan_as_suggestion)."""
+    return suggestion(plan_as_suggestion(notice), link)
 
 
 def impact(notice: ImpactNotice, link: str) -> Message:

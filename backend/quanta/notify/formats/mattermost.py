@@ -7,7 +7,7 @@ Slack's `<!channel>`, which Mattermost translates): every value from the monitor
 goes through `escape` or into a code span/block; the fallback is plain text.
 """
 
-from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -26,6 +26,7 @@ from quanta.notify.formats.common import (
     markdown_text,
     percent,
     plain_text,
+    plan_as_suggestion,
     regression_lines,
     shorten,
     suggestion_facts,
@@ -78,6 +79,11 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
         "fields": fields,
     }
     return {"attachments": [attachment]}
+
+
+def plan(notice: PlanNotice, link: str) -> Message:
+    """A table's index plan, laid out as a suggestion is (see common.plan_as_suggestion)."""
+    return suggestion(plan_as_suggestion(notice), link)
 
 
 def impact(notice: ImpactNotice, link: str) -> Message:

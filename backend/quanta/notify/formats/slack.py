@@ -5,7 +5,7 @@ section fields 10 items of 2000, context 10 elements, button text 75, button url
 50 blocks per message. `text` is the notification fallback shown where blocks are not.
 """
 
-from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -16,7 +16,9 @@ from quanta.notify.formats.common import (
     cut,
     impact_scope,
     impact_title,
+    link_text,
     percent,
+    plan_as_suggestion,
     regression_lines,
     shorten,
     suggestion_facts,
@@ -90,13 +92,18 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
             )
         elements.append(_mrkdwn(f"*Plan after:* {escape(cut(notice.plan_after, PLAN_CHARS))}"))
         blocks.append({"type": "context", "elements": elements})
-    blocks.append(_button("Open query in Quanta", link))
+    blocks.append(_button(link_text(notice), link))
     # `text` is the notification's fallback, and it is mrkdwn too.
     fallback = (
         f"{suggestion_title(notice)} ({percent(notice.load_share)} of load): "
         f"{shorten(notice.ddl, 200)}"
     )
     return {"text": escape(fallback), "blocks": blocks}
+
+
+def plan(notice: PlanNotice, link: str) -> Message:
+    """A table's index plan, laid out as a suggestion is (see common.plan_as_suggestion)."""
+    return suggestion(plan_as_suggestion(notice), link)
 
 
 def impact(notice: ImpactNotice, link: str) -> Message:

@@ -9,7 +9,7 @@ block), so every value from the monitored server goes through `escape`: Markdown
 literally, links `[text](url)` split so that no renderer links them, mentions broken.
 """
 
-from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -20,8 +20,10 @@ from quanta.notify.formats.common import (
     cut,
     impact_scope,
     impact_title,
+    link_text,
     markdown_text,
     percent,
+    plan_as_suggestion,
     regression_lines,
     shorten,
     suggestion_facts,
@@ -102,7 +104,12 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
             body.append(_text(f"Plan before: {before}", isSubtle=True))
         after = _breaks(escape(cut(notice.plan_after, PLAN_CHARS)))
         body.append(_text(f"Plan after: {after}", isSubtle=True))
-    return _card(body, [_open("Open query in Quanta", link)])
+    return _card(body, [_open(link_text(notice), link)])
+
+
+def plan(notice: PlanNotice, link: str) -> Message:
+    """A table's index plan, laid out as a suggestion is (see common.plan_as_suggestion)."""
+    return suggestion(plan_as_suggestion(notice), link)
 
 
 def impact(notice: ImpactNotice, link: str) -> Message:

@@ -1,6 +1,6 @@
 """Generic JSON webhook: the whole notice as data, for scripts and other tools to consume."""
 
-from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
 from quanta.notify.formats.common import DigestItem
 
 Message = dict[str, object]
@@ -16,6 +16,11 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
     return {"event": "new_suggestion", "url": link, "suggestion": notice.to_dict()}
 
 
+def plan(notice: PlanNotice, link: str) -> Message:
+    """{"event", "url", "plan": every field of the notice}."""
+    return {"event": "index_plan", "url": link, "plan": notice.to_dict()}
+
+
 def impact(notice: ImpactNotice, link: str) -> Message:
     """{"event", "url", "annotation": every field of the notice}."""
     return {"event": "annotation_impact", "url": link, "annotation": notice.to_dict()}
@@ -27,7 +32,8 @@ def digest(title: str, items: list[DigestItem]) -> Message:
 
 
 def _item(item: DigestItem) -> dict[str, object]:
-    key = "suggestion" if item.event == "new_suggestion" else "annotation"
+    keys = {"new_suggestion": "suggestion", "index_plan": "plan"}
+    key = keys.get(item.event, "annotation")
     return {"event": item.event, "text": item.text, "url": item.link, key: item.notice}
 
 

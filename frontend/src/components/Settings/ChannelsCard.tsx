@@ -13,7 +13,13 @@ import { ListCard, MutationError, RowActions, splitList } from './ListCard';
 
 const TYPES: ChannelType[] = ['slack', 'teams', 'mattermost', 'discord', 'webhook'];
 type ChannelEvent = NonNullable<ChannelSave['events']>[number];
-const EVENTS: ChannelEvent[] = ['new_suggestion', 'annotation_impact'];
+const EVENTS: ChannelEvent[] = ['new_suggestion', 'annotation_impact', 'index_plan'];
+/** What a new channel takes unless changed: index plans are opted into. */
+const DEFAULT_EVENTS: ChannelEvent[] = ['new_suggestion', 'annotation_impact'];
+/** What ticking an event means, where its name does not say it all. */
+const EVENT_HINTS: Partial<Record<ChannelEvent, string>> = {
+  index_plan: 'One message per table when its index plan changes, instead of one per query.',
+};
 
 function hourOrNull(text: string): number | null {
   return text.trim() === '' ? null : Number(text);
@@ -26,7 +32,7 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
   const [url, setUrl] = useState('');
   const [instances, setInstances] = useState((channel?.instances ?? []).join(', '));
   const [minShare, setMinShare] = useState(String((channel?.min_load_share ?? 0) * 100));
-  const [events, setEvents] = useState<ChannelEvent[]>(channel?.events ?? EVENTS);
+  const [events, setEvents] = useState<ChannelEvent[]>(channel?.events ?? DEFAULT_EVENTS);
   const [quietStart, setQuietStart] = useState(String(channel?.quiet_start_hour ?? ''));
   const [quietEnd, setQuietEnd] = useState(String(channel?.quiet_end_hour ?? ''));
   const [enabled, setEnabled] = useState(channel?.enabled ?? true);
@@ -123,7 +129,7 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
         />
       </label>
       {EVENTS.map((item) => (
-        <label className="check" key={item}>
+        <label className="check" key={item} title={EVENT_HINTS[item]}>
           <input
             type="checkbox"
             checked={events.includes(item)}

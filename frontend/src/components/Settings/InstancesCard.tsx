@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { Link } from 'react-router';
 import {
   instancesOptions,
   useDeleteInstance,
@@ -255,7 +256,16 @@ function InstanceRow({ instance, admin }: { instance: Instance; admin: boolean }
   return (
     <>
       <tr data-testid="instance-row">
-        <th scope="row">{instance.name}</th>
+        <th scope="row">
+          {instance.name}{' '}
+          <Link
+            to={`/instances/${instance.id}/index-plan`}
+            className="nowrap"
+            data-testid="instance-index-plan"
+          >
+            Index plan
+          </Link>
+        </th>
         <td>
           {[instance.flavor, instance.version].filter(Boolean).join(' ') || (
             <span className="muted">unknown</span>

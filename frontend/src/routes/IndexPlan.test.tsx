@@ -1,0 +1,67 @@
+import { renderToStaticMarkup } from 'react-dom/server';
+import { MemoryRouter } from 'react-router';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../api/errors';
+import type { IndexPlanList } from '../api/types';
+import { ORDERS_PLAN } from '../lib/indexPlan.fixture';
+import { IndexPlanBody } from './IndexPlan';
+
+// Server-side rendering is enough to check which state shows and what it says.
+
+function render(props: Parameters<typeof IndexPlanBody>[0]): string {
+  return renderToStaticMarkup(
+    <MemoryRouter>
+      <IndexPlanBody {...props} />
+    </MemoryRouter>,
+  );
+}
+
+const LIST: IndexPlanList = {
+  instance_id: 1,
+  instance: 'db1',
+  window_start: '2026-11-24T22:00:00Z',
+  window_end: '2026-11-25T22:00:00Z',
+  computed_at: '2026-11-25T22:00:00Z',
+  plans: [ORDERS_PLAN],
+};
+const noop = () => undefined;
+
+describe('IndexPlanBody', () => {
+  it('shows loading, not found, error and never-computed states', () => {
+    expect(render({ status: 'pending', data: undefined, error: null, onRetry: noop })).toContain(
+      'Loading the index plan',
+    );
+    const missing = new ApiError(404, 'No instance with id 9.');
+    expect(render({ status: 'error', data: undefined, error: missing, onRetry: noop })).toContain(
+      'plan-empty',
+    );
+    const down = new ApiError(500, 'boom');
+    expect(render({ status: 'error', data: undefined, error: down, onRetry: noop })).toContain(
+      'plan-error',
+    );
+    const never = { ...LIST, computed_at: null, plans: [] };
+    expect(render({ status: 'success', data: never, error: null, onRetry: noop })).toContain(
+      'No plan computed yet.',
+    );
+    const nothing = { ...LIST, plans: [{ ...ORDERS_PLAN, ddl: '', adds: [], drops: [] }] };
+    const none = render({ status: 'success', data: nothing, error: null, onRetry: noop });
+    expect(none).toContain('plan-none');
+    // Why: the table's notes are still shown.
+    expect(none).toContain('No change: the existing indexes serve these queries.');
+    expect(none).toContain('solver: optimal');
+  });
+
+  it('shows each table’s ALTER TABLE, its indexes and links to the served queries', () => {
+    const html = render({ status: 'success', data: LIST, error: null, onRetry: noop });
+    expect(html).toContain('1 of 1 tables to change: 1 new index (1 confirmed on the sandbox), 1');
+    expect(html).toContain('idx_orders_phone');
+    const text = html.replace(/<[^>]+>/g, '');
+    expect(text).toContain('ALTER TABLE shop.orders ADD INDEX idx_orders_phone (phone);');
+    expect(html).toContain('href="/queries/A?');
+    expect(html).toContain('instance=db1');
+    expect(html).toContain('tab=suggestions');
+    expect(html).toContain('orders: ALL, 1,000 rows -&gt; ref idx_orders_phone, 2 rows');
+    expect(html).toContain('Confirmed: a served query’s plan uses it and got better');
+    expect(html.match(/data-testid="plan-served"/g)).toHaveLength(3); // 2 served, 1 unserved
+  });
+});
