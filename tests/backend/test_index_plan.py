@@ -25,8 +25,7 @@ from quanta.core.tasks import ANALYSIS_QUEUE, PLAN_INDEXES_TASK
 from quanta.indexplan import service
 from quanta.indexplan.models import IndexPlan
 from quanta.instances.models import Instance
-from quanta.notify import formats
-from quanta.notify import dispatch, publish
+from quanta.notify import dispatch, formats, publish
 from quanta.notify.events import PlanNotice
 from quanta.notify.models import Channel, ChannelType, Delivery
 from quanta.notify.schemas import ChannelCreate
