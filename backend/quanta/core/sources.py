@@ -7,9 +7,7 @@ asyncio and more) costs most of the start-up of a short command such as `quanta 
 default, and such a command can use the default it needs without loading the settings.
 
 Example:
-    >>> os.environ["QUANTA_PORT"] = "8001"
-    >>> configured()
-    True
+    >>> rules = None if configured() else ()  # unconfigured: the default, no rules
 """
 
 import os
