@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 from typing import Any
 
 from quanta.analysis.aggregate import Example, FoldedBatch, QuerySeen
@@ -56,33 +57,78 @@ def extended_fields(
     fields: dict[str, bool | int | float] = {}
     if not attributes:
         return fields
-    for field_name, names in _COUNTERS.items():
-        value = _first(attributes, names)
-        if value is None:
-            value = _first(attributes, _FLAG_COUNTS[field_name])
-        if isinstance(value, bool):
-            fields[field_name] = int(value)
-        elif isinstance(value, int) and value <= max_counter:
+    plan = _plan_of(tuple(attributes))
+    for field_name, name, kind in plan.sources:
+        value = attributes[name]
+        if kind is _COUNTER:
+            if isinstance(value, bool):
+                fields[field_name] = int(value)
+            elif isinstance(value, int) and value <= max_counter:
+                fields[field_name] = value
+        elif kind is _SECONDS_KIND:
+            if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+                fields[field_name] = float(value)
+        elif isinstance(value, bool):  # a flag
             fields[field_name] = value
-    for field_name, names in _SECONDS.items():
-        value = _first(attributes, names)
-        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-            fields[field_name] = float(value)
-    for field_name, names in _FLAGS.items():
-        value = _first(attributes, names)
-        if isinstance(value, bool):
-            fields[field_name] = value
-    if "filesort" not in fields:
-        sorts = [attributes.get(name) for name in _SORT_COUNTS]
+    if plan.sorts and "filesort" not in fields:
+        sorts = [attributes[name] for name in plan.sorts]
         if any(isinstance(n, int) and not isinstance(n, bool) for n in sorts):
             fields["filesort"] = any(isinstance(n, int) and n > 0 for n in sorts)
-    errno = _first(attributes, _ERRNO)
-    if isinstance(errno, int) and not isinstance(errno, bool):
-        fields["errors"] = int(errno != 0)
-    warnings = _first(attributes, _WARNINGS)  # MySQL 8's text, one warning a line
+    if plan.errno is not None:
+        errno = attributes[plan.errno]
+        if isinstance(errno, int) and not isinstance(errno, bool):
+            fields["errors"] = int(errno != 0)
+    warnings = next((attributes[n] for n in _WARNINGS if n in attributes), None)
     if isinstance(warnings, str) and warnings:
         fields["warnings"] = warnings.count("\n") + 1
     return fields
+
+
+_COUNTER, _SECONDS_KIND, _FLAG = "counter", "seconds", "flag"
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Which attribute gives each extended field, for one set of attribute names: the first
+    of its names present (a value is never None), so the names alone decide."""
+
+    sources: tuple[tuple[str, str, str], ...]  # (field, attribute, kind)
+    sorts: tuple[str, ...]  # the sort counts present (MySQL 8, no Filesort flag)
+    errno: str | None
+
+
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+# Distinct attribute name lists remembered (a log has a few: one per kind of entry).
+_PLAN_CACHE_SIZE = 1024
+
+
+def _plan_of(names: tuple[str, ...]) -> _Plan:
+    """The plan of an attribute name list, remembered: events repeat a few of them."""
+    plan = _PLANS.get(names)
+    if plan is None:
+        present = set(names)
+
+        def first(candidates: tuple[str, ...]) -> str | None:
+            return next((name for name in candidates if name in present), None)
+
+        sources: list[tuple[str, str, str]] = []
+        for field_name, candidates in _COUNTERS.items():
+            name = first(candidates)
+            if name is None:
+                name = first(_FLAG_COUNTS[field_name])
+            if name is not None:
+                sources.append((field_name, name, _COUNTER))
+        for field_name, candidates in _SECONDS.items():
+            if (name := first(candidates)) is not None:
+                sources.append((field_name, name, _SECONDS_KIND))
+        for field_name, candidates in _FLAGS.items():
+            if (name := first(candidates)) is not None:
+                sources.append((field_name, name, _FLAG))
+        sorts = tuple(name for name in _SORT_COUNTS if name in present)
+        if len(_PLANS) >= _PLAN_CACHE_SIZE:
+            _PLANS.clear()
+        plan = _PLANS[names] = _Plan(tuple(sources), sorts, first(_ERRNO))
+    return plan
 
 
 def extended_metrics(event: SlowLogEvent, max_counter: int) -> dict[str, int | float]:
@@ -91,14 +137,6 @@ def extended_metrics(event: SlowLogEvent, max_counter: int) -> dict[str, int | f
     return {
         name: int(value) if isinstance(value, bool) else value for name, value in fields.items()
     }
-
-
-def _first(attributes: dict[str, AttributeValue], names: tuple[str, ...]) -> AttributeValue | None:
-    for name in names:
-        value = attributes.get(name)
-        if value is not None:
-            return value
-    return None
 
 
 def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:

@@ -15,9 +15,14 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from quanta.auth.cli import token_app, user_app
-from quanta.core.config import Settings, get_settings
-from quanta.core.files import ensure_data_dir, private_file
-from quanta.core.security import generate_token
+from quanta.core.sources import configured
+
+if TYPE_CHECKING:
+    from quanta.core.config import Settings
+
+# Loading the settings (pydantic-settings) costs most of a short command's start-up: each
+# command imports quanta.core.config when it runs, and `quanta digest` and `quanta
+# fingerprint` only where something configures Quanta (see _grouping_rules).
 
 app = typer.Typer(help="Quanta query analytics server.", no_args_is_help=True)
 app.add_typer(user_app, name="user")
@@ -66,6 +71,7 @@ def main(
 @app.command()
 def migrate() -> None:
     """Bring the metric store's schema up to date."""
+    from quanta.core.config import get_settings
     from quanta.core.migrate import upgrade_to_head
 
     settings = get_settings()
@@ -74,7 +80,7 @@ def migrate() -> None:
     typer.echo(f"Migrated {_redact(settings.database_url_resolved)} to the newest revision.")
 
 
-def _prepare_partitions(settings: Settings) -> None:
+def _prepare_partitions(settings: "Settings") -> None:
     """Create the metric store's time partitions up to now (PostgreSQL; beat keeps them)."""
     from quanta.core.db import create_db_engine, create_session_factory, session_scope, utcnow
     from quanta.queries.partitions import maintain_partitions
@@ -92,6 +98,8 @@ def serve() -> None:
     """Run the API only (no worker, no beat)."""
     import uvicorn
 
+    from quanta.core.config import get_settings
+    from quanta.core.files import ensure_data_dir
     from quanta.core.observability import configure_logging, enter_metrics_mode, uvicorn_log_config
 
     settings = get_settings()
@@ -158,8 +166,10 @@ def _log_native_code() -> None:
     logging.getLogger(__name__).info("%s", native.summary())
 
 
-def _celery_process_settings() -> Settings:
+def _celery_process_settings() -> "Settings":
     """The settings of a worker or beat process, with its logging and metrics set up."""
+    from quanta.core.config import get_settings
+    from quanta.core.files import ensure_data_dir
     from quanta.core.observability import (
         configure_logging,
         enter_metrics_mode,
@@ -179,6 +189,8 @@ def _celery_process_settings() -> Settings:
 @app.command()
 def run() -> None:
     """Migrate, then run the API, a Celery worker and beat until Ctrl-C."""
+    from quanta.core.config import get_settings
+    from quanta.core.files import ensure_data_dir
     from quanta.core.migrate import upgrade_to_head
     from quanta.core.observability import configure_logging, enter_metrics_mode
 
@@ -253,7 +265,7 @@ def digest(
 
     try:
         options = DigestOptions(
-            rules=(*get_settings().grouping_rules, *(group or ())),
+            rules=(*_grouping_rules(), *(group or ())),
             since=parse_time_bound(since) if since else None,
             until=parse_time_bound(until) if until else None,
             jobs=jobs,
@@ -268,6 +280,16 @@ def digest(
         typer.echo(json.dumps(to_json(run, limit), ensure_ascii=False))
     else:
         typer.echo(render_text(run, [str(f) for f in files], limit), nl=False)
+
+
+def _grouping_rules() -> tuple[str, ...]:
+    """The configured grouping rules (QUANTA_GROUPING_RULES): none where nothing configures
+    Quanta (no QUANTA_* variable, no .env), the default, told without loading the settings."""
+    if not configured():
+        return ()
+    from quanta.core.config import get_settings
+
+    return tuple(get_settings().grouping_rules)
 
 
 @contextlib.contextmanager
@@ -304,7 +326,7 @@ def fingerprint(
     from quanta.analysis.grouping import parse_rules
 
     try:
-        rules = parse_rules((*get_settings().grouping_rules, *(group or ())))
+        rules = parse_rules((*_grouping_rules(), *(group or ())))
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     fingerprinter = Fingerprinter(rules)
@@ -425,7 +447,7 @@ def _advise_workload(log: Path, schema_file: Path, rules: "PlanRules", limit: in
     except SchemaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    options = DigestOptions(rules=tuple(get_settings().grouping_rules), jobs=1)
+    options = DigestOptions(rules=_grouping_rules(), jobs=1)
     run = digest_files([log], options)
     for path, line, reason in run.skipped[:MAX_SKIPPED_SHOWN]:
         typer.echo(f"skipped {path}:{line}: {reason}", err=True)
@@ -507,13 +529,16 @@ def _index_usage(data: object) -> dict[str, dict[str, int]]:
     return usage
 
 
-def _admin_token_line(settings: Settings) -> str:
+def _admin_token_line(settings: "Settings") -> str:
     """Register the admin token; the start message's line about it.
 
     QUANTA_ADMIN_TOKEN if set, else the one generated on first start and kept (0600) in the
     data dir. The token itself is printed only when it is generated: start messages land in
     log collectors, so later starts say where it is kept instead.
     """
+    from quanta.core.files import private_file
+    from quanta.core.security import generate_token
+
     if settings.admin_token:
         _register_admin_token(settings, settings.admin_token.get_secret_value())
         return "Admin token: the one set in QUANTA_ADMIN_TOKEN."
@@ -532,7 +557,7 @@ def _admin_token_line(settings: Settings) -> str:
     return f"Admin token: kept in {token_file} (not shown again)."
 
 
-def _register_admin_token(settings: Settings, token: str) -> None:
+def _register_admin_token(settings: "Settings", token: str) -> None:
     from quanta.auth.service import ensure_admin_token
     from quanta.core.db import create_db_engine, create_session_factory, session_scope
 
@@ -542,7 +567,7 @@ def _register_admin_token(settings: Settings, token: str) -> None:
     engine.dispose()
 
 
-def _child_commands(settings: Settings) -> dict[str, list[str]]:
+def _child_commands(settings: "Settings") -> dict[str, list[str]]:
     from quanta.core.tasks import QUEUES
 
     python = sys.executable

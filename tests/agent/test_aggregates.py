@@ -215,3 +215,70 @@ def test_each_quoted_name_case_keeps_its_query_id_through_the_agent(case: Any) -
     data = slow_log([case.sql])
     expected = {query_id(case.expected): 1}
     assert through_the_agent(data, ExamplePolicy.MASKED) == as_events(data) == expected
+
+
+def _extended_fields_reference(attributes: dict[str, Any], max_counter: int) -> dict[str, Any]:
+    """extended_fields as it reads, name by name, each field's first present attribute (the
+    rules it remembers per attribute name list): what it must give on any attributes."""
+    from quanta_agent import aggregates as module
+
+    def first(names: tuple[str, ...]) -> Any:
+        return next((attributes[n] for n in names if attributes.get(n) is not None), None)
+
+    fields: dict[str, Any] = {}
+    for name, names in module._COUNTERS.items():
+        value = first(names)
+        if value is None:
+            value = first(module._FLAG_COUNTS[name])
+        if isinstance(value, bool):
+            fields[name] = int(value)
+        elif isinstance(value, int) and value <= max_counter:
+            fields[name] = value
+    for name, names in module._SECONDS.items():
+        value = first(names)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            fields[name] = float(value)
+    for name, names in module._FLAGS.items():
+        if isinstance(value := first(names), bool):
+            fields[name] = value
+    if "filesort" not in fields:
+        sorts = [attributes.get(name) for name in module._SORT_COUNTS]
+        if any(isinstance(n, int) and not isinstance(n, bool) for n in sorts):
+            fields["filesort"] = any(isinstance(n, int) and n > 0 for n in sorts)
+    errno = first(module._ERRNO)
+    if isinstance(errno, int) and not isinstance(errno, bool):
+        fields["errors"] = int(errno != 0)
+    warnings = attributes.get("warnings")
+    if isinstance(warnings, str) and warnings:
+        fields["warnings"] = warnings.count("\n") + 1
+    return fields
+
+
+ATTRIBUTE_NAMES = (
+    "Bytes_sent", "Tmp_tables", "Created_tmp_tables", "Tmp_disk_tables", "Tmp_table",
+    "Tmp_table_on_disk", "Merge_passes", "Sort_merge_passes", "InnoDB_IO_r_ops", "Pages_read",
+    "InnoDB_IO_r_bytes", "InnoDB_IO_r_wait", "Pages_read_time", "InnoDB_rec_lock_wait",
+    "InnoDB_queue_wait", "Full_scan", "Full_join", "Filesort", "Filesort_on_disk",
+    "Sort_scan_count", "Sort_range_count", "Errno", "Last_errno", "warnings", "explain",
+    "Thread_id", "QC_hit",
+)  # fmt: skip
+ATTRIBUTE_VALUES = st.one_of(
+    st.booleans(), st.integers(-5, 2**64), st.floats(-1, 1e6, allow_nan=False),
+    st.sampled_from(["", "x", "a\nb", "Yes"]),
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(ATTRIBUTE_NAMES), ATTRIBUTE_VALUES), max_size=12))
+def test_extended_fields_read_any_attributes_as_the_rules_say(
+    pairs: list[tuple[str, Any]],
+) -> None:
+    from quanta_agent.aggregates import extended_fields
+
+    attributes = dict(pairs)
+    expected = _extended_fields_reference(attributes, MAX_COUNTER)
+    for _ in range(2):  # the second time with the rules it remembered
+        fields = extended_fields(attributes, MAX_COUNTER)
+        assert [(k, type(v), v) for k, v in fields.items()] == [
+            (k, type(v), v) for k, v in expected.items()
+        ]

@@ -256,3 +256,36 @@ def test_ptstats_doctests() -> None:
     from quanta.analysis import ptstats
 
     assert doctest.testmod(ptstats).failed == 0
+
+
+# pt-query-digest's buckets: the C counter must count as ptstats.bucket_index does, value by
+# value, whatever the numbers (times, counts, bucket edges, huge ints, the values it declines).
+PT_VALUES = st.one_of(
+    st.floats(min_value=0, max_value=1e6, allow_nan=False),
+    st.floats(min_value=0, max_value=1e-5),
+    st.integers(min_value=0, max_value=10**12),
+    st.sampled_from(
+        [0, 0.0, 1e-6, 0.999999e-6, 1.05e-6, 2**53 + 1, 10**400, -1, -0.5, 1e308,
+         float("inf"), *(1e-6 * 1.05**k for k in range(0, 1000, 7))]
+    ),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PT_VALUES, max_size=60))
+def test_pt_buckets_in_c_count_as_bucket_index(values: list[float]) -> None:
+    from quanta.analysis import ptstats
+
+    if ptstats._pt_bucket_counts_c is None:
+        native_unavailable("_histogram", "the C histogram module")
+    # An int is finite however large (math.isfinite would overflow converting 10**400).
+    finite = [v for v in values if isinstance(v, int) or math.isfinite(v)]
+    by_c, by_python = ptstats.Buckets(), ptstats.Buckets()
+    by_c.add_many(finite)
+    by_python._add_many_python(finite)
+    assert by_c.counts == by_python.counts
+    assert sum(by_c.counts.values()) == len(finite)
+    # A value the C counter declines leaves the counts to the reference, unchanged until then.
+    declined: dict[int, int] = {}
+    assert ptstats._pt_bucket_counts_c(declined, [*finite, 10**400]) is False
+    assert declined == {}

@@ -346,6 +346,7 @@ FAST_PATH_LINES = (
     b"SET timestamp=1704164646;\n", b"use shop;\n", b"use `crm`;\n", b";\n", b"  SELECT 2\n",
     b"SELECT * FROM orders WHERE id = 7;\n", b"  AND b = 2;\n", b"\n", b"# explain: x\n",
     b"/usr/sbin/mariadbd, Version: 10.11.6 started with:\n", b"\r\n",
+    b"# administrator command: Quit;\n", b"# administrator command:  Ping ; \n",
 )  # fmt: skip
 
 
@@ -543,6 +544,9 @@ PLAIN_ENTRIES = st.builds(
     st.sampled_from([
         "SELECT 1;\n", "SELECT 'é'\n  FROM t;\n", "SELECT '中' ;  \n", ";\n", "\n",
         "SET timestamp=1;\nSELECT 2;\n", "SELECT 3;\n# comment\n", "x\n, Version: 1\n",
+        "# administrator command: Quit;\n", "# administrator command:  Ping \u3000;\t\n",
+        "# administrator command: Quit;\nSELECT 4;\n", "# administrator command:\n",
+        "# administrator command: Quit;\n\n", "# administrator command: Quit;\n# Foo: 1\n",
     ]),
 )  # fmt: skip
 
@@ -645,7 +649,8 @@ def flavour_entries(
         "" if flavour == "mariadb" else "  Id:    42"
     )
     use = draw(st.sampled_from(["", "use shop;\n", "use `crm`;\n", "use  ;\n"]))
-    body = draw(st.sampled_from(["SELECT 1;\n", "SELECT a\n  FROM t WHERE b = 'é';\n"]))
+    admin = "# administrator command: Quit;\n"
+    body = draw(st.sampled_from(["SELECT 1;\n", "SELECT a\n  FROM t WHERE b = 'é';\n", admin]))
     return f"{time}{user_host}\n{header}{use}SET timestamp=1704164645;\n{body}", usual
 
 

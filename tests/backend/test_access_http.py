@@ -134,3 +134,13 @@ def test_production_accepts_a_generated_key_and_development_any() -> None:
 def test_bad_rate_limits_are_refused_at_start() -> None:
     with pytest.raises(ValidationError, match="login_rate_limit"):
         Settings(login_rate_limit="lots")
+
+
+def test_default_rate_limits_are_limits() -> None:
+    # Defaults skip the validator (it imports `limits` at every start): they must parse.
+    from limits import parse
+
+    for name in ("login_rate_limit", "login_address_rate_limit", "ingest_rate_limit"):
+        field = Settings.model_fields[name]
+        assert field.validate_default is False
+        assert parse(field.default).amount > 0

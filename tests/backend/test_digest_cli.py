@@ -122,6 +122,50 @@ def test_time_range_limit_and_grouping(tmp_path: Path) -> None:
     assert report["global"]["classes"] == 2
 
 
+def test_configured_grouping_rules_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from quanta.core.config import get_settings
+
+    log = write_log(tmp_path / "slow.log", entries=30)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QUANTA_GROUPING_RULES", '["orders_[0-9]+=orders_N"]')
+    get_settings.cache_clear()
+    try:
+        args = ["digest", str(log), "--format", "json", "--limit", "0", "--jobs", "1"]
+        report = json.loads(invoke(*args).stdout)
+    finally:
+        get_settings.cache_clear()
+    assert {c["fingerprint"] for c in report["classes"]} == {
+        "update t set a=?",
+        "select * from orders_N where id=?",
+    }
+
+
+def test_digest_without_configuration_does_not_load_the_settings(tmp_path: Path) -> None:
+    # Nothing configures Quanta (no QUANTA_* variable, no .env): the rules are the default
+    # (none), and the settings machinery, most of the command's start-up, is not imported.
+    import os
+    import subprocess
+    import sys
+
+    log = write_log(tmp_path / "slow.log", entries=30)
+    script = (
+        "import sys\n"
+        "from quanta.cli import app\n"
+        f"sys.argv = ['quanta', 'digest', {str(log)!r}, '--format', 'json', '--jobs', '1']\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('pydantic_settings', 'quanta.core.config') if m in sys.modules))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("QUANTA_")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
+    report_line, loaded = done.stdout.strip().rsplit("\n", 1)
+    assert loaded == "[]"
+    fingerprints = {c["fingerprint"] for c in json.loads(report_line)["classes"]}
+    assert "select * from orders_0 where id=?" in fingerprints
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -15,6 +15,11 @@
  * encode(bins, zero_count, count, minimum, maximum) returns what LatencyHistogram.to_bytes
  * returns for a histogram with those fields (the Python encoder stays the reference); it
  * raises OverflowError where a value exceeds 64 bits, which the Python encoder reports.
+ *
+ * pt_bucket_counts(counts, values) counts numbers in pt-query-digest's buckets as
+ * quanta.analysis.ptstats.Buckets.add_many does (ptstats.bucket_index, the reference, per
+ * value) and returns True; it returns False, counting nothing, when a value is not a finite
+ * float or an int a float holds, for the reference to handle it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -369,6 +374,65 @@ static PyObject *encode(PyObject *Py_UNUSED(module), PyObject *args) {
     return result;
 }
 
+/* ptstats.BUCKET_SIZE, NUM_BUCKETS, MIN_BUCKET */
+#define PT_BUCKET_SIZE 1.05
+#define PT_NUM_BUCKETS 1000
+#define PT_MIN_BUCKET 0.000001
+
+static PyObject *pt_bucket_counts(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *counts, *values;
+    if (!PyArg_ParseTuple(args, "O!O:pt_bucket_counts", &PyDict_Type, &counts, &values)) {
+        return NULL;
+    }
+    PyObject *sequence = PySequence_Fast(values, "pt_bucket_counts() takes a sequence");
+    if (sequence == NULL) {
+        return NULL;
+    }
+    /* ptstats._BASE_LOG and _BASE_OFFSET, computed by the same libm calls as math.log. */
+    const double base_log = log(PT_BUCKET_SIZE);
+    const double base_offset = fabs(1 - log(PT_MIN_BUCKET) / base_log);
+    uint64_t tally[PT_NUM_BUCKETS] = {0};
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+    PyObject **items = PySequence_Fast_ITEMS(sequence);
+    for (Py_ssize_t index = 0; index < size; index++) {
+        PyObject *item = items[index];
+        double value;
+        if (PyFloat_CheckExact(item)) {
+            value = PyFloat_AS_DOUBLE(item);
+        }
+        else if (PyLong_CheckExact(item)) {
+            value = PyLong_AsDouble(item); /* what math.log reads of an int that fits */
+            if (value == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                Py_DECREF(sequence);
+                Py_RETURN_FALSE;
+            }
+        }
+        else {
+            Py_DECREF(sequence);
+            Py_RETURN_FALSE;
+        }
+        if (!isfinite(value)) {
+            Py_DECREF(sequence);
+            Py_RETURN_FALSE;
+        }
+        /* bucket_index: min(NUM_BUCKETS - 1, int(_BASE_OFFSET + log(value) / _BASE_LOG)) */
+        Py_ssize_t bucket = 0;
+        if (value >= PT_MIN_BUCKET) {
+            double position = base_offset + log(value) / base_log;
+            bucket = position >= PT_NUM_BUCKETS - 1 ? PT_NUM_BUCKETS - 1 : (Py_ssize_t)position;
+        }
+        tally[bucket]++;
+    }
+    Py_DECREF(sequence);
+    for (Py_ssize_t bucket = 0; bucket < PT_NUM_BUCKETS; bucket++) {
+        if (tally[bucket] != 0 && add_to_bin(counts, bucket, tally[bucket]) < 0) {
+            return NULL;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"merge_encoded", merge_encoded, METH_VARARGS,
      "merge_encoded(bins, data) -> (zero_count, total, minimum, maximum)\n\n"
@@ -376,6 +440,9 @@ static PyMethodDef methods[] = {
     {"add_values", add_values, METH_VARARGS,
      "add_values(bins, values) -> (zero_count, count, minimum, maximum)\n\n"
      "Add durations to bins as LatencyHistogram.add_many does; see the module comment."},
+    {"pt_bucket_counts", pt_bucket_counts, METH_VARARGS,
+     "pt_bucket_counts(counts, values) -> bool\n\n"
+     "Count values in pt-query-digest's buckets; see the module comment."},
     {"encode", encode, METH_VARARGS,
      "encode(bins, zero_count, count, minimum, maximum) -> bytes\n\n"
      "LatencyHistogram.to_bytes of a histogram with these fields; see the module comment."},

@@ -16,3 +16,7 @@ def add_values(
     bins: dict[int, int], values: Sequence[float], /
 ) -> tuple[int, int, float | None, float | None]:
     """Add durations to ``bins`` as LatencyHistogram.add_many; (zeros, count, min, max)."""
+
+def pt_bucket_counts(counts: dict[int, int], values: Sequence[float] | Sequence[int], /) -> bool:
+    """Count values in pt-query-digest's buckets as ptstats.Buckets.add_many; False (nothing
+    counted) when a value is not a finite number a float holds."""

@@ -14,7 +14,7 @@
  *     ['#' lines of "Key: value" pairs, '# explain:' lines, '#' lines without pairs]
  *     [use DB;]
  *     SET timestamp=N;
- *     statement lines
+ *     statement lines  or  # administrator command: C;  (then the next entry at once)
  *
  * and builds the event quanta.analysis.slowlog's line-by-line parser builds: attributes
  * typed as slowlog._typed types them (the usual forms here, any other by calling `typed`),
@@ -478,9 +478,55 @@ static Py_ssize_t read_meta(const Text *text, Py_ssize_t position, Entry *entry)
     return i;
 }
 
+/* Whether a line starting at `position` begins the next entry: "# Time:", "# User@Host:" or
+ * "# Query_time:". */
+static int starts_entry(const Text *text, Py_ssize_t position) {
+    return starts_with(text, position, "# Time:") || starts_with(text, position, "# User@Host:") ||
+           starts_with(text, position, "# Query_time:");
+}
+
+/* [start, end) without the white space around it, then without the ';' the server appends
+ * and the white space before that: the statement's span (empty when nothing is left). */
+static Span statement_span(const Text *text, Py_ssize_t start, Py_ssize_t end) {
+    while (start < end && Py_UNICODE_ISSPACE(at(text, start))) {
+        start++;
+    }
+    while (end > start && Py_UNICODE_ISSPACE(at(text, end - 1))) {
+        end--;
+    }
+    if (end > start && at(text, end - 1) == ';') {
+        end--;
+        while (end > start && Py_UNICODE_ISSPACE(at(text, end - 1))) {
+            end--;
+        }
+    }
+    return (Span){start, end};
+}
+
+/* "# administrator command: Quit;" (Ping, ...) where a statement would begin: the line
+ * reader takes the line without its "# " as the statement. Only when the next entry begins
+ * on the next line (or the text ends there): the entry's end, or -1. */
+static Py_ssize_t read_admin_command(const Text *text, Py_ssize_t position, int at_end,
+                                     Entry *entry) {
+    Py_ssize_t newline = find_newline(text, position);
+    if (newline < 0) {
+        return -1;
+    }
+    Py_ssize_t next = newline + 1;
+    if (next >= text->size ? !at_end : !starts_entry(text, next)) {
+        return -1;
+    }
+    entry->query = statement_span(text, position + 2, newline);
+    entry->lines++;
+    return entry->query.end > entry->query.start ? next : -1;
+}
+
 /* The statement's lines up to the next entry: the entry's end, or -1. */
 static Py_ssize_t read_body(const Text *text, Py_ssize_t position, int at_end, Entry *entry) {
     Py_ssize_t i = position;
+    if (starts_with(text, i, "# administrator command:")) {
+        return read_admin_command(text, position, at_end, entry);
+    }
     for (;;) {
         if (i >= text->size) {
             if (!at_end || i == position) {
@@ -489,9 +535,7 @@ static Py_ssize_t read_body(const Text *text, Py_ssize_t position, int at_end, E
             break;
         }
         if (at(text, i) == '#') {
-            if (i == position || !(starts_with(text, i, "# Time:") ||
-                                   starts_with(text, i, "# User@Host:") ||
-                                   starts_with(text, i, "# Query_time:"))) {
+            if (i == position || !starts_entry(text, i)) {
                 return -1;
             }
             break;
@@ -508,24 +552,8 @@ static Py_ssize_t read_body(const Text *text, Py_ssize_t position, int at_end, E
         i = newline + 1;
     }
     /* body.strip(), then without the ';' the server appends, then rstrip() again. */
-    Py_ssize_t start = position, end = i;
-    while (start < end && Py_UNICODE_ISSPACE(at(text, start))) {
-        start++;
-    }
-    while (end > start && Py_UNICODE_ISSPACE(at(text, end - 1))) {
-        end--;
-    }
-    if (end > start && at(text, end - 1) == ';') {
-        end--;
-        while (end > start && Py_UNICODE_ISSPACE(at(text, end - 1))) {
-            end--;
-        }
-    }
-    if (end == start) {
-        return -1;
-    }
-    entry->query = (Span){start, end};
-    return i;
+    entry->query = statement_span(text, position, i);
+    return entry->query.end > entry->query.start ? i : -1;
 }
 
 /* The '#' lines after User@Host up to the meta lines: pair lines, the Query_time line and

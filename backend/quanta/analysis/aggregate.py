@@ -13,6 +13,7 @@ A metric a source does not give stays ``None`` (stored NULL), never 0.
 from __future__ import annotations
 
 import math
+import operator
 import random
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
@@ -311,8 +312,9 @@ class MinuteFolder:
         self._rng = rng
         self.groups: dict[str, list[list[Any]]] = {}
         self._classes: dict[str, tuple[str, list[list[Any]]]] = {}
-        # Per (query_id, schema, user, host, minute): sums of the extended metrics.
-        self._extended: dict[BucketKey, dict[str, int | float]] = {}
+        # Per (query_id, schema, user, host, minute), a BucketKey's fields as a tuple (hashed
+        # in C: a BucketKey's hash is Python code, and this runs per event): extended sums.
+        self._extended: dict[tuple[str, str, str, str, datetime], dict[str, int | float]] = {}
         self._truncated: set[tuple[str, int]] = set()  # (query_id, position in its columns)
 
     def classify(self, query: str) -> list[list[Any]]:
@@ -339,11 +341,15 @@ class MinuteFolder:
         query_id, columns = self._class_of(event.query)
         if truncated:
             self._truncated.add((query_id, len(columns[0])))
-        for column, name in zip(columns, SINK_COLUMNS, strict=True):
-            column.append(getattr(event, name, None))
+        try:
+            values = _sink_fields(event)
+        except AttributeError:  # an event without some field: None for it
+            values = tuple(getattr(event, name, None) for name in SINK_COLUMNS)
+        for column, value in zip(columns, values, strict=True):
+            column.append(value)
         if extended:
             minute = _minute(event.ts)
-            key = BucketKey(query_id, event.db or "", event.user or "", event.host or "", minute)
+            key = (query_id, event.db or "", event.user or "", event.host or "", minute)
             sums = self._extended.setdefault(key, {})
             for name, value in extended.items():
                 sums[name] = sums.get(name, 0) + value
@@ -373,7 +379,7 @@ class MinuteFolder:
         if before is None:
             self._extended.clear()
         else:
-            self._extended = {k: v for k, v in self._extended.items() if k.start >= before}
+            self._extended = {k: v for k, v in self._extended.items() if k[4] >= before}
         for name in sorted(set().union(*filter(None, extended)) - set(batch.buckets)):
             batch.buckets[name] = [sums.get(name) if sums else None for sums in extended]
         return batch
@@ -454,7 +460,7 @@ class MinuteFolder:
             out[name] += _run_sums(values, bounds)
         if self._extended:
             extended += [
-                self._extended.get(BucketKey(query_id, db, user, host, minute))
+                self._extended.get((query_id, db, user, host, minute))
                 for (minute, db, user, host), _ in runs
             ]
         else:
@@ -749,6 +755,9 @@ def _digest_bucket_columns(
             digest.buckets[key] = metrics
         else:
             known.merge(metrics)
+
+
+_sink_fields = operator.attrgetter(*SINK_COLUMNS)
 
 
 @lru_cache(maxsize=4096)
