@@ -53,6 +53,8 @@ class Item:
 
 
 def item_of(advice: TableAdvice, prefix: str) -> Item:
+    """One piece of the advisor's advice as it would be stored, ``prefix`` before its reason
+    (why it was advised from the fingerprint, when it was)."""
     columns = [{"name": c.name, "desc": c.desc, "rule": c.rule.value} for c in advice.columns]
     notes = list(advice.notes)
     if advice.alternative is not None:
@@ -115,6 +117,8 @@ def _content_hash(*fields: Any) -> str:
 
 
 def needs_validation(item: Item, existing: Sequence[Suggestion]) -> bool:
+    """Whether an add/replace item is checked on the sandbox: it is new or changed, or its
+    stored row was never checked or its check failed."""
     if item.action not in INDEXED_ACTIONS:
         return False
     same = [r for r in existing if (r.table_name, r.ddl) == (item.table, item.ddl)]
