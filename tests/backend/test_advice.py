@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from kombu import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from quanta.advice import service
+from quanta.advice import service, work
 from quanta.advice.models import Suggestion
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
@@ -470,8 +470,8 @@ def test_daily_work_lists_reachable_instances_with_their_top_queries(
                 )
             )
     with session_scope(factory) as session:
-        units = service.daily_work(session=session, settings=settings, now=NOW)
-    assert units == [service.DailyUnit(instance_id=db1, instance="db1", top_queries=(QUERY,))]
+        units = work.daily_work(session=session, settings=settings, now=NOW)
+    assert units == [work.DailyUnit(instance_id=db1, instance="db1", top_queries=(QUERY,))]
 
 
 def add_load(session: Session, query_id: str, seconds: float, start: datetime) -> None:
@@ -529,13 +529,13 @@ def test_hot_work_picks_queries_over_the_lowest_channel_share_once(
                 ),
             )
     with session_scope(factory) as session:
-        units = service.hot_work(session=session, settings=settings, now=NOW)
+        units = work.hot_work(session=session, settings=settings, now=NOW)
         explained = sorted(r.query_id for r in session.query(ExplainRun).filter_by(instance_id=db1))
-    want = [service.DailyUnit(db1, "db1", expected)] if expected else []
+    want = [work.DailyUnit(db1, "db1", expected)] if expected else []
     assert units == want
     assert explained == sorted(expected)
     with session_scope(factory) as session:  # the next pass: explained in the last hour
-        assert service.hot_work(session=session, settings=settings, now=NOW) == []
+        assert work.hot_work(session=session, settings=settings, now=NOW) == []
 
 
 def test_refreshing_suggested_tables_reads_nothing_while_snapshots_are_fresh(

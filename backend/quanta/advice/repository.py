@@ -1,8 +1,8 @@
 """Statements on suggestions, and the few catalog reads advice needs.
 
-The query catalog and instances are read here with plain filters on their models (the
-query class, the newest example of a query, an instance by name) because those domains have
-no use case that returns exactly this; nothing here writes to them.
+The newest examples of a query are read here with a plain filter on the queries domain's
+model because that domain has no use case that returns exactly this; nothing here writes
+to it.
 """
 
 from collections.abc import Sequence
@@ -13,12 +13,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quanta.advice.models import Suggestion
-from quanta.queries.models import QueryClass, QueryExample
+from quanta.queries.models import QueryExample
 
 # Newest example buckets looked at for the latest usable statement: enough to get past a
 # run of truncated ones, bounded so a long-lived query does not read all of its history.
 EXAMPLE_ROWS_SCANNED = 50
-FULL_LITERALS = "full"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +30,6 @@ class StoredExample:
     ts: datetime
     literals: str
     truncated: bool
-
-
-def query_class(session: Session, query_id: str) -> QueryClass | None:
-    """The catalog entry of a query."""
-    return session.get(QueryClass, query_id)
 
 
 def latest_examples(session: Session, query_id: str, instance_id: int) -> list[StoredExample]:

@@ -12,7 +12,7 @@ into one plan per table.
 
 When the instance has a sandbox, each plan with DDL is applied whole to a copy of the table
 there and every served query with a real example is explained before and after
-(quanta.advice.service.validate_table_plan). Only what the plans confirm is kept: an index
+(quanta.advice.sandbox.validate_table_plan). Only what the plans confirm is kept: an index
 that no served query's plan uses with a better access is left out (``rejected``), and the
 drops go when any query's plan got worse. An index none of whose queries could be checked
 (only fingerprints) stays, marked ``not_checked``.
@@ -30,6 +30,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from quanta.advice import sandbox as advice_sandbox
 from quanta.advice import service as advice_service
 from quanta.advice.schemas import SuggestionColumnOut
 from quanta.advice.validate import Candidate, PlanStatement
@@ -407,7 +408,7 @@ def _checked(
         )
         return CheckedPlan(plan, unchecked, [], result)
     try:
-        result = advice_service.validate_table_plan(
+        result = advice_sandbox.validate_table_plan(
             session=session,
             settings=settings,
             instance=instance,

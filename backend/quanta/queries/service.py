@@ -23,6 +23,7 @@ from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.queries import repository
+from quanta.queries.models import QueryClass
 from quanta.queries.schemas import (
     BreakdownRow,
     Filters,
@@ -57,6 +58,18 @@ class UnknownSortKey(InvalidRequest):
 
 class QueryNotFound(errors.NotFound):
     """No query class has this query_id."""
+
+
+def find_query(*, session: Session, query_id: str) -> QueryClass:
+    """The catalog entry of a query (its fingerprint, first and last seen).
+
+    Raises:
+        QueryNotFound: no query class has this query_id.
+    """
+    query = repository.query_class(session, query_id)
+    if query is None:
+        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    return query
 
 
 def own_queries(*, session: Session, query_ids: Collection[str]) -> set[str]:
@@ -266,9 +279,7 @@ def query_detail(
 
     Shares are of the same metric over every query matching the same filters.
     """
-    query = repository.query_class(session, query_id)
-    if query is None:
-        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    query = find_query(session=session, query_id=query_id)
     base = replace(flt or BucketFilter(), search=None, query_id=None)
     mine = replace(base, query_id=query_id)
     segments = read_plan(settings=settings, window=window)
@@ -344,8 +355,7 @@ def query_examples(
     limit: int,
 ) -> QueryExamples:
     """Real statements of a query in the window (slowest and sampled ones), slowest first."""
-    if repository.query_class(session, query_id) is None:
-        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    find_query(session=session, query_id=query_id)
     # Every resolution, not the coarsest that fits: an hour keeps two statements where its
     # minutes kept two each, and distinct real statements are what EXPLAIN and a reader want.
     segments = [Segment(r, floor_to(window.start, r), window.end) for r in Resolution]

@@ -5,7 +5,7 @@ import logging
 
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from quanta.advice import service
+from quanta.advice import service, work
 from quanta.audit.service import Actor
 from quanta.core.config import get_settings
 from quanta.core.crypto import SecretUnreadable
@@ -86,7 +86,7 @@ def refresh_advice() -> dict[str, int]:
     rest."""
     settings = get_settings()
     with session_scope(session_factory()) as session:
-        units = service.daily_work(session=session, settings=settings)
+        units = work.daily_work(session=session, settings=settings)
     counts = {"instances": len(units), "advised": 0, "failed": 0, "planned": 0}
     for unit in units:
         try:
@@ -125,11 +125,11 @@ def refresh_advice() -> dict[str, int]:
 @app.task(name=ADVISE_HOT_TASK, acks_late=True)
 def advise_hot() -> int:
     """Queue EXPLAIN and advice of the queries that crossed a channel's load share (see
-    quanta.advice.service.hot_work); returns how many. Each is advised by its own task, so
+    quanta.advice.work.hot_work); returns how many. Each is advised by its own task, so
     one slow server does not hold back the others."""
     settings = get_settings()
     with session_scope(session_factory()) as session:
-        units = service.hot_work(session=session, settings=settings)
+        units = work.hot_work(session=session, settings=settings)
     queued = 0
     for unit in units:
         for query_id in unit.top_queries:
