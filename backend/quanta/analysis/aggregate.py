@@ -5,7 +5,7 @@ identified by (query_id, schema, user, host, start). :func:`digest_events` folds
 events, :func:`digest_perfschema` performance_schema digest deltas, and
 :func:`digest_buckets` the minute buckets an agent folded itself (its query_ids taken again
 from its fingerprints, so that the server's grouping rules apply). The values they give,
-and their rollups, are :mod:`quanta.analysis.buckets`'.
+and their rollups, are in :mod:`quanta.analysis.buckets`.
 
 A metric a source does not give stays ``None`` (stored NULL), never 0.
 """
