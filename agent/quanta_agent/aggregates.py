@@ -1,7 +1,7 @@
 """Slow-log events folded per minute on the agent, in the ingest wire format.
 
 The agent folds a batch's events into one bucket per minute, query class, schema, user and
-client host (:class:`~quanta.analysis.aggregate.MinuteFolder`), as PMM's agent does, and
+client host (:class:`~quanta.analysis.folder.MinuteFolder`), as PMM's agent does, and
 ships those instead of the events: the server stores per-minute buckets anyway, a batch
 shrinks tenfold, and no statement leaves the host unless the example policy is ``full``.
 The server fingerprints each fingerprint again with its grouping rules, so one query has
@@ -19,7 +19,8 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from quanta.analysis.aggregate import Example, FoldedBatch, QuerySeen
+from quanta.analysis.buckets import Example, QuerySeen
+from quanta.analysis.folder import FoldedBatch
 from quanta.analysis.metrics import METRIC, METRICS, Kind
 from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from quanta.analysis.aggregate import MAX_COUNTER, MinuteFolder
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import MinuteFolder
+from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta_agent.aggregates import aggregates, extended_metrics

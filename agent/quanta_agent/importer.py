@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from quanta.analysis.aggregate import MAX_COUNTER, FoldedBatch, MinuteFolder
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import FoldedBatch, MinuteFolder
+from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
 from quanta_agent.aggregates import aggregates, extended_fields, extended_metrics
 from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy

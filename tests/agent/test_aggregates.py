@@ -14,17 +14,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from quanta.analysis.aggregate import (
-    MAX_COUNTER,
-    BatchDigest,
-    FoldedBatch,
-    MinuteFolder,
-    digest_buckets,
-    digest_events,
-)
+from quanta.analysis.aggregate import digest_buckets, digest_events
+from quanta.analysis.buckets import BatchDigest
 from quanta.analysis.fingerprint import query_id
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import FoldedBatch, MinuteFolder
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import read_slow_log
 from quanta.ingest.schemas import IngestBatchIn
 from quanta_agent.aggregates import aggregates, extended_metrics

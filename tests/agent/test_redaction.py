@@ -12,8 +12,9 @@ import json
 import random
 from datetime import UTC, datetime
 
-from quanta.analysis.aggregate import MAX_COUNTER, MinuteFolder
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import MinuteFolder
+from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import parse_slow_log, read_slow_log
 from quanta_agent.aggregates import aggregates, extended_metrics
 from quanta_agent.batcher import slowlog_batch, wire_event

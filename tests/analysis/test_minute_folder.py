@@ -13,13 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quanta.analysis.aggregate import (
-    MAX_COUNTER,
-    BatchDigest,
-    MinuteFolder,
-    digest_events,
-)
+from quanta.analysis.aggregate import digest_events
+from quanta.analysis.buckets import BatchDigest
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import MinuteFolder
+from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import read_slow_log
 from tests.analysis.test_slowlog import SECONDS, flavour_entries
 

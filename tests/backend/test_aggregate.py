@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from quanta.analysis.aggregate import BucketKey, digest_events, digest_perfschema, rollup
+from quanta.analysis.aggregate import digest_events, digest_perfschema
+from quanta.analysis.buckets import BucketKey, rollup
 from quanta.analysis.fingerprint import fingerprint, query_id
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.grouping import parse_rules

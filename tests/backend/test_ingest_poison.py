@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from quanta.analysis.aggregate import MinuteFolder
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import MinuteFolder
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta.core.config import Settings

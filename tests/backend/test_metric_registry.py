@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy import BigInteger, Float
 
-from quanta.analysis import aggregate
+from quanta.analysis import aggregate, buckets, folder
 from quanta.analysis.metrics import (
     MAX_COUNTER,
     MAX_STATEMENT_SECONDS,
@@ -47,9 +47,9 @@ def test_the_registry_is_the_designed_list() -> None:
 
 
 def test_aggregation_takes_its_metrics_from_the_registry() -> None:
-    assert aggregate.SUM_METRICS is SUM_METRICS
+    assert aggregate.SUM_METRICS is buckets.SUM_METRICS is SUM_METRICS
     assert list(SUM_METRICS) == NAMES
-    assert aggregate.MAX_COUNTER == MAX_COUNTER == 2**53
+    assert folder.MAX_COUNTER == MAX_COUNTER == 2**53
     assert aggregate._PERFSCHEMA_SUMS == PERFSCHEMA_SUMS
     assert PERFSCHEMA_SUMS == {
         "lock_time": ("sum_lock_time",),
@@ -70,8 +70,8 @@ def test_aggregation_takes_its_metrics_from_the_registry() -> None:
     # The usual entry's counters, which the folder keeps as columns of every event, are
     # the metrics the reader gives as fields of its events (lock_time has its own maximum).
     counted = [m.name for m in METRICS if m.event_field and m.kind is Kind.ROWS]
-    assert list(aggregate._COUNTED) == counted
-    assert set(counted) | {"lock_time"} <= set(aggregate.FOLDED_COLUMNS)
+    assert list(folder._COUNTED) == counted
+    assert set(counted) | {"lock_time"} <= set(folder.FOLDED_COLUMNS)
     event_fields = set(SlowLogEvent.__dataclass_fields__)
     assert {m.name for m in METRICS if m.event_field} <= event_fields
 

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from quanta.analysis.aggregate import MinuteFolder
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import MinuteFolder
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta.core.db import session_scope
 from quanta.instances.models import Instance

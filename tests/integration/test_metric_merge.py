@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select
 
-from quanta.analysis.aggregate import BatchDigest, BucketKey, BucketMetrics, QuerySeen
+from quanta.analysis.buckets import BatchDigest, BucketKey, BucketMetrics, QuerySeen
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope

@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from quanta.analysis.aggregate import MinuteFolder
 from quanta.analysis.fingerprint import fingerprint, query_id
 from quanta.analysis.fingerprinter import Fingerprinter
+from quanta.analysis.folder import MinuteFolder
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta.core.config import Settings
 from quanta.core.db import session_scope

@@ -11,12 +11,8 @@ from sqlalchemy import update
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import (
-    BatchDigest,
-    digest_buckets,
-    digest_events,
-    digest_perfschema,
-)
+from quanta.analysis.aggregate import digest_buckets, digest_events, digest_perfschema
+from quanta.analysis.buckets import BatchDigest
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.auth.service import Principal
 from quanta.core import errors

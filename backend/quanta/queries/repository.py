@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import SUM_METRICS
+from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.own import OWN_FINGERPRINTS
 from quanta.analysis.resolution import Resolution, Segment
 from quanta.core.upsert import chunks, insert_for, key_getter

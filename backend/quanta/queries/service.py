@@ -9,8 +9,8 @@ from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import SUM_METRICS
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.resolution import (
     Resolution,
     Segment,

@@ -8,8 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from quanta.analysis.aggregate import (
-    SUM_METRICS,
+from quanta.analysis.buckets import (
     BatchDigest,
     BucketKey,
     BucketMetrics,
@@ -21,6 +20,7 @@ from quanta.analysis.aggregate import (
 )
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.histogram import merge_stored
+from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.redact import redact
 from quanta.analysis.resolution import Resolution
 from quanta.analysis.statement import describe_statement
