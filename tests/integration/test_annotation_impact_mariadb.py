@@ -31,12 +31,12 @@ from quanta.analysis.slowlog import read_slow_log
 from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.main import create_app
 from quanta_agent.importer import event_to_wire
 from tests.fixtures.servers import MariaDBServer, free_port, started_mariadb
+from tests.fixtures.store import migrate_store
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
 
@@ -95,7 +95,7 @@ class Api:
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[Api]:
     settings = Settings(env="test", data_dir=tmp_path / "data", database_url=None)
-    upgrade_to_head(settings)
+    migrate_store(settings)
     app = create_app(settings)
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token=TOKEN)
