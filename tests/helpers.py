@@ -5,10 +5,15 @@ Fixtures live in tests/fixtures/ (registered in tests/conftest.py); these are pl
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import threading
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
+import httpx
+import uvicorn
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -65,3 +70,47 @@ def process_all(factory: sessionmaker[Session], settings: Settings | None = None
         with session_scope(factory) as session:
             counted += service.process_batch(session=session, settings=settings, batch_pk=batch_pk)
     return counted
+
+
+def healthy(url: str) -> bool:
+    """Whether a Quanta API at ``url`` answers its liveness probe."""
+    try:
+        return httpx.get(url + "/healthz", timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def wait_until_healthy(
+    url: str,
+    process: subprocess.Popen[Any] | None = None,
+    timeout: float = 60.0,
+    on_fail: Callable[[], str] = str,
+) -> None:
+    """Wait until the API at ``url`` answers /healthz; fail at once if ``process`` exits."""
+
+    def up() -> bool:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"the server exited with {process.returncode}\n{on_fail()}")
+        return healthy(url)
+
+    wait_until(up, timeout, f"{url}/healthz", interval=0.1, on_fail=on_fail)
+
+
+@contextlib.contextmanager
+def serving(app: Any, timeout: float = 20.0) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on a free port; yield its base URL.
+
+    For tests whose client is a separate process (a CLI, an agent) that needs a real port.
+    """
+    from tests.fixtures.servers import free_port
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: server.started, timeout, "uvicorn to start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
@@ -22,6 +21,7 @@ from quanta.instances.service import get_or_create_instance
 from quanta.main import create_app
 from tests.fixtures.servers import free_port
 from tests.fixtures.store import migrate_store
+from tests.helpers import serving
 
 QUANTA = str(Path(sys.executable).parent / "quanta")
 TOKEN = "qnt_cli_test_admin_token"
@@ -37,19 +37,10 @@ def server_url(tmp_path: Path) -> Iterator[str]:
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token=TOKEN)
         get_or_create_instance(session=session, name="db1")
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + START_TIMEOUT
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        with serving(app, START_TIMEOUT) as url:
+            yield url
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         app.state.engine.dispose()
 
 
