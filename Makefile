@@ -45,8 +45,12 @@ test-frontend: $(NPM_STAMP)
 	cd frontend && npm test
 
 # pytest runs last: it includes the end-to-end tests in Chromium, which need the built UI.
+# pytest-xdist: one worker per core (PYTEST_WORKERS=0 runs in one process). Each worker is
+# its own session: it starts its own throw-away servers on free ports in its own temp dirs.
+# worksteal: the few long tests (the browser, the fault tests) do not leave a core idle.
+PYTEST_WORKERS ?= auto
 test-python: install
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 test: lint test-frontend test-python
 
