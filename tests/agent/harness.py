@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -32,6 +31,7 @@ from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import parse_slow_log
 from quanta_agent.importer import event_to_wire
 from tests.fixtures.servers import free_port
+from tests.helpers import poll
 
 AGENT = Path(sys.executable).parent / "quanta-agent"
 WAIT_TIMEOUT = 30.0
@@ -144,12 +144,7 @@ def expected_bucket_counts(*logs: Path) -> Counter[tuple[str, str]]:
 
 def wait_for(condition: Callable[[], bool], timeout: float = WAIT_TIMEOUT) -> bool:
     """Poll ``condition`` until it holds or ``timeout`` passes; return its last value."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
+    return bool(poll(condition, timeout))
 
 
 def write_config(path: Path, config: dict[str, Any]) -> Path:

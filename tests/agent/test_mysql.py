@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,6 +17,7 @@ from quanta_agent.mysql import (
     check_read_only_statement,
 )
 from tests.fixtures.servers import MariaDBServer, free_port, started_mariadb
+from tests.helpers import wait_until
 
 services = pytest.mark.services
 
@@ -84,6 +85,15 @@ def test_statement_time_limit(mariadb_server: MariaDBServer) -> None:
         assert conn.query("SELECT 1 AS one") == [{"one": 1}]  # the session survives
 
 
+def uptime(server: MariaDBServer) -> int:
+    """The server's Uptime status, in whole seconds."""
+    with contextlib.closing(server.connect()) as conn, conn.cursor() as cursor:
+        cursor.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")
+        row = cursor.fetchone()
+    assert row is not None
+    return int(row[1])
+
+
 @services
 def test_reconnects_after_a_restart() -> None:
     with started_mariadb() as own, monitor(own.server) as conn:
@@ -91,7 +101,8 @@ def test_reconnects_after_a_restart() -> None:
         # A boot time is known to a second (Uptime), and Uptime also counts the second or so
         # a server takes to start: restarts closer together than RESTART_SLACK plus that look
         # like one boot, so let this server live a while first.
-        time.sleep(2 * RESTART_SLACK.total_seconds() + 1.0)
+        lifetime = 2 * RESTART_SLACK.total_seconds() + 1.0
+        wait_until(lambda: uptime(own.server) >= lifetime, 30, f"{lifetime:g} s of Uptime")
         own.restart()
         second, _ = conn.server_clock()
         assert conn.connections_opened == 2

@@ -8,7 +8,7 @@ ingest model, so the agent and the API agree on the wire format.
 
 from __future__ import annotations
 
-import time
+import contextlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,13 +29,14 @@ from quanta_agent.perfschema import (
     make_perfschema_collector,
 )
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, started_mariadb
+from tests.helpers import wait_until
 
 services = pytest.mark.services
 
 TRUNCATE_DIGESTS = "TRUNCATE performance_schema.events_statements_summary_by_digest"
 # FIRST_SEEN has one-second resolution on MariaDB: statements meant to be "before" the agent
-# started must be at least a full second earlier.
-FIRST_SEEN_RESOLUTION = 1.1
+# started must be in an earlier second (see next_second).
+SECOND_TIMEOUT = 5.0
 ROWS = 3
 
 
@@ -85,6 +86,22 @@ def run(cursor: Cursor, sql: str, times: int) -> None:
         cursor.execute(sql, (i % ROWS + 1,))
 
 
+def next_second(server: MariaDBServer) -> None:
+    """Return once the server's clock is in a later second than when called: whatever ran
+    before has a FIRST_SEEN older than anything that happens after (half a second on average,
+    where a fixed sleep had to take more than a whole one)."""
+
+    def second() -> int:
+        with contextlib.closing(server.connect()) as conn, conn.cursor() as cursor:
+            cursor.execute("SELECT FLOOR(UNIX_TIMESTAMP(NOW(6)))")
+            row = cursor.fetchone()
+        assert row is not None
+        return int(row[0])
+
+    start = second()
+    wait_until(lambda: second() > start, SECOND_TIMEOUT, "the server's next second")
+
+
 def workload(conn: pymysql.Connection[Cursor], table: str) -> Cursor:
     cursor = conn.cursor()
     cursor.execute(f"CREATE TABLE {table} (id INT PRIMARY KEY, v INT)")
@@ -105,7 +122,7 @@ def own() -> Iterator[OwnMariaDB]:
 def test_deltas_equal_what_was_executed(own: OwnMariaDB) -> None:
     conn = own.server.connect(database="test")
     cursor = workload(conn, "orders")
-    time.sleep(FIRST_SEEN_RESOLUTION)
+    next_second(own.server)
     col = collector(own.server)
     assert by_table(poll(col), "orders") is None  # first poll: a baseline only
 
@@ -133,9 +150,9 @@ def test_first_poll_ships_only_digests_first_seen_after_the_start(own: OwnMariaD
     cursor = workload(own.server.connect(database="test"), "before_start")
     cursor.execute("CREATE TABLE after_start (id INT PRIMARY KEY, v INT)")
     run(cursor, "SELECT v FROM before_start WHERE id = %s", 4)
-    time.sleep(FIRST_SEEN_RESOLUTION)
+    next_second(own.server)
     col = collector(own.server)
-    time.sleep(FIRST_SEEN_RESOLUTION)
+    next_second(own.server)
     run(cursor, "SELECT v FROM before_start WHERE id = %s", 2)
     run(cursor, "SELECT v FROM after_start WHERE id = %s", 5)
 

@@ -7,14 +7,15 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from quanta.core.config import Settings
 from tests.fixtures.servers import free_port, service_unavailable
+from tests.fixtures.store import migrate_store
+from tests.helpers import wait_until_healthy
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYWRIGHT = REPO / "frontend" / "node_modules" / "playwright-core" / "index.mjs"
@@ -65,7 +66,8 @@ def server(tmp_path: Path) -> Iterator[str]:
     env = {**os.environ, "QUANTA_DATA_DIR": str(tmp_path), "QUANTA_ENV": "test",
            "QUANTA_PORT": str(port)}  # fmt: skip
     quanta = [str(Path(sys.executable).parent / "quanta")]
-    subprocess.run([*quanta, "migrate"], env=env, check=True, capture_output=True)
+    # The store as `quanta migrate` leaves it (that command runs in tests/fixtures/cluster.py).
+    migrate_store(Settings(env="test", data_dir=tmp_path))
     subprocess.run(
         [*quanta, "user", "create", "ada", "--role", "admin", "--password-stdin"],
         env=env, input=PASSWORD + "\n", text=True, check=True, capture_output=True,
@@ -75,13 +77,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        wait_until_healthy(url, process, START_SECONDS)
         yield url
     finally:
         process.terminate()

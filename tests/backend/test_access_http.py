@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.main import create_app
+from tests.fixtures.store import migrate_store
 
 ADMIN = {"Authorization": "Bearer qnt_test_admin_token"}
 
@@ -47,7 +47,7 @@ def cors_client(tmp_path: Path) -> Iterator[TestClient]:
     settings = Settings(
         env="test", data_dir=tmp_path / "cors", cors_allow_origins=["https://ui.example"]
     )
-    upgrade_to_head(settings)
+    migrate_store(settings)
     app = create_app(settings)
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token="qnt_test_admin_token")

@@ -16,6 +16,7 @@ from quanta.core.http import RateLimiter
 from quanta.core.migrate import alembic_config, upgrade_to_head
 from quanta.main import create_app
 from tests.fixtures.servers import PostgresServer, RedisServer
+from tests.fixtures.store import migrate_store
 
 services = pytest.mark.services
 
@@ -50,7 +51,7 @@ def test_a_redis_outage_lets_requests_through(tmp_path: Path) -> None:
 def pg_client(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[TestClient]:
     url = postgres_server.create_database(f"access_{uuid.uuid4().hex[:12]}")
     settings = Settings(env="test", data_dir=tmp_path, database_url=url)
-    upgrade_to_head(settings)
+    migrate_store(settings)
     app = create_app(settings)
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token="qnt_test_admin_token")

@@ -242,9 +242,9 @@ def test_cli_creates_users_and_tokens_and_revokes(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from quanta.core.config import get_settings
-    from quanta.core.migrate import upgrade_to_head
+    from tests.fixtures.store import migrate_store
 
-    upgrade_to_head(settings)
+    migrate_store(settings)
     monkeypatch.setenv("QUANTA_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("QUANTA_ENV", "test")
     get_settings.cache_clear()

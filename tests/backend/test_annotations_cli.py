@@ -13,15 +13,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.instances.service import get_or_create_instance
 from quanta.main import create_app
 from tests.fixtures.servers import free_port
+from tests.fixtures.store import migrate_store
+from tests.helpers import serving
 
 QUANTA = str(Path(sys.executable).parent / "quanta")
 TOKEN = "qnt_cli_test_admin_token"
@@ -32,24 +32,15 @@ START_TIMEOUT = 20.0
 def server_url(tmp_path: Path) -> Iterator[str]:
     """A real Quanta API on a free port (a migrated SQLite store, an admin token, db1)."""
     settings = Settings(env="test", data_dir=tmp_path / "data", database_url=None)
-    upgrade_to_head(settings)
+    migrate_store(settings)
     app = create_app(settings)
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token=TOKEN)
         get_or_create_instance(session=session, name="db1")
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + START_TIMEOUT
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        with serving(app, START_TIMEOUT) as url:
+            yield url
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         app.state.engine.dispose()
 
 

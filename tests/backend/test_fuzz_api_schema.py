@@ -14,8 +14,8 @@ from schemathesis import Case, GenerationMode
 from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.main import API_PREFIX, create_app
+from tests.fixtures.store import migrate_store
 
 ADMIN_TOKEN = "qnt_fuzz_admin_token"
 EXAMPLES_PER_OPERATION = 10
@@ -38,7 +38,7 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemathesi
         login_rate_limit="100000/minute",
         login_address_rate_limit="100000/minute",
     )
-    upgrade_to_head(app_settings)
+    migrate_store(app_settings)
     app = create_app(app_settings)
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token=ADMIN_TOKEN)

@@ -20,6 +20,7 @@ from quanta.core.http import RateLimiter, forwarded_client
 from quanta.core.migrate import upgrade_to_head
 from quanta.main import create_app
 from tests.fixtures.app import ADMIN_TOKEN
+from tests.fixtures.store import migrate_store
 
 PASSWORD = "correct horse battery"
 
@@ -145,7 +146,7 @@ def proxied_app(tmp_path: Path) -> Settings:
         trusted_proxies=["10.0.0.2"],
         login_address_rate_limit="3/minute",
     )
-    upgrade_to_head(settings)
+    migrate_store(settings)
     return settings
 
 
@@ -206,7 +207,7 @@ def test_secure_cookie_behind_a_tls_proxy(
         trusted_proxies=["10.0.0.2"],
         cookie_secure=cookie_secure,  # type: ignore[arg-type]  # as read from the environment
     )
-    upgrade_to_head(settings)
+    migrate_store(settings)
     app = create_app(settings)
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token=ADMIN_TOKEN)

@@ -21,6 +21,7 @@ from quanta.ingest.models import IngestBatch
 from quanta.queries.models import QueryBucketMinute
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
+from tests.helpers import process_all
 
 SETTINGS = Settings(env="test")
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
@@ -48,16 +49,6 @@ def post_batch(client: TestClient, events: list[dict[str, Any]], batch_id: str =
     )
 
 
-def process_all(factory: sessionmaker[Session]) -> int:
-    with session_scope(factory) as session:
-        ids = list(session.scalars(select(IngestBatch.id)))
-    counted = 0
-    for batch_pk in ids:
-        with session_scope(factory) as session:
-            counted += service.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
-    return counted
-
-
 def test_batch_is_stored_then_counted_once(
     client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
@@ -75,9 +66,9 @@ def test_batch_is_stored_then_counted_once(
     assert again.status_code == 200
     assert again.json()["batch_id"] == "b1"
 
-    assert process_all(session_factory) == 3
+    assert process_all(session_factory, SETTINGS) == 3
     # A re-delivered task finds the batch already claimed and counts nothing.
-    assert process_all(session_factory) == 0
+    assert process_all(session_factory, SETTINGS) == 0
 
     body = client.get("/api/v1/queries").json()
     assert body["totals"]["count"] == 3
@@ -166,7 +157,7 @@ def test_batches_left_queued_are_found_again(
         lost.received_at = datetime.now(UTC) - timedelta(hours=1)
     with session_scope(session_factory) as session:
         assert service.requeue_stale_batches(session=session, settings=settings) == [lost.id]
-    process_all(session_factory)
+    process_all(session_factory, SETTINGS)
     with session_scope(session_factory) as session:
         assert service.requeue_stale_batches(session=session, settings=settings) == []
 
@@ -202,7 +193,7 @@ def test_an_agents_minute_buckets_count_as_its_events(
     )  # fmt: skip
     assert answer.status_code == 202, answer.text
     assert answer.json()["events"] == 4
-    assert process_all(session_factory) == 8
+    assert process_all(session_factory, SETTINGS) == 8
 
     def read(instance: str) -> list[tuple[Any, ...]]:
         # A window holding both minutes whole (NOW may fall on the start of a minute).

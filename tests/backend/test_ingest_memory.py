@@ -16,7 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from quanta.core.config import Settings
 from tests.fixtures.servers import free_port
+from tests.fixtures.store import migrate_store
+from tests.helpers import wait_until_healthy
 
 VENV_BIN = Path(sys.executable).parent
 TOKEN = "qnt_memory_test_admin_token"
@@ -62,28 +65,18 @@ def api(tmp_path: Path) -> Iterator[Api]:
         QUANTA_LOG_LEVEL="WARNING",
     )
     quanta = str(VENV_BIN / "quanta")
-    subprocess.run([quanta, "migrate"], env=env, check=True, capture_output=True, timeout=120)
+    # The store as `quanta migrate` leaves it (that command runs in tests/fixtures/cluster.py).
+    migrate_store(Settings(env="test", data_dir=tmp_path / "data", database_url=None))
     log_path = tmp_path / "api.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen([quanta, "serve"], env=env, stdout=log, stderr=log)
         server = Api(proc, f"http://127.0.0.1:{port}")
         try:
-            deadline = time.monotonic() + 60
-            while not _healthy(server):
-                assert proc.poll() is None, log_path.read_text()
-                assert time.monotonic() < deadline, "quanta serve did not answer"
-                time.sleep(0.2)
+            wait_until_healthy(server.url, proc, 60, on_fail=log_path.read_text)
             yield server
         finally:
             proc.kill()
             proc.wait()
-
-
-def _healthy(server: Api) -> bool:
-    try:
-        return httpx.get(server.url + "/healthz", timeout=1).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def tiny_events(count: int, batch_id: str) -> bytes:

@@ -27,6 +27,7 @@ from quanta.ingest import service
 from quanta.ingest.models import BatchStatus, IngestBatch
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
+from tests.helpers import process_all
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=5)
 MINUTE = NOW.isoformat()
@@ -155,16 +156,6 @@ def totals(client: TestClient) -> dict[str, Any]:
     window = {"from": (NOW - timedelta(hours=1)).isoformat(), "to": WINDOW_END.isoformat()}
     body: dict[str, Any] = client.get("/api/v1/queries", params=window).json()["totals"]
     return body
-
-
-def process_all(factory: sessionmaker[Session], settings: Settings) -> int:
-    with session_scope(factory) as session:
-        ids = list(session.scalars(select(IngestBatch.id)))
-    counted = 0
-    for batch_pk in ids:
-        with session_scope(factory) as session:
-            counted += service.process_batch(session=session, settings=settings, batch_pk=batch_pk)
-    return counted
 
 
 def stored_batches(factory: sessionmaker[Session]) -> int:

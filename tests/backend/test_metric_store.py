@@ -15,8 +15,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.ingest import service
-from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.queries import partitions
 from quanta.queries import service as queries
@@ -34,6 +32,7 @@ from quanta.queries.models import (
     QueryInstance,
 )
 from quanta.queries.window import TimeWindow
+from tests.helpers import process_all
 
 SETTINGS = Settings(env="test", example_max_chars=100)
 # Two hours ago, on a whole hour: events spread over two hours and one day.
@@ -46,16 +45,6 @@ def post(client: TestClient, batch_id: str, **body: Any) -> None:
         "/api/v1/ingest", content=gzip.compress(payload), headers={"Content-Encoding": "gzip"}
     )
     assert response.status_code == 202, response.text
-
-
-def process_all(factory: sessionmaker[Session]) -> int:
-    with session_scope(factory) as session:
-        ids = list(session.scalars(select(IngestBatch.id).order_by(IngestBatch.id)))
-    counted = 0
-    for batch_pk in ids:
-        with session_scope(factory) as session:
-            counted += service.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
-    return counted
 
 
 def event(minutes: int, query_time: float, sql: str, **extra: Any) -> dict[str, Any]:
@@ -88,8 +77,8 @@ def test_every_resolution_gets_the_same_totals_and_histograms(
     post(client, "a", events=events[:100])
     post(client, "b", events=events[100:])
     post(client, "c", events=[event(0, 5.0, SELECT.format("'" + "x" * 200 + "'"))])
-    assert process_all(session_factory) == 151
-    assert process_all(session_factory) == 0  # already claimed: nothing counted twice
+    assert process_all(session_factory, SETTINGS) == 151
+    assert process_all(session_factory, SETTINGS) == 0  # already claimed: nothing counted twice
 
     with session_scope(session_factory) as session:
         expected: list[tuple[Any, int]] = [(QueryBucketMinute, 150), (QueryBucketHour, 3)]
@@ -157,7 +146,7 @@ def test_masked_examples_and_the_primary_source_counts_once(
     with session_scope(session_factory) as session:
         instance = session.scalars(select(Instance)).one()
         instance.example_policy = "masked"
-    assert process_all(session_factory) == 11
+    assert process_all(session_factory, SETTINGS) == 11
 
     window = TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
     with session_scope(session_factory) as session:
@@ -196,13 +185,13 @@ def test_the_slow_log_takes_over_from_performance_schema_unless_pinned(
         "sum_timer_wait": 3.0,
     }
     post(client, "ps", source="perfschema", digests=[digest])  # the agent's start-up poll
-    process_all(session_factory)
+    process_all(session_factory, SETTINGS)
     with session_scope(session_factory) as session:
         instance = session.scalars(select(Instance)).one()
         assert (instance.primary_source, instance.primary_source_pinned) == ("perfschema", False)
         instance.primary_source_pinned = pinned  # what an admin's PATCH stores
     post(client, "slow", events=[event(1, 0.5, "SELECT * FROM t WHERE id = 42")])
-    process_all(session_factory)
+    process_all(session_factory, SETTINGS)
     window = TimeWindow(start=BASE, end=BASE + timedelta(hours=1))
     with session_scope(session_factory) as session:
         primary = session.scalars(select(Instance.primary_source)).one()
@@ -219,7 +208,7 @@ def test_back_to_automatic_the_slow_log_counts_at_once(
     # An imported slow log, then an admin pins performance_schema and unpins it: no more
     # batches come, and the slow log's queries must not stay hidden.
     post(client, "slow", events=[event(1, 0.5, "SELECT * FROM t WHERE id = 42")])
-    process_all(session_factory)
+    process_all(session_factory, SETTINGS)
     with session_scope(session_factory) as session:
         instance_id = session.scalars(select(Instance.id)).one()
     url = f"/api/v1/instances/{instance_id}"
@@ -240,7 +229,7 @@ def test_the_query_and_instance_totals_are_the_buckets_summed(
     # Two batches on the same minutes: the second merges into stored totals.
     post(client, "a", events=events[:130])
     post(client, "b", events=events[130:])
-    assert process_all(session_factory) == 240
+    assert process_all(session_factory, SETTINGS) == 240
 
     with session_scope(session_factory) as session:
         for resolution, totals_model in TOTALS_MODELS.items():
@@ -302,7 +291,7 @@ def test_retention_deletes_each_resolution_after_its_own_time(
     client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     post(client, "old", events=[event(0, 0.5, "SELECT 1")])
-    process_all(session_factory)
+    process_all(session_factory, SETTINGS)
     later = BASE + timedelta(days=SETTINGS.retention_minute_days + 1)
     with session_scope(session_factory) as session:
         deleted = partitions.apply_retention(session=session, settings=SETTINGS, now=later)
@@ -322,7 +311,7 @@ def test_the_agents_example_policy_and_truncation_are_honoured(
     post(client, "full", events=[event(1, 0.5, cut, truncated=True)])
     post(client, "masked", examples="masked", events=[event(70, 0.5, "select ? from u")])
     post(client, "off", examples="off", events=[event(130, 0.5, "select ? from v")])
-    assert process_all(session_factory) == 3
+    assert process_all(session_factory, SETTINGS) == 3
     with session_scope(session_factory) as session:
         examples = {
             e.slowest_text: (e.slowest_truncated, e.slowest_literals)

@@ -22,10 +22,10 @@ from quanta.analysis import native
 from quanta.cli import app as cli
 from quanta.core import observability
 from quanta.core.config import Settings
-from quanta.core.migrate import upgrade_to_head
 from quanta.main import create_app
 from tests.backend.conftest import ADMIN_TOKEN
 from tests.fixtures.servers import free_port
+from tests.fixtures.store import migrate_store
 
 SECRET_KEY = "ZmDfcTF7_60GrrY167zsiPd67pEvs0aGOv2oasOM1Pg="
 
@@ -94,7 +94,7 @@ def test_metrics_count_ingest_and_show_the_queue(client: TestClient) -> None:
 
 
 def app_client(settings: Settings) -> Iterator[TestClient]:
-    upgrade_to_head(settings)
+    migrate_store(settings)
     app = create_app(settings)
     from quanta.auth.service import ensure_admin_token
     from quanta.core.db import session_scope

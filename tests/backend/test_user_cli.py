@@ -15,8 +15,8 @@ from sqlalchemy import select
 from quanta.audit.models import AuditEntry
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.main import create_app
+from tests.fixtures.store import migrate_store
 
 QUANTA = str(Path(sys.executable).parent / "quanta")
 PASSWORD = "correct horse battery"
@@ -27,7 +27,7 @@ NEW_PASSWORD = "another long passphrase"
 def data_dir(tmp_path: Path) -> Path:
     """A migrated store the CLI and an in-process app share."""
     path = tmp_path / "data"
-    upgrade_to_head(Settings(env="test", data_dir=path, database_url=None))
+    migrate_store(Settings(env="test", data_dir=path, database_url=None))
     return path
 
 

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -76,10 +75,15 @@ def webhook_receiver() -> Iterator[tuple[str, list[bytes]]]:
         server.server_close()
 
 
-def run_workload(mariadb: MariaDBServer) -> None:
+def run_workload(mariadb: MariaDBServer, at: datetime) -> None:
     """Fast point lookups and a few heavy joins that dominate the load in `shop`, a
-    scan in `inventory` (something to filter on), and 1,000 tiny distinct classes."""
+    scan in `inventory` (something to filter on), and 1,000 tiny distinct classes.
+
+    The session's clock is set to ``at``: MariaDB writes it as each entry's ``SET
+    timestamp`` in the slow log (query times stay measured), so the workload lands in a
+    minute of the test's choosing instead of whichever minute the wall clock is in."""
     with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("SET timestamp = %s", (at.timestamp(),))
         for database in ("shop", "inventory", "bulk"):
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
         cur.execute(f"CREATE USER IF NOT EXISTS {READER}@'%' IDENTIFIED BY '{READER_PASSWORD}'")
@@ -122,15 +126,23 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
         pytest.fail("The UI is not built: run `make install` (Node 20+ required).")
     # Only this run's screenshots: no stale failure shots from an earlier one.
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    started = datetime.now(UTC)
-    run_workload(e2e_mariadb)
-    finished = datetime.now(UTC)
+    # The impact compares whole minutes: the workload runs in the middle of the minute that
+    # has just ended, so its minute is over at once (no wait for the wall clock's next one).
+    started = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(seconds=30)
+    run_workload(e2e_mariadb, at=started)
 
     data_dir = tmp_path / "data"
-    # The chat receiver listens on 127.0.0.1: a private address, refused unless allowed.
-    private_ok = {"QUANTA_ALLOW_PRIVATE_WEBHOOKS": "true"}
+    settings = {
+        # The chat receiver listens on 127.0.0.1: a private address, refused unless allowed.
+        "QUANTA_ALLOW_PRIVATE_WEBHOOKS": "true",
+        # Beat's hot-query pass (first due a minute after start) EXPLAINs the heavy query by
+        # itself; on a loaded machine it got there before the browser, which must find the
+        # Explain tab empty and request the run. The pass is tested end to end in
+        # tests/integration/test_day_one.py; here it waits an hour.
+        "QUANTA_ADVICE_HOT_CHECK_SECONDS": "3600",
+    }
     with (
-        quanta_run(data_dir, settings=private_ok) as server,
+        quanta_run(data_dir, settings=settings) as server,
         webhook_receiver() as (receiver_url, received),
     ):
         # The first admin user, made with the CLI against the running server's store.
@@ -199,10 +211,6 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
         )
         assert created.status_code == 201, created.text
         annotation = created.json()
-
-        # The impact compares whole minutes: wait until the workload's minute is over.
-        next_minute = finished.replace(second=0, microsecond=0) + timedelta(minutes=1, seconds=1)
-        time.sleep(max(0.0, (next_minute - datetime.now(UTC)).total_seconds()))
 
         with e2e_mariadb.connect() as conn, conn.cursor() as cur:
             cur.execute("SET GLOBAL read_only = ON")

@@ -13,7 +13,6 @@ import json
 import random
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +22,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import select
 
 from quanta.analysis.fingerprint import fingerprint, query_id
@@ -31,12 +29,13 @@ from quanta.analysis.slowlog import read_slow_log
 from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.main import create_app
 from quanta_agent.importer import event_to_wire
-from tests.fixtures.servers import MariaDBServer, free_port, started_mariadb
+from tests.fixtures.servers import MariaDBServer, started_mariadb
+from tests.fixtures.store import migrate_store
+from tests.helpers import serving
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
 
@@ -95,23 +94,14 @@ class Api:
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[Api]:
     settings = Settings(env="test", data_dir=tmp_path / "data", database_url=None)
-    upgrade_to_head(settings)
+    migrate_store(settings)
     app = create_app(settings)
     with session_scope(app.state.session_factory) as session:
         ensure_admin_token(session=session, token=TOKEN)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     try:
-        yield Api(f"http://127.0.0.1:{port}", settings, app)
+        with serving(app) as url:
+            yield Api(url, settings, app)
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         app.state.engine.dispose()
 
 

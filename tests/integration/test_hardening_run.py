@@ -6,15 +6,17 @@ serve` believes it only from QUANTA_TRUSTED_PROXIES."""
 import os
 import stat
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from quanta.core.config import Settings
 from tests.fixtures.quanta import VENV_BIN, quanta_run
 from tests.fixtures.servers import free_port
+from tests.fixtures.store import migrate_store
+from tests.helpers import wait_until_healthy
 
 START_SECONDS = 60.0
 
@@ -88,19 +90,14 @@ def test_quanta_serve_trusts_only_listed_proxies(
     if trusted:
         env["QUANTA_TRUSTED_PROXIES"] = trusted
     quanta = str(VENV_BIN / "quanta")
-    subprocess.run([quanta, "migrate"], env=env, check=True, capture_output=True)
+    # The store as `quanta migrate` leaves it (that command runs in tests/fixtures/cluster.py).
+    migrate_store(Settings(env="test", data_dir=tmp_path / "data"))
     process = subprocess.Popen(
         [quanta, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        wait_until_healthy(url, process, START_SECONDS)
         assert forged_logins(url) == codes
     finally:
         process.terminate()

@@ -13,11 +13,11 @@ from quanta.analysis.buckets import BatchDigest, BucketKey, BucketMetrics, Query
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
-from quanta.core.migrate import upgrade_to_head
 from quanta.instances.models import Instance
 from quanta.queries.models import BUCKET_MODELS, QUERY_TOTALS_MODELS, TOTALS_MODELS
 from quanta.queries.writes import record_digest
 from tests.fixtures.servers import PostgresServer
+from tests.fixtures.store import migrate_store
 
 QID = "0123456789abcdef"
 MINUTE = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
@@ -54,7 +54,7 @@ SECOND = batch(
 
 def stored_rows(settings: Settings) -> dict[str, list[dict[str, Any]]]:
     """Both batches recorded one after the other; every metric table's rows, in key order."""
-    upgrade_to_head(settings)
+    migrate_store(settings)
     engine = create_db_engine(settings)
     factory = create_session_factory(engine)
     try:

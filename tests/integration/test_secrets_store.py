@@ -29,6 +29,7 @@ from quanta.queries.models import QueryBucketMinute
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
 from tests.fixtures.servers import PostgresServer
+from tests.helpers import process_all
 
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 CREATE_USER = "CREATE USER 'monitor'@'%' IDENTIFIED BY 'sekret'"
@@ -62,14 +63,6 @@ def post(client: TestClient, body: dict[str, Any], expect: int = 202) -> dict[st
     assert response.status_code == expect, response.text
     answer: dict[str, Any] = response.json()
     return answer
-
-
-def process_all(factory: sessionmaker[Session]) -> None:
-    with session_scope(factory) as session:
-        ids = list(session.scalars(select(IngestBatch.id).order_by(IngestBatch.id)))
-    for batch_pk in ids:
-        with session_scope(factory) as session:
-            ingest.process_batch(session=session, settings=Settings(env="test"), batch_pk=batch_pk)
 
 
 def old_agent_buckets(sql: str) -> dict[str, Any]:

@@ -1,0 +1,116 @@
+"""Helpers several test modules share: one copy here instead of one per module.
+
+Fixtures live in tests/fixtures/ (registered in tests/conftest.py); these are plain functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import httpx
+import uvicorn
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from quanta.core.config import Settings
+from quanta.core.db import session_scope
+
+T = TypeVar("T")
+
+POLL_INTERVAL = 0.05
+
+
+def poll(
+    condition: Callable[[], T], timeout: float, *, interval: float = POLL_INTERVAL
+) -> T | None:
+    """Call ``condition`` until it returns something truthy or ``timeout`` seconds pass.
+
+    Returns that value, or the falsy value of one last call made at the deadline. A wait on
+    a condition instead of a fixed sleep: it ends as soon as the thing happened.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    return condition()
+
+
+def wait_until(
+    condition: Callable[[], T],
+    timeout: float,
+    what: str,
+    *,
+    interval: float = POLL_INTERVAL,
+    on_fail: Callable[[], str] = str,
+) -> T:
+    """:func:`poll`, failing the test with ``what`` (and ``on_fail()``) when it times out."""
+    value = poll(condition, timeout, interval=interval)
+    if not value:
+        raise AssertionError(f"timed out after {timeout:g}s waiting for {what}\n{on_fail()}")
+    return value
+
+
+def process_all(factory: sessionmaker[Session], settings: Settings | None = None) -> int:
+    """Process every stored ingest batch in id order, as the worker would; events counted."""
+    from quanta.ingest import service
+    from quanta.ingest.models import IngestBatch
+
+    settings = settings or Settings(env="test")
+    with session_scope(factory) as session:
+        ids = list(session.scalars(select(IngestBatch.id).order_by(IngestBatch.id)))
+    counted = 0
+    for batch_pk in ids:
+        with session_scope(factory) as session:
+            counted += service.process_batch(session=session, settings=settings, batch_pk=batch_pk)
+    return counted
+
+
+def healthy(url: str) -> bool:
+    """Whether a Quanta API at ``url`` answers its liveness probe."""
+    try:
+        return httpx.get(url + "/healthz", timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def wait_until_healthy(
+    url: str,
+    process: subprocess.Popen[Any] | None = None,
+    timeout: float = 60.0,
+    on_fail: Callable[[], str] = str,
+) -> None:
+    """Wait until the API at ``url`` answers /healthz; fail at once if ``process`` exits."""
+
+    def up() -> bool:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"the server exited with {process.returncode}\n{on_fail()}")
+        return healthy(url)
+
+    wait_until(up, timeout, f"{url}/healthz", interval=0.1, on_fail=on_fail)
+
+
+@contextlib.contextmanager
+def serving(app: Any, timeout: float = 20.0) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on a free port; yield its base URL.
+
+    For tests whose client is a separate process (a CLI, an agent) that needs a real port.
+    """
+    from tests.fixtures.servers import free_port
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: server.started, timeout, "uvicorn to start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
