@@ -45,7 +45,7 @@ from tests.fixtures.servers import free_port, started_postgres, started_redis
 EVENTS = 200_000
 SEED = 42
 WORKERS = 2
-BATCH_SIZE = 50_000  # quanta-agent import's default
+BATCH_SIZE = 25_000  # quanta-agent import's default
 # Best of three on each side, as bench/digest_vs_pt.py: single runs vary by 15% on this VM.
 RUNS = 3
 START_TIMEOUT = 120.0
