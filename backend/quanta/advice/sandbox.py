@@ -5,8 +5,9 @@ policy. The checks themselves (copying tables, EXPLAIN before and after) are
 """
 
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -34,10 +35,13 @@ from quanta.instances.service import (
     sandbox_options,
 )
 from quanta.monitored import MonitoredError
+from quanta.monitored.options import ConnectionOptions
 
 __all__ = ["validate_suggestions", "validate_table_plan"]
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 
 def validate_suggestions(
@@ -76,12 +80,14 @@ def validate_suggestions(
         )
         for number, item in enumerate(items)
     ]
-    trail = safety.Trail()
-    try:
-        monitored = connection_options(settings, instance)
-        safety.check_monitored_account(settings, instance, monitored, trail)
-        trail.reached(safety.SANDBOX, sandbox.address)
-        results = validate_indexes(
+    results = _audited_run(
+        session,
+        settings,
+        instance,
+        sandbox,
+        actor,
+        {"what": "suggestion", "query_id": query_id},
+        lambda monitored: validate_indexes(
             monitored=monitored,
             sandbox=sandbox,
             instances=_monitored_servers(session, settings),
@@ -91,17 +97,10 @@ def validate_suggestions(
             tables=tables,
             candidates=candidates,
             sample_rows=settings.advice_sandbox_sample_rows,
-        )
-    except (MonitoredError, SandboxError) as exc:
-        refused = isinstance(exc, safety.BroadPrivileges | SandboxRefused)
-        outcome = "refused" if refused else "failed"
-        log.warning("sandbox validation on instance %s %s: %s", instance.name, outcome, exc)
-        _audit_suggestion(session, actor, trail, instance, query_id, outcome, str(exc))
-        failed: dict[str, Any] = {"error": str(exc), "improved": None}
-        if isinstance(exc, SandboxRefused):
-            failed["refused"] = True  # Quanta's own refusal, not a sandbox failure
-        return {(i.table, i.ddl): dict(failed) for i in items}
-    _audit_suggestion(session, actor, trail, instance, query_id, "ok", None)
+        ),
+    )
+    if isinstance(results, _Failed):
+        return {(i.table, i.ddl): {**results.detail, "improved": None} for i in items}
     return {
         (items[key].table, items[key].ddl): _masked_result(instance, result, sql)
         for key, result in results.items()
@@ -126,12 +125,14 @@ def validate_table_plan(
     sandbox = sandbox_options(settings, instance)
     if sandbox is None:
         return None
-    trail = safety.Trail()
-    try:
-        monitored = connection_options(settings, instance)
-        safety.check_monitored_account(settings, instance, monitored, trail)
-        trail.reached(safety.SANDBOX, sandbox.address)
-        result = validate_plan(
+    result = _audited_run(
+        session,
+        settings,
+        instance,
+        sandbox,
+        actor,
+        {"what": "index_plan", "query_id": None, "table": table},
+        lambda monitored: validate_plan(
             monitored=monitored,
             sandbox=sandbox,
             instances=_monitored_servers(session, settings),
@@ -141,14 +142,10 @@ def validate_table_plan(
             drops=drops,
             statements=statements,
             sample_rows=settings.advice_sandbox_sample_rows,
-        )
-    except (MonitoredError, SandboxError) as exc:
-        refused = isinstance(exc, safety.BroadPrivileges | SandboxRefused)
-        outcome = "refused" if refused else "failed"
-        log.warning("sandbox check of %s on %s %s: %s", table, instance.name, outcome, exc)
-        _audit_plan(session, actor, trail, instance, table, outcome, str(exc))
-        return {"error": str(exc)} | ({"refused": True} if isinstance(exc, SandboxRefused) else {})
-    _audit_plan(session, actor, trail, instance, table, "ok", None)
+        ),
+    )
+    if isinstance(result, _Failed):
+        return result.detail
     texts = {s.key: s.sql for s in statements}
     result["queries"] = {
         key: _masked_result(instance, checked, texts[key])
@@ -164,47 +161,54 @@ def _masked_result(instance: Instance, result: dict[str, Any], sql: str) -> dict
     return result | plans
 
 
-def _audit_suggestion(
-    session: Session,
-    actor: Actor | None,
-    trail: safety.Trail,
-    instance: Instance,
-    query_id: str,
-    outcome: str,
-    reason: str | None,
-) -> None:
-    trail.record(
-        session,
-        actor=actor,
-        what="suggestion",
-        instance=instance,
-        query_id=query_id,
-        run_id=None,
-        outcome=outcome,
-        reason=reason,
-    )
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A sandbox run that did not happen: ``{"error": ..., "refused": True?}``."""
+
+    detail: dict[str, Any]
 
 
-def _audit_plan(
+def _audited_run(
     session: Session,
-    actor: Actor | None,
-    trail: safety.Trail,
+    settings: Settings,
     instance: Instance,
-    table: str,
-    outcome: str,
-    reason: str | None,
-) -> None:
+    sandbox: ConnectionOptions,
+    actor: Actor | None,
+    subject: dict[str, Any],
+    run: Callable[[ConnectionOptions], _T],
+) -> _T | _Failed:
+    """``run`` on the sandbox once the monitoring account's privileges passed, audited with
+    ``subject`` (what, query_id, table); its result, or why the server or Quanta refused or
+    it failed."""
+    trail = safety.Trail()
+    try:
+        monitored = connection_options(settings, instance)
+        safety.check_monitored_account(settings, instance, monitored, trail)
+        trail.reached(safety.SANDBOX, sandbox.address)
+        result = run(monitored)
+    except (MonitoredError, SandboxError) as exc:
+        refused = isinstance(exc, safety.BroadPrivileges | SandboxRefused)
+        outcome = "refused" if refused else "failed"
+        log.warning(
+            "sandbox %s on instance %s %s: %s", subject["what"], instance.name, outcome, exc
+        )
+        trail.record(
+            session,
+            actor=actor,
+            instance=instance,
+            run_id=None,
+            outcome=outcome,
+            reason=str(exc),
+            **subject,
+        )
+        failure: dict[str, Any] = {"error": str(exc)}
+        if isinstance(exc, SandboxRefused):
+            failure["refused"] = True  # Quanta's own refusal, not a sandbox failure
+        return _Failed(failure)
     trail.record(
-        session,
-        actor=actor,
-        what="index_plan",
-        instance=instance,
-        query_id=None,
-        table=table,
-        run_id=None,
-        outcome=outcome,
-        reason=reason,
+        session, actor=actor, instance=instance, run_id=None, outcome="ok", reason=None, **subject
     )
+    return result
 
 
 def _monitored_servers(session: Session, settings: Settings) -> list[MonitoredServer]:

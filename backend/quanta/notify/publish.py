@@ -4,7 +4,7 @@
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -39,33 +39,15 @@ def publish_suggestion(
     A channel that already has this suggestion with the same content_hash gets nothing: only a
     changed suggestion is sent again. Delivery tasks are enqueued after the commit.
     """
-    payload = notice.to_dict()
-    created: list[int] = []
-    for channel in repository.enabled_channels(session):
-        if not suggestion_matches(channel, notice):
-            continue
-        if (
-            repository.find_delivery(
-                session,
-                channel_id=channel.id,
-                suggestion_id=notice.suggestion_id,
-                content_hash=notice.content_hash,
-            )
-            is not None
-        ):
-            continue
-        delivery_id = _queue(
-            session,
-            channel,
-            event=NEW_SUGGESTION,
-            payload=payload,
-            content_hash=notice.content_hash,
-            suggestion_id=notice.suggestion_id,
-        )
-        if delivery_id is not None:
-            created.append(delivery_id)
-    _enqueue_after_commit(session, settings, created)
-    return created
+    return _publish(
+        session,
+        settings,
+        event=NEW_SUGGESTION,
+        payload=notice.to_dict(),
+        content_hash=notice.content_hash,
+        matches=lambda channel: suggestion_matches(channel, notice),
+        suggestion_id=notice.suggestion_id,
+    )
 
 
 def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice) -> list[int]:
@@ -75,33 +57,15 @@ def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice
     """
     if not notice.regressions:
         return []
-    content_hash = impact_hash(notice)
-    created: list[int] = []
-    for channel in repository.enabled_channels(session):
-        if not impact_matches(channel, notice):
-            continue
-        if (
-            repository.find_delivery(
-                session,
-                channel_id=channel.id,
-                annotation_id=notice.annotation_id,
-                content_hash=content_hash,
-            )
-            is not None
-        ):
-            continue
-        delivery_id = _queue(
-            session,
-            channel,
-            event=ANNOTATION_IMPACT,
-            payload=notice.to_dict(),
-            content_hash=content_hash,
-            annotation_id=notice.annotation_id,
-        )
-        if delivery_id is not None:
-            created.append(delivery_id)
-    _enqueue_after_commit(session, settings, created)
-    return created
+    return _publish(
+        session,
+        settings,
+        event=ANNOTATION_IMPACT,
+        payload=notice.to_dict(),
+        content_hash=impact_hash(notice),
+        matches=lambda channel: impact_matches(channel, notice),
+        annotation_id=notice.annotation_id,
+    )
 
 
 def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) -> list[int]:
@@ -111,25 +75,41 @@ def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) ->
     even when its row was deleted and planned again. Rate limits, quiet hours and digests
     apply as to every message.
     """
-    content_hash = plan_hash(notice)
+    return _publish(
+        session,
+        settings,
+        event=INDEX_PLAN,
+        payload=notice.to_dict(),
+        content_hash=plan_hash(notice),
+        matches=lambda channel: plan_matches(channel, notice),
+        plan_id=notice.plan_id,
+    )
+
+
+def _publish(
+    session: Session,
+    settings: Settings,
+    *,
+    event: str,
+    payload: dict[str, object],
+    content_hash: str,
+    matches: Callable[[Channel], bool],
+    **subject: int,
+) -> list[int]:
+    """Queue one event for every enabled channel it matches that does not have this version
+    of it yet (``subject``: its suggestion_id, annotation_id or plan_id); the delivery ids,
+    enqueued after the commit."""
     created: list[int] = []
     for channel in repository.enabled_channels(session):
-        if not plan_matches(channel, notice):
+        if not matches(channel):
             continue
-        if (
-            repository.find_delivery(
-                session, channel_id=channel.id, plan_id=notice.plan_id, content_hash=content_hash
-            )
-            is not None
-        ):
+        known = repository.find_delivery(
+            session, channel_id=channel.id, content_hash=content_hash, **subject
+        )
+        if known is not None:
             continue
         delivery_id = _queue(
-            session,
-            channel,
-            event=INDEX_PLAN,
-            payload=notice.to_dict(),
-            content_hash=content_hash,
-            plan_id=notice.plan_id,
+            session, channel, event=event, payload=payload, content_hash=content_hash, **subject
         )
         if delivery_id is not None:
             created.append(delivery_id)
