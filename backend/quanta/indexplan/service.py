@@ -416,7 +416,10 @@ def _checked(
             table=plan.table,
             adds=[
                 Candidate(
-                    key=number, table=plan.table, columns=add.columns, ddl=_add_ddl(plan, add)
+                    key=number,
+                    table=plan.table,
+                    columns=add.columns,
+                    ddl=alter_table_ddl(plan.table, [(add.name, add.columns)]),
                 )
                 for number, add in enumerate(plan.adds)
             ],
@@ -479,19 +482,11 @@ def _lower(names: Iterable[Any]) -> set[str]:
     return {str(n).lower() for n in names}
 
 
-def _add_ddl(plan: TablePlan, add: PlannedIndex) -> str:
-    return f"ALTER TABLE {_qualified(plan.table)} {add.definition}"
-
-
 def _ddl(table: str, adds: Sequence[PlannedIndex], drops: Sequence[DroppedIndex]) -> str:
     """One ALTER TABLE with the drops and the adds; empty when there is neither."""
     if not adds and not drops:
         return ""
     return alter_table_ddl(table, [(a.name, a.columns) for a in adds], [d.name for d in drops])
-
-
-def _qualified(table: str) -> str:
-    return ".".join(quote_name(part) for part in table.split(".", 1))
 
 
 def _store(
