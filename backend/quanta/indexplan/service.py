@@ -83,7 +83,7 @@ class PlanRun:
 
 def instance_plans(*, session: Session, instance_id: int) -> IndexPlanList:
     """An instance's latest index plans, heaviest table first (empty before the first run)."""
-    instance = find_instance(session=session, instance_id=instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=instance_id)
     rows = repository.plans_of(session, instance_id)
     newest = max(rows, key=lambda r: r.computed_at, default=None)
     return IndexPlanList(
@@ -106,7 +106,7 @@ def request_plans(
 ) -> PlanRequested:
     """Queue a fresh plan of an instance (snapshots refreshed, sandbox check) over the last
     ``window_hours`` (default QUANTA_INDEX_PLAN_WINDOW_HOURS)."""
-    instance = find_instance(session=session, instance_id=instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=instance_id)
     try:  # a missing or unusable DSN is said now, not in a worker log
         connection_options(settings, instance)
     except (InvalidDsn, SecretUnreadable) as exc:
@@ -153,7 +153,7 @@ def plan_instance(
         InstanceNotFound.
     """
     now = now or utcnow()
-    instance = find_instance(session=session, instance_id=instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=instance_id)
     hours = window_hours or settings.index_plan_window_hours
     window = TimeWindow(now - timedelta(hours=hours), now)
     workload = gather_workload(

@@ -208,7 +208,7 @@ def refresh_tables(
     fresh = tuple(n for n in names if n not in stale)
     if not stale:
         return SnapshotRefresh(fresh=fresh)
-    instance = find_instance(session=session, instance_id=instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=instance_id)
     snapshot = schema_snapshot(
         connection_options(settings, instance), stale, settings=monitored_settings(settings)
     )
@@ -271,7 +271,7 @@ def table_snapshot(*, session: Session, instance_id: int, table: str) -> TableSn
         raise InvalidTableName(
             f"{table!r} is not a table name: use database.table, e.g. shop.orders."
         )
-    find_instance(session=session, instance_id=instance_id, hint=False)
+    find_instance(session=session, instance_id=instance_id)
     row = repository.find(session, instance_id, names[0])
     if row is None:
         raise TableNotSnapshotted(
