@@ -52,7 +52,6 @@ from quanta.monitored import profile as monitored_profile
 from quanta.monitored.options import ConnectionOptions
 from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
-from quanta.queries.models import QueryClass
 from quanta.queries.window import BucketFilter, TimeWindow
 from quanta.tables import service as tables_service
 
@@ -449,8 +448,11 @@ def _notice_new_indexes(
 ) -> None:
     """A plan using an index the table snapshots lack (a suggestion just applied): have the
     snapshots read again now, so the suggestion becomes applied within minutes."""
-    query_class = session.get(QueryClass, query_id)
-    if query_class is None or not isinstance(plan, list):
+    if not isinstance(plan, list):
+        return
+    try:
+        query_class = queries.find_query(session=session, query_id=query_id)
+    except queries.QueryNotFound:  # purged while the server was explaining it
         return
     tables = tables_service.qualify_tables(query_class.tables or [], example.schema_name or None)
     tables_service.refresh_if_plan_is_newer(
