@@ -22,8 +22,9 @@ from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
 from quanta.core.tasks import ANALYSIS_QUEUE, PLAN_INDEXES_TASK
-from quanta.indexplan import service
+from quanta.indexplan import sandbox, service
 from quanta.indexplan.models import IndexPlan
+from quanta.indexplan.workload import gather_workload
 from quanta.instances.models import Instance
 from quanta.notify import dispatch, formats, publish
 from quanta.notify.events import PlanNotice
@@ -231,7 +232,7 @@ def test_workload_weighs_the_window_without_quanta_own_statements(
     with session_scope(factory) as session:
         instance = session.get_one(Instance, db1_id(session))
         window = TimeWindow(NOW - timedelta(days=1), NOW)
-        workload = service.gather_workload(
+        workload = gather_workload(
             session=session, settings=settings, instance=instance, window=window
         )
     by_id = {q.query_id: q for q in workload.queries}
@@ -270,7 +271,7 @@ def test_table_statistics_give_the_write_rate_when_present(
         )
         session.flush()
         window = TimeWindow(NOW - timedelta(days=1), NOW)
-        workload = service.gather_workload(
+        workload = gather_workload(
             session=session, settings=settings, instance=instance, window=window
         )
     writes = workload.writes["shop.orders"]
@@ -567,7 +568,7 @@ TWO_ADDS_AND_A_DROP = TablePlan(
 def test_only_what_the_sandbox_plans_confirm_is_kept(
     queries: dict[str, Any], verdicts: dict[str, str], rejected: list[str], ddl: str
 ) -> None:
-    result = service.keep_confirmed(TWO_ADDS_AND_A_DROP, {"queries": queries})
+    result = sandbox.keep_confirmed(TWO_ADDS_AND_A_DROP, {"queries": queries})
     assert result.verdicts == verdicts
     assert [r["name"] for r in result.rejected] == rejected
     assert result.plan.ddl == ddl

@@ -31,7 +31,7 @@ def announce(session: Session, settings: Settings, rows: Sequence[Suggestion]) -
     if not rows:
         return
     first = rows[0]
-    instance = find_instance(session=session, instance_id=first.instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=first.instance_id)
     now = utcnow()
     window = TimeWindow(now - DAILY_WINDOW, now)
     detail = queries_service.query_detail(

@@ -132,9 +132,7 @@ def list_suggestions(
     """A query's suggestions (on one instance, by name, or all); the ones a sandbox showed
     not to improve the plan only with ``include_rejected``."""
     queries_service.find_query(session=session, query_id=query_id)
-    instance_id = (
-        find_instance_by_name(session=session, name=instance, hint=False).id if instance else None
-    )
+    instance_id = find_instance_by_name(session=session, name=instance).id if instance else None
     names = {}
     rows = []
     for row in repository.suggestions(session, query_id, instance_id):
@@ -143,7 +141,7 @@ def list_suggestions(
     for row in rows:
         if row.instance_id not in names:
             names[row.instance_id] = find_instance(
-                session=session, instance_id=row.instance_id, hint=False
+                session=session, instance_id=row.instance_id
             ).name
     return SuggestionList(
         query_id=query_id, suggestions=[_out(row, names[row.instance_id]) for row in rows]
@@ -166,7 +164,7 @@ def set_status(*, session: Session, suggestion_id: int, status: str) -> Suggesti
         row.status = status
         row.updated_at = utcnow()
         session.flush()
-    instance = find_instance(session=session, instance_id=row.instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=row.instance_id)
     return _out(row, instance.name)
 
 
@@ -178,7 +176,7 @@ def request_advice(
 ) -> AdviceRequested:
     """Queue a fresh advice run for a query on an instance (checked to be reachable)."""
     queries_service.find_query(session=session, query_id=query_id)
-    found = find_instance_by_name(session=session, name=instance, hint=False)
+    found = find_instance_by_name(session=session, name=instance)
     try:  # a missing or unusable DSN is said now, not in a worker log
         connection_options(settings, found)
     except (InvalidDsn, SecretUnreadable) as exc:
@@ -356,7 +354,7 @@ def _advise(
     actor: Actor | None = None,
 ) -> AdviceRun:
     query = queries_service.find_query(session=session, query_id=query_id)
-    instance = find_instance(session=session, instance_id=instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=instance_id)
     statement = advised_statement(
         session=session, query_id=query_id, instance_id=instance_id, fingerprint=query.fingerprint
     )

@@ -12,7 +12,9 @@ passes before it reaches a server, the plan masking before it is stored, and its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
@@ -24,10 +26,11 @@ from quanta.core.crypto import SecretUnreadable
 from quanta.core.mysql import InvalidDsn
 from quanta.instances import service as instances
 from quanta.instances.models import ExamplePolicy, Instance
+from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions
-from quanta.monitored.privileges import AccountPrivileges, account_privileges
-from quanta.monitored.target import ReadOnlyState, verify_target
+from quanta.monitored.privileges import AccountPrivileges, account_privileges, read_privileges
+from quanta.monitored.target import TargetConnection
 
 __all__ = [
     "MONITORED",
@@ -38,8 +41,9 @@ __all__ = [
     "Trail",
     "check_monitored_account",
     "masked",
+    "monitored_session",
     "no_target_reason",
-    "verified_target",
+    "target_session",
 ]
 
 MONITORED = "monitored server"
@@ -125,10 +129,31 @@ def check_monitored_account(
     return account
 
 
-def verified_target(
-    settings: Settings, instance: Instance, trail: Trail, what: str
-) -> tuple[ConnectionOptions, ReadOnlyState]:
-    """The instance's execution target, verified read-only now, with an allowed account.
+@contextlib.contextmanager
+def monitored_session(
+    settings: Settings, instance: Instance, options: ConnectionOptions, trail: Trail
+) -> Iterator[GuardedConnection]:
+    """A session on the monitored server whose account passed check_monitored_account's
+    check on this very session, before the caller sends anything: a run's EXPLAIN reaches
+    the server once.
+
+    Raises:
+        BroadPrivileges: as check_monitored_account (nothing else was sent).
+        ConnectionFailed, ServerError: as for any monitored server.
+    """
+    trail.reached(MONITORED, options.address)
+    with GuardedConnection(options, instances.monitored_settings(settings)) as conn:
+        _allow(instance, read_privileges(conn), f"the monitored server {options.address}", trail)
+        yield conn
+
+
+@contextlib.contextmanager
+def target_session(
+    settings: Settings, instance: Instance, trail: Trail, what: str, *, database: str | None
+) -> Iterator[TargetConnection]:
+    """A session on the instance's execution target, verified read-only as it opened and
+    with an allowed account, in ``database`` (the example's default database; None: the
+    DSN's); everything a run executes there goes on it.
 
     Raises:
         NoExecutionTarget: none is configured.
@@ -139,10 +164,12 @@ def verified_target(
     if options is None:
         raise NoExecutionTarget(no_target_reason(instance, what))
     trail.reached(TARGET, options.address)
-    state = verify_target(options, instances.monitored_settings(settings))
-    trail.detail["execution_target"] = state.describe()
-    _allow(instance, state.account, f"the execution target {options.address}", trail)
-    return options, state
+    if database:
+        options = replace(options, database=database)
+    with TargetConnection(options, instances.monitored_settings(settings)) as conn:
+        trail.detail["execution_target"] = conn.state.describe()
+        _allow(instance, conn.state.account, f"the execution target {options.address}", trail)
+        yield conn
 
 
 def masked(instance: Instance, plan: _T, example: str | None) -> _T:

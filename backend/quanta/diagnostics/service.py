@@ -17,13 +17,14 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from itertools import groupby
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from quanta.analysis.explain import explain_findings
-from quanta.analysis.profile import combine_profiles
+from quanta.analysis.profile import Profile, combine_profiles
 from quanta.analysis.resolution import Resolution, ceil_to
 from quanta.analysis.sqlkind import StatementKind, classify_statement
 from quanta.annotations import service as annotations
@@ -46,13 +47,16 @@ from quanta.diagnostics.schemas import (
 )
 from quanta.instances import service as instances
 from quanta.instances.models import Instance
-from quanta.monitored import ExplainResult, MonitoredError, StatementRefused
-from quanta.monitored import explain as monitored_explain
-from quanta.monitored import profile as monitored_profile
+from quanta.monitored import (
+    ExplainResult,
+    MonitoredError,
+    StatementRefused,
+    explain_on,
+    profile_on,
+)
 from quanta.monitored.options import ConnectionOptions
 from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries
-from quanta.queries.models import QueryClass
 from quanta.queries.window import BucketFilter, TimeWindow
 from quanta.tables import service as tables_service
 
@@ -393,16 +397,17 @@ def _perform_explain(
         )
         run.examples = [example.to_dict()]
         rows_sent, rows_examined = _rows_per_execution(session, settings, run.query_id, example)
-        safety.check_monitored_account(settings, instance, options, trail)
+        # One session: the account is checked on it, then the example explained on it.
         # Never executed on the monitored server: EXPLAIN only.
-        result = monitored_explain(
-            _for_example(options, example),
-            example.text,
-            settings=instances.monitored_settings(settings),
-            truncated=example.truncated,
-            rows_sent=rows_sent,
-            rows_examined=rows_examined,
-        )
+        on_example = _for_example(options, example)
+        with safety.monitored_session(settings, instance, on_example, trail) as conn:
+            result = explain_on(
+                conn,
+                example.text,
+                truncated=example.truncated,
+                rows_sent=rows_sent,
+                rows_examined=rows_examined,
+            )
         since = _previous_plan_differs(session, run, instance, result)
         if since is not None:
             # The plan changed since the previous EXPLAIN: only executions after it judge it.
@@ -449,8 +454,11 @@ def _notice_new_indexes(
 ) -> None:
     """A plan using an index the table snapshots lack (a suggestion just applied): have the
     snapshots read again now, so the suggestion becomes applied within minutes."""
-    query_class = session.get(QueryClass, query_id)
-    if query_class is None or not isinstance(plan, list):
+    if not isinstance(plan, list):
+        return
+    try:
+        query_class = queries.find_query(session=session, query_id=query_id)
+    except queries.QueryNotFound:  # purged while the server was explaining it
         return
     tables = tables_service.qualify_tables(query_class.tables or [], example.schema_name or None)
     tables_service.refresh_if_plan_is_newer(
@@ -474,17 +482,18 @@ def _analyze_on_target(
     if instance.target_dsn_encrypted is None:
         return None, f"{_ANALYZE_NOTE}: no execution target (EXPLAIN never executes)"
     try:
-        target, _state = safety.verified_target(settings, instance, trail, "ANALYZE")
-        on_target = _for_example(target, example)
-        measured = monitored_explain(
-            on_target,
-            example.text,
-            execute_on=on_target,
-            settings=instances.monitored_settings(settings),
-            truncated=example.truncated,
-            rows_sent=rows_sent,
-            rows_examined=rows_examined,
-        )
+        # One session on the target, verified read-only as it opened: EXPLAIN and ANALYZE.
+        with safety.target_session(
+            settings, instance, trail, "ANALYZE", database=example.schema_name or None
+        ) as target:
+            measured = explain_on(
+                target,
+                example.text,
+                execute_on=target,
+                truncated=example.truncated,
+                rows_sent=rows_sent,
+                rows_examined=rows_examined,
+            )
     except (*_REFUSALS, *_UNREACHABLE) as exc:
         return None, f"{_ANALYZE_NOTE}: {exc}"
     skipped = next((n for n in measured.notes if n.startswith(_ANALYZE_NOTE)), None)
@@ -495,7 +504,6 @@ def _perform_profile(
     session: Session, settings: Settings, run: ProfileRun, trail: safety.Trail
 ) -> ProfileRun:
     instance = instances.get_instance(session=session, instance_id=run.instance_id)
-    monitored = instances.monitored_settings(settings)
     try:
         examples = _select_examples(
             session,
@@ -506,17 +514,24 @@ def _perform_profile(
             limit=settings.diagnostics_profile_examples,
         )
         run.examples = [example.to_dict() for example in examples]
-        target, state = safety.verified_target(settings, instance, trail, "A profile")
-        profiles = [
-            monitored_profile(
-                _for_example(target, example),
-                example.text,
-                runs=settings.monitored_profile_runs,
-                settings=monitored,
-                truncated=example.truncated,
-            )
-            for example in examples
-        ]
+        profiles: list[Profile] = []
+        version = ""
+        # One verified session on the target for the examples of one default database (the
+        # session's database is fixed at connect; the examples of a query share one as a rule).
+        for database, same in groupby(examples, key=lambda e: e.schema_name or None):
+            with safety.target_session(
+                settings, instance, trail, "A profile", database=database
+            ) as target:
+                version = version or target.state.server_version
+                profiles += [
+                    profile_on(
+                        target,
+                        example.text,
+                        runs=settings.monitored_profile_runs,
+                        truncated=example.truncated,
+                    )
+                    for example in same
+                ]
     except (_ExampleRefused, *_REFUSALS) as exc:
         return _finish(run, RunStatus.REFUSED, str(exc))
     except _UNREACHABLE as exc:
@@ -529,7 +544,7 @@ def _perform_profile(
     run.lost_us = combined.lost_us
     run.rows = [row.to_dict() for row in combined.rows]
     run.run_response_us = [r.response_us for r in combined.runs]
-    run.server_version = state.server_version or None
+    run.server_version = version or None
     return _finish(run, RunStatus.OK, None)
 
 

@@ -163,27 +163,18 @@ def connected_instances(*, session: Session) -> list[Instance]:
     return repository.list_connected(session)
 
 
-_LISTED = ": GET /api/v1/instances lists them."
-
-
-def find_instance(*, session: Session, instance_id: int, hint: bool = True) -> Instance:
-    """The instance with this id; InstanceNotFound otherwise (the one lookup by id).
-
-    ``hint`` ends the message with where instances are listed; the endpoints under an
-    instance's own path (its tables, its index review) answer without it.
-    """
+def find_instance(*, session: Session, instance_id: int) -> Instance:
+    """The instance with this id; InstanceNotFound otherwise (the one lookup by id)."""
     instance = session.get(Instance, instance_id)
     if instance is None:
-        raise InstanceNotFound(f"No instance with id {instance_id}{_LISTED if hint else '.'}")
+        raise InstanceNotFound(f"No instance with id {instance_id}.")
     return instance
 
 
-def find_instance_by_name(*, session: Session, name: str, hint: bool = True) -> Instance:
+def find_instance_by_name(*, session: Session, name: str) -> Instance:
     """The instance with this name; InstanceNotFound otherwise (the one lookup by name)."""
     instance = repository.find_by_name(session, name)
     if instance is None:
-        if hint:
-            raise InstanceNotFound(f"No instance named '{name}'{_LISTED}")
         raise InstanceNotFound(f"No instance named {name!r}.")
     return instance
 

@@ -17,8 +17,8 @@ from quanta.monitored.errors import (
     StatementRefused,
 )
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
-from quanta.monitored.plans import ExplainResult, explain
-from quanta.monitored.profiling import ProfilingMethod, profile
+from quanta.monitored.plans import ExplainResult, explain, explain_on
+from quanta.monitored.profiling import ProfilingMethod, profile, profile_on
 from quanta.monitored.snapshot import schema_snapshot
 
 __all__ = [
@@ -35,7 +35,9 @@ __all__ = [
     "ServerError",
     "StatementRefused",
     "explain",
+    "explain_on",
     "profile",
+    "profile_on",
     "schema_snapshot",
     "test_connection",
 ]

@@ -10,6 +10,7 @@ session that verified it read-only as it opened
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping
@@ -24,10 +25,12 @@ from quanta.monitored.errors import ServerError, StatementRefused
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetConnection
 
-__all__ = ["ExplainResult", "explain"]
+__all__ = ["ExplainResult", "explain", "explain_on"]
 
 # A \' not preceded by another backslash (an even run of backslashes is escaped backslashes).
 _QUOTE_ESCAPE_RE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
+# EXPLAIN's rows, EXPLAIN FORMAT=JSON's document (None where the server has none), notes.
+_Plans = tuple[list[dict[str, Any]], dict[str, Any] | None, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,17 +109,85 @@ def explain(
         ServerError: a server refused the statement (privileges, syntax, time limit).
         TargetNotReadOnly: ANALYZE was due, but the target is not read-only for the account.
     """
+    classification, statement = _explainable(sql, truncated)
+    with GuardedConnection(options, settings) as conn:
+        with conn.read_only():
+            plans = _explain_both(conn, statement)
+        version, mariadb = conn.version, conn.is_mariadb
+    # Not connected yet: the target's session opens (and is verified) only if ANALYZE is due.
+    target = TargetConnection(execute_on, settings) if execute_on is not None else None
+    return _result(
+        classification,
+        statement,
+        plans,
+        version=version,
+        mariadb=mariadb,
+        target=target,
+        rows_sent=rows_sent,
+        rows_examined=rows_examined,
+    )
+
+
+def explain_on(
+    conn: GuardedConnection,
+    sql: str,
+    *,
+    execute_on: TargetConnection | None = None,
+    truncated: bool = False,
+    rows_sent: float | None = None,
+    rows_examined: float | None = None,
+) -> ExplainResult:
+    """:func:`explain` on open sessions the caller keeps: EXPLAIN on ``conn``; on MariaDB,
+    ANALYZE FORMAT=JSON on ``execute_on``, an execution target's session (verified read-only
+    as it opened; it may be ``conn`` itself). So a run whose caller checked the account on
+    the same session reaches each server once.
+
+    Raises:
+        StatementRefused, ServerError: as for :func:`explain`.
+    """
+    classification, statement = _explainable(sql, truncated)
+    with conn.read_only():
+        plans = _explain_both(conn, statement)
+    # The caller's session: entering the null context neither opens nor closes it.
+    target = contextlib.nullcontext(execute_on) if execute_on is not None else None
+    return _result(
+        classification,
+        statement,
+        plans,
+        version=conn.version,
+        mariadb=conn.is_mariadb,
+        target=target,
+        rows_sent=rows_sent,
+        rows_examined=rows_examined,
+    )
+
+
+def _explainable(sql: str, truncated: bool) -> tuple[Classification, str]:
+    """The example's classification and the text to explain (DML's equivalent SELECT);
+    StatementRefused when it may not be explained."""
     classification = classify_statement(_one_statement(sql), truncated=truncated)
     if not classification.explainable or classification.explain_text is None:
         raise StatementRefused(f"not explained: {classification.explain_refusal}")
-    statement = classification.explain_text
-    with GuardedConnection(options, settings) as conn:
-        with conn.read_only():
-            tabular, document, notes = _explain_both(conn, statement)
-        version, mariadb = conn.version, conn.is_mariadb
+    return classification, classification.explain_text
+
+
+def _result(
+    classification: Classification,
+    statement: str,
+    plans: _Plans,
+    *,
+    version: str,
+    mariadb: bool,
+    target: contextlib.AbstractContextManager[GuardedConnection] | None,
+    rows_sent: float | None,
+    rows_examined: float | None,
+) -> ExplainResult:
+    """The plans, MariaDB's ANALYZE on the execution target (``target``, entered only when
+    the statement may be executed) and the findings."""
+    tabular, document, notes = plans
     analyze, why_not = None, None
     if mariadb:
-        analyze, why_not = _analyze(execute_on, settings, statement, classification)
+        analyze, why_not = _analyze(target, statement, classification)
     findings = explain_findings(
         rows=tabular,
         document=analyze or document,
@@ -142,9 +213,7 @@ def _one_statement(sql: str) -> str:
     return sql.strip().rstrip(";").rstrip()
 
 
-def _explain_both(
-    conn: GuardedConnection, statement: str
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None, tuple[str, ...]]:
+def _explain_both(conn: GuardedConnection, statement: str) -> _Plans:
     tabular = [_json_safe(row) for row in conn.query(f"EXPLAIN {statement}")]
     try:
         document = _document(conn.query(f"EXPLAIN FORMAT=JSON {statement}"))
@@ -154,8 +223,7 @@ def _explain_both(
 
 
 def _analyze(
-    target: ConnectionOptions | None,
-    settings: MonitoredSettings | None,
+    target: contextlib.AbstractContextManager[GuardedConnection] | None,
     statement: str,
     classification: Classification,
 ) -> tuple[dict[str, Any] | None, str | None]:
@@ -163,7 +231,7 @@ def _analyze(
         return None, "ANALYZE skipped: no execution target is configured for this instance"
     if not classification.executable:
         return None, f"ANALYZE skipped: {classification.execute_refusal}"
-    with TargetConnection(target, settings) as conn:
+    with target as conn:
         if not conn.is_mariadb:
             return None, "ANALYZE skipped: the execution target is not MariaDB"
         with conn.read_only():

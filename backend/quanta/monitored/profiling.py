@@ -24,7 +24,7 @@ from quanta.monitored.errors import FeatureUnavailable, StatementRefused
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetConnection
 
-__all__ = ["ProfilingMethod", "profile", "profiling_method"]
+__all__ = ["ProfilingMethod", "profile", "profile_on", "profiling_method"]
 
 _ENABLED = "YES"
 
@@ -79,18 +79,53 @@ def profile(
         ConnectionFailed, ServerError: as for explain.
     """
     settings = settings or MonitoredSettings()
+    count = _run_count(runs, settings)
+    statement = _executable(sql, truncated)
+    with TargetConnection(target, settings) as conn:
+        return _profiled(conn, statement, count, method)
+
+
+def profile_on(
+    conn: TargetConnection,
+    sql: str,
+    *,
+    runs: int | None = None,
+    truncated: bool = False,
+    method: ProfilingMethod | None = None,
+) -> Profile:
+    """:func:`profile` on an execution target's session the caller opened (verified
+    read-only as it opened) and keeps, so that one run profiles several examples on one
+    connection; ``runs`` defaults to the session's ``settings.profile_runs``.
+
+    Raises:
+        StatementRefused, FeatureUnavailable, ServerError: as for :func:`profile`.
+    """
+    count = _run_count(runs, conn.settings)
+    return _profiled(conn, _executable(sql, truncated), count, method)
+
+
+def _run_count(runs: int | None, settings: MonitoredSettings) -> int:
     count = runs if runs is not None else settings.profile_runs
     if count < 1:
         raise ValueError("a profile needs at least one run")
+    return count
+
+
+def _executable(sql: str, truncated: bool) -> str:
+    """The SELECT to execute; StatementRefused when the example may not be executed."""
     classification = classify_statement(sql.strip().rstrip(";").rstrip(), truncated=truncated)
     statement = classification.explain_text
     if not classification.executable or statement is None:
         raise StatementRefused(f"not profiled: {classification.execute_refusal}")
-    with TargetConnection(target, settings) as conn:
-        chosen = method or profiling_method(conn)
-        prepared = _prepare(conn, chosen, conn.time_limited(statement))
-        measured = [_run(conn, chosen, prepared) for _ in range(count)]
-    return rank_profile(measured)
+    return statement
+
+
+def _profiled(
+    conn: TargetConnection, statement: str, count: int, method: ProfilingMethod | None
+) -> Profile:
+    chosen = method or profiling_method(conn)
+    prepared = _prepare(conn, chosen, conn.time_limited(statement))
+    return rank_profile([_run(conn, chosen, prepared) for _ in range(count)])
 
 
 def profiling_method(conn: GuardedConnection) -> ProfilingMethod:

@@ -174,7 +174,7 @@ def review_indexes(
     An index is called unused only on a table whose index statistics cover at least
     ``min_observed``: a week of no reads means something, an hour does not.
     """
-    find_instance(session=session, instance_id=instance_id, hint=False)
+    find_instance(session=session, instance_id=instance_id)
     document = tables_service.schema_document(session=session, instance_id=instance_id, tables=None)
     if not document["tables"]:
         return IndexReviewOut(findings=[], tables=[])

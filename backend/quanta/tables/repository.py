@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from quanta.queries.models import QueryClass
 from quanta.tables.models import TableSnapshot
 
 
@@ -55,12 +54,3 @@ def named(session: Session, names: Sequence[str]) -> list[TableSnapshot]:
         )
     )
     return list(session.scalars(stmt.order_by(TableSnapshot.table_name, TableSnapshot.instance_id)))
-
-
-def catalog_tables(session: Session, query_id: str) -> list[str] | None:
-    """The tables the query catalog lists for a query; None when the query is unknown.
-
-    Read here rather than through the queries domain, which has no such use case.
-    """
-    row = session.get(QueryClass, query_id)
-    return None if row is None else list(row.tables or [])

@@ -25,7 +25,8 @@ from quanta.core.tasks import REFRESH_TABLES_TASK, celery_client
 from quanta.instances.models import Instance
 from quanta.instances.service import connection_options, find_instance, monitored_settings
 from quanta.monitored import schema_snapshot
-from quanta.queries.service import QueryNotFound
+from quanta.queries.service import QueryNotFound as QueryNotFound  # query_tables raises it
+from quanta.queries.service import find_query
 from quanta.tables import repository
 from quanta.tables.models import TableSnapshot
 from quanta.tables.schemas import QueryTableOut, QueryTablesOut, ServerOut, TableSnapshotOut
@@ -208,7 +209,7 @@ def refresh_tables(
     fresh = tuple(n for n in names if n not in stale)
     if not stale:
         return SnapshotRefresh(fresh=fresh)
-    instance = find_instance(session=session, instance_id=instance_id, hint=False)
+    instance = find_instance(session=session, instance_id=instance_id)
     snapshot = schema_snapshot(
         connection_options(settings, instance), stale, settings=monitored_settings(settings)
     )
@@ -271,7 +272,7 @@ def table_snapshot(*, session: Session, instance_id: int, table: str) -> TableSn
         raise InvalidTableName(
             f"{table!r} is not a table name: use database.table, e.g. shop.orders."
         )
-    find_instance(session=session, instance_id=instance_id, hint=False)
+    find_instance(session=session, instance_id=instance_id)
     row = repository.find(session, instance_id, names[0])
     if row is None:
         raise TableNotSnapshotted(
@@ -298,10 +299,12 @@ def indexes_of(document: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]
 
 
 def query_tables(*, session: Session, query_id: str) -> QueryTablesOut:
-    """The tables a query references, each with its latest snapshot per instance."""
-    tables = repository.catalog_tables(session, query_id)
-    if tables is None:
-        raise QueryNotFound(f"No query with query_id {query_id!r}.")
+    """The tables a query references, each with its latest snapshot per instance.
+
+    Raises:
+        QueryNotFound: the query catalog has no such query (quanta.queries.service).
+    """
+    tables = list(find_query(session=session, query_id=query_id).tables or [])
     snapshots = repository.named(session, tables)
     out = []
     for name in tables:
