@@ -46,6 +46,7 @@ from tests.fixtures.servers import (
     started_mariadb,
     started_redis,
 )
+from tests.helpers import agent_read_to_end
 
 pytestmark = pytest.mark.services
 
@@ -122,8 +123,8 @@ def following(agent: Proc, slow_log: Path) -> None:
 def stop_when_read(agent: Proc, slow_log: Path) -> None:
     """SIGTERM the agent once it has read the slow log to its end: it then ships the minute
     it still holds, which would otherwise wait for that minute to end."""
-    end = f" up to offset {slow_log.stat().st_size}\n"
-    wait_for(lambda: end in agent.log(), 30, f"the agent to read {slow_log} to its end")
+    read = lambda: agent_read_to_end(agent.log(), slow_log)  # noqa: E731
+    wait_for(read, 30, f"the agent to read {slow_log} to its end")
     assert agent.stop() == 0
 
 
