@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -23,6 +24,12 @@ from quanta.core.db import session_scope
 T = TypeVar("T")
 
 POLL_INTERVAL = 0.05
+
+
+def agent_read_to_end(agent_log: str, slow_log: Path) -> bool:
+    """Whether the log of a ``quanta-agent run --log-level debug`` says that its tailer
+    handed on every entry of ``slow_log`` as the file is now (its debug line per batch)."""
+    return f" of {slow_log}, up to offset {slow_log.stat().st_size}\n" in agent_log
 
 
 def poll(

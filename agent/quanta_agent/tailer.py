@@ -584,6 +584,8 @@ class SlowLogTailer:
         # full), the same events are offered again with the next cut.
         checkpoint = self._checkpoint(end, state)
         self._sink(SlowLogBatch(batch_id, self._pending.events, checkpoint, tuple(self._raw)))
+        log.debug("%s: handed on %d entries of %s, up to offset %d", self._instance.name,
+                  len(self._pending), self._file_path, end)  # fmt: skip
         self._pending.take()
         self._raw, self._pending_minute = [], None
         self._committed = end

@@ -31,7 +31,7 @@ from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import parse_slow_log
 from quanta_agent.importer import event_to_wire
 from tests.fixtures.servers import free_port
-from tests.helpers import poll
+from tests.helpers import agent_read_to_end, poll
 
 AGENT = Path(sys.executable).parent / "quanta-agent"
 WAIT_TIMEOUT = 30.0
@@ -173,6 +173,10 @@ class AgentProcess:
         if wait:
             ready = re.compile(r"(reading|resuming) \S+ (from|at) offset")
             assert wait_for(lambda: ready.search(self.log()[seen:]) is not None), self.log()[seen:]
+
+    def wait_read_to_end(self, slow_log: Path) -> None:
+        """Wait until the agent has handed on every entry ``slow_log`` holds now."""
+        assert wait_for(lambda: agent_read_to_end(self.log(), slow_log)), self.log()[-3000:]
 
     def kill(self) -> None:
         """SIGKILL: no flush, no checkpoint, nothing."""

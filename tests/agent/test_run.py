@@ -253,7 +253,7 @@ def test_buckets_agent_killed_and_restarted_under_load_with_a_rotation(
     finally:
         stop.set()
         worker.join()
-    time.sleep(IDLE_GRACE + 1.0)  # the agent reads the log to its end (SIGTERM stops reading)
+    agent.wait_read_to_end(slow)  # SIGTERM stops reading
     assert agent.terminate() == 0  # ships the minute still open
     expected = expected_bucket_counts(rotated, slow)
     assert scenario.receiver.bucket_counts() == expected
@@ -301,10 +301,11 @@ def test_full_spool_drops_the_oldest_batches_and_says_so(scenario: Scenario) -> 
     agent = scenario.start_agent(spool_max_mb=0.01, batch={"max_events": 5, "max_bytes": 2000})
     scenario.run("flood", 200)
     assert wait_for(lambda: "SPOOL FULL" in agent.log())
+    # Every batch spooled (or dropped) before the receiver is back: drops happen only while
+    # the first batch waits to be sent, so the newest batches arrive after it, none between.
+    agent.wait_read_to_end(scenario.slow_log)
     receiver.up()
     spool = scenario.spool_dir / "db1"
-    assert wait_for(lambda: not list(spool.glob("*.batch")))
-    time.sleep(IDLE_GRACE * 3)  # the last entries
     assert wait_for(lambda: not list(spool.glob("*.batch")))
     assert agent.terminate() == 0
     summary = re.findall(r"dropped (\d+) batches \((\d+) events\)", agent.log())

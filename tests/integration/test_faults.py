@@ -30,6 +30,7 @@ from tests.agent.harness import expected_events
 from tests.fixtures.cluster import (
     ADMIN_TOKEN,
     Api,
+    Proc,
     cluster,
     wait_for,
 )
@@ -45,6 +46,7 @@ from tests.fixtures.servers import (
     started_mariadb,
     started_redis,
 )
+from tests.helpers import agent_read_to_end
 
 pytestmark = pytest.mark.services
 
@@ -113,6 +115,19 @@ def slow_logs(own: OwnMariaDB) -> list[Path]:
     return [*rotated, current]
 
 
+def following(agent: Proc, slow_log: Path) -> None:
+    """Wait until the agent has opened the slow log (what is written from then on is its)."""
+    wait_for(lambda: f"reading {slow_log} from offset" in agent.log(), 30, "the agent to start")
+
+
+def stop_when_read(agent: Proc, slow_log: Path) -> None:
+    """SIGTERM the agent once it has read the slow log to its end: it then ships the minute
+    it still holds, which would otherwise wait for that minute to end."""
+    read = lambda: agent_read_to_end(agent.log(), slow_log)  # noqa: E731
+    wait_for(read, 30, f"the agent to read {slow_log} to its end")
+    assert agent.stop() == 0
+
+
 def assert_store_matches_mariadb(
     api: Api, instance: str, own: OwnMariaDB, load: Load, less: int = 0
 ) -> int:
@@ -163,6 +178,7 @@ def test_api_down_while_the_agent_ships_then_it_catches_up(
         agent = c.agent(
             "apidown", agent_config(tmp_path, "apidown", api.url, mariadb.server.slow_log_path)
         )
+        following(agent, mariadb.server.slow_log_path)
         load = Load(mariadb.server, "fault_api_down").start()
         load.wait_until(60)
         assert_clean_exit(api)
@@ -172,6 +188,7 @@ def test_api_down_while_the_agent_ships_then_it_catches_up(
         assert not api.proc.running
         api.start()  # same port, while the load goes on
         load.join()
+        stop_when_read(agent, mariadb.server.slow_log_path)
         assert_store_matches_mariadb(api, "apidown", mariadb, load)
         assert not list(spool.glob("*.batch"))
         assert "server unreachable or busy" in agent.log()
@@ -185,7 +202,10 @@ def test_redis_restarted_under_load(
     env = {"QUANTA_INGEST_REQUEUE_AFTER_SECONDS": "4", "QUANTA_INGEST_REQUEUE_CHECK_SECONDS": "2"}
     with cluster(tmp_path, url, own_redis.url, **env) as c:
         api, worker, _beat = c.api(), c.worker(), c.beat()
-        c.agent("redis", agent_config(tmp_path, "redis", api.url, mariadb.server.slow_log_path))
+        agent = c.agent(
+            "redis", agent_config(tmp_path, "redis", api.url, mariadb.server.slow_log_path)
+        )
+        following(agent, mariadb.server.slow_log_path)
         load = Load(mariadb.server, "fault_redis").start()
         load.wait_until(100)
         own_redis.stop()
@@ -193,6 +213,7 @@ def test_redis_restarted_under_load(
         assert api.get("/readyz").status_code == 503
         own_redis.start()
         load.join()
+        stop_when_read(agent, mariadb.server.slow_log_path)
         assert_store_matches_mariadb(api, "redis", mariadb, load)
         assert api.get("/readyz").json() == {"status": "ok"}
         assert worker.running
@@ -208,7 +229,8 @@ def test_postgresql_restarted_api_answers_503_then_recovers(
     env = {"QUANTA_INGEST_REQUEUE_AFTER_SECONDS": "4", "QUANTA_INGEST_REQUEUE_CHECK_SECONDS": "2"}
     with cluster(tmp_path, url, redis_server.url, **env) as c:
         api, worker, _beat = c.api(), c.worker(), c.beat()
-        c.agent("pg", agent_config(tmp_path, "pg", api.url, mariadb.server.slow_log_path))
+        agent = c.agent("pg", agent_config(tmp_path, "pg", api.url, mariadb.server.slow_log_path))
+        following(agent, mariadb.server.slow_log_path)
         load = Load(mariadb.server, "fault_pg").start()
         load.wait_until(100)
         own_postgres.process.stop()
@@ -223,6 +245,7 @@ def test_postgresql_restarted_api_answers_503_then_recovers(
         time.sleep(2)  # the agent's POSTs meet 503 and are retried
         own_postgres.process.start()
         load.join()
+        stop_when_read(agent, mariadb.server.slow_log_path)
         # Neither the API nor the worker was restarted.
         assert_store_matches_mariadb(api, "pg", mariadb, load)
         assert api.get("/readyz").status_code == 200
@@ -284,9 +307,13 @@ def test_duplicate_delivery_is_counted_once(
         api, _worker = c.api(), c.worker()
         proxy = LossyProxy(api.url)
         try:
-            c.agent("dup", agent_config(tmp_path, "dup", proxy.url, mariadb.server.slow_log_path))
+            agent = c.agent(
+                "dup", agent_config(tmp_path, "dup", proxy.url, mariadb.server.slow_log_path)
+            )
+            following(agent, mariadb.server.slow_log_path)
             load = Load(mariadb.server, "fault_dup").start()
             load.join()
+            stop_when_read(agent, mariadb.server.slow_log_path)
             assert_store_matches_mariadb(api, "dup", mariadb, load)
         finally:
             proxy.close()
@@ -304,7 +331,9 @@ def test_a_burst_of_slow_log_rotations(
     slow_log = mariadb.server.slow_log_path
     with cluster(tmp_path, url, redis_server.url) as c:
         api, _worker = c.api(), c.worker()
-        c.agent("rot", agent_config(tmp_path, "rot", api.url, slow_log))
+        agent = c.agent("rot", agent_config(tmp_path, "rot", api.url, slow_log))
+        # Files rotated away before the agent first looks are not its to read.
+        following(agent, slow_log)
         load = Load(mariadb.server, "fault_rotate", count=600).start()
         with contextlib.closing(mariadb.server.connect()) as conn, conn.cursor() as cursor:
             for n in range(1, 7):  # what logrotate does: rename, then have the server reopen
@@ -315,6 +344,7 @@ def test_a_burst_of_slow_log_rotations(
                 slow_log.rename(slow_log.with_name(f"{slow_log.name}.{n}"))
                 cursor.execute("FLUSH NO_WRITE_TO_BINLOG SLOW LOGS")
         load.join()
+        stop_when_read(agent, slow_log)
         assert len(slow_logs(mariadb)) == 7
         assert_store_matches_mariadb(api, "rot", mariadb, load)
 

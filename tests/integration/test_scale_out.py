@@ -75,8 +75,9 @@ def deployment(
 ) -> tuple[dict[str, Any], dict[str, tuple[int, float, int]], list[str]]:
     """Run `apis` APIs and `workers` workers; send the whole log to every API at once."""
     with cluster(base, database_url, redis_url) as c:
-        started = [c.api() for _ in range(apis)]
+        # Workers first: they start up while the APIs do (c.api() waits until it answers).
         pool = [c.worker(f"worker-{n}") for n in range(workers)]
+        started = [c.api() for _ in range(apis)]
         threads = [threading.Thread(target=import_log, args=(api, log)) for api in started]
         for thread in threads:
             thread.start()
