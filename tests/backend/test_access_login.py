@@ -59,6 +59,18 @@ def test_sign_in_sets_a_strict_httponly_cookie(client: TestClient) -> None:
     }  # fmt: skip
 
 
+def test_an_unknown_name_is_verified_against_a_hash_as_costly_as_a_users() -> None:
+    """The dummy hash (made ahead, not at import) has the hasher's parameters and verifies."""
+    from argon2 import PasswordHasher
+
+    from quanta.auth import service
+
+    assert service._DUMMY_HASH == service._PREHASHED_DUMMY
+    hasher = PasswordHasher()
+    assert not hasher.check_needs_rehash(service._DUMMY_HASH)
+    assert hasher.verify(service._DUMMY_HASH, "quanta-timing-equaliser")
+
+
 def test_cookie_is_secure_over_https(client: TestClient) -> None:
     make_user(client, "ada", "admin")
     tab = browser(client, base_url="https://testserver")

@@ -7,6 +7,7 @@ those checks did (straight into ingest_batches), which is also what an upgrade f
 
 import gzip
 import json
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,12 +16,15 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from quanta.core.tasks import REQUEUE_STALE_BATCHES_TASK
 from tests.fixtures.cluster import ADMIN_TOKEN, cluster, wait_for
 from tests.fixtures.servers import PostgresServer, RedisServer
 
 pytestmark = pytest.mark.services
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=2)
+# The worker's line for each of beat's checks for lost batches that it has run.
+REQUEUE_DONE = re.compile(rf"Task {re.escape(REQUEUE_STALE_BATCHES_TASK)}\[[^\]]+\] succeeded")
 EVENT = {"ts": NOW.isoformat(), "query": "SELECT * FROM t WHERE id = 1", "query_time": 0.5}
 
 
@@ -33,7 +37,9 @@ def test_a_poisoned_batch_fails_once_and_is_left_alone(
         "QUANTA_INGEST_REQUEUE_CHECK_SECONDS": "1",
     }
     with cluster(tmp_path, url, redis_server.url, **fast_requeue) as c:
-        api, worker, _beat = c.api(), c.worker(), c.beat()
+        # The worker and beat start while the API does (none waits for another).
+        worker, _beat = c.worker(), c.beat()
+        api = c.api()
         good = {"batch_id": "good", "instance": "db1", "events": [EVENT]}
         answer = httpx.post(
             api.url + "/api/v1/ingest",
@@ -72,9 +78,15 @@ def test_a_poisoned_batch_fails_once_and_is_left_alone(
                 ).one()
             return status, attempts, error
 
+        def rounds() -> int:
+            """Beat's re-queue checks the worker has run so far."""
+            return len(REQUEUE_DONE.findall(worker.log()))
+
         # beat finds it queued long ago and re-queues it; the worker gives up at once.
         wait_for(lambda: row()[0] == "failed", 60, "the poisoned batch to fail")
-        time.sleep(5)  # five more beat rounds: none of them touches it again
+        failed_at = rounds()
+        # Five more beat rounds: none of them touches it again.
+        wait_for(lambda: rounds() >= failed_at + 5, 60, "five more re-queue checks")
 
         status, attempts, error = row()
         assert (status, attempts) == ("failed", 1)
