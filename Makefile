@@ -48,10 +48,12 @@ test-frontend: $(NPM_STAMP)
 # pytest runs last: it includes the end-to-end tests in Chromium, which need the built UI.
 # pytest-xdist: one worker per core (PYTEST_WORKERS=0 runs in one process). Each worker is
 # its own session: it starts its own throw-away servers on free ports in its own temp dirs.
-# worksteal: the few long tests (the browser, the fault tests) do not leave a core idle.
+# The tests marked long are collected first (tests/conftest.py) and handed out one at a
+# time to whichever worker is free: longest first, so no worker is left with one at the end.
 PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist load --maxschedchunk 1
 test-python: install
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal
+	$(BIN)/pytest $(XDIST)
 
 # The Python fallbacks of the C extensions (QUANTA_NATIVE=0, see analysis/native.py), as
 # on a host that built without a compiler: the tests of the code they stand in for (slow-log
@@ -64,7 +66,7 @@ PURE_PYTHON_TESTS := tests/analysis/test_native.py tests/analysis/test_slowlog.p
 	tests/integration/test_pipeline.py::test_embedded_defaults_sqlite_and_sqlite_broker
 
 test-pure-python: install
-	QUANTA_NATIVE=0 $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(PURE_PYTHON_TESTS)
+	QUANTA_NATIVE=0 $(BIN)/pytest -q $(XDIST) $(PURE_PYTHON_TESTS)
 
 test: lint test-frontend test-python test-pure-python
 

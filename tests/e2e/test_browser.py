@@ -23,6 +23,8 @@ import pytest
 from tests.fixtures.quanta import VENV_BIN, agent_import, quanta_run
 from tests.fixtures.servers import MariaDBServer, service_unavailable, started_mariadb
 
+pytestmark = pytest.mark.long
+
 REPO = Path(__file__).resolve().parents[2]
 FRONTEND = REPO / "frontend"
 CHROMIUM = Path("/usr/bin/chromium")

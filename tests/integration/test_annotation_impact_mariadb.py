@@ -37,7 +37,7 @@ from tests.fixtures.servers import MariaDBServer, started_mariadb
 from tests.fixtures.store import migrate_store
 from tests.helpers import serving
 
-pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(240)]
 
 QUANTA = str(Path(sys.executable).parent / "quanta")
 TOKEN = "qnt_impact_test_admin_token"

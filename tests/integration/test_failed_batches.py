@@ -20,7 +20,7 @@ from quanta.core.tasks import REQUEUE_STALE_BATCHES_TASK
 from tests.fixtures.cluster import ADMIN_TOKEN, cluster, wait_for
 from tests.fixtures.servers import PostgresServer, RedisServer
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.long]
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=2)
 # The worker's line for each of beat's checks for lost batches that it has run.

@@ -48,7 +48,7 @@ from tests.fixtures.servers import (
 )
 from tests.helpers import agent_read_to_end
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.long]
 
 STATEMENTS = 400
 PAUSE = 0.01  # between statements: ~100/s, so a fault lands in the middle of the load

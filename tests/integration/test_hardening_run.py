@@ -18,6 +18,8 @@ from tests.fixtures.servers import free_port
 from tests.fixtures.store import migrate_store
 from tests.helpers import wait_until_healthy
 
+pytestmark = pytest.mark.long
+
 START_SECONDS = 60.0
 
 

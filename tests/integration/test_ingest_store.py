@@ -30,6 +30,8 @@ from tests.fixtures.quanta import QuantaServer, agent_import, quanta_run, wait_u
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
 
+pytestmark = pytest.mark.long
+
 QUANTILES = (0.5, 0.95, 0.99)
 TEMPLATES = (
     "SELECT * FROM orders WHERE customer_id = {i}",

@@ -15,6 +15,8 @@ from tests.backend.test_notify_service import Receiver, notice, receiver  # noqa
 from tests.fixtures.quanta import quanta_run
 from tests.fixtures.servers import PostgresServer, RedisServer
 
+pytestmark = pytest.mark.long
+
 
 def test_worker_delivers_with_retry_after(tmp_path: Path, receiver: Receiver) -> None:  # noqa: F811
     check_delivery(tmp_path / "data", receiver)

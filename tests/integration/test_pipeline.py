@@ -11,6 +11,8 @@ from tests.fixtures.quanta import QuantaServer, agent_import, quanta_run, wait_u
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
 
+pytestmark = pytest.mark.long
+
 START = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=30)
 
 # (statement template, executions, query time each)
