@@ -214,7 +214,7 @@ class MinuteBatcher:
             self.flush()
         if not self._runs or minute > self._runs[-1].minute:
             # A backlog read in one poll (up to 32 MB: 18 minutes of bench/agent_memory.py's
-            # log, 65,000 statements, 40 MB more peak RSS) is not held here whole until the
+            # log, 65,000 statements: 46 MB of peak RSS) is not held here whole until the
             # next tick: the minutes that closed go as the next one begins.
             self.tick()
             folder = MinuteFolder(self._fingerprinter, self._rng)
