@@ -44,6 +44,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from quanta.analysis import native
@@ -212,7 +213,7 @@ _ENTRY_PATTERN = (
 _NEXT_ENTRY = r"(?=\# (?:Time|User@Host|Query_time):"
 _ENTRY_RE = re.compile(_ENTRY_PATTERN + _NEXT_ENTRY + ")")
 _LAST_ENTRY_RE = re.compile(_ENTRY_PATTERN + _NEXT_ENTRY + r"|\Z)")
-# Distinct User@Host lines remembered by one parser.
+# Distinct User@Host lines remembered by one parser, and by _user_host and _use_database.
 _CACHE_SIZE = 4096
 # The usual meta lines, '[use db;] SET timestamp=N;': anything else takes the general rules.
 _PLAIN_META_RE = re.compile(r"(?:(use [^\n]*;)\n)?SET timestamp=([0-9]+);\n")
@@ -570,7 +571,7 @@ class _Parser:
         else:
             self._read_pairs(entry, match["pairs"])
         for line in match["meta"].split("\n"):
-            _read_meta(entry, line)
+            _read_meta(entry, line, self._clock)
         entry.body.append(match["body"].rstrip("\n"))
         return self._end_entry()
 
@@ -636,7 +637,7 @@ class _Parser:
         if not entry.body:
             if not line.strip():
                 return
-            if _read_meta(entry, line):
+            if _read_meta(entry, line, self._clock):
                 return
         entry.body.append(line)
 
@@ -778,8 +779,13 @@ def _header_kind(line: str) -> int:
     return _PAIRS
 
 
+@lru_cache(maxsize=_CACHE_SIZE)
 def _user_host(line: str) -> tuple[str | None, str | None, str, str | None]:
-    """Read a '# User@Host:' line: user, host (its IP when it has no name), IP, thread id."""
+    """Read a '# User@Host:' line: user, host (its IP when it has no name), IP, thread id.
+
+    Remembered: a log repeats the lines of its few connections, and the events of one then
+    share their strings (a statement held by the agent's minute folder costs ~110 bytes less).
+    """
     match = _USER_HOST_RE.match(line)
     if match is None:
         return None, None, "", None
@@ -789,8 +795,9 @@ def _user_host(line: str) -> tuple[str | None, str | None, str, str | None]:
     return user or None, host or ip or None, ip, thread_id
 
 
+@lru_cache(maxsize=_CACHE_SIZE)
 def _use_database(line: str) -> str | None:
-    """The database of a 'use db;' line the server writes."""
+    """The database of a 'use db;' line the server writes (remembered, as _user_host)."""
     return line[4:].rstrip().rstrip(";").strip().strip("`") or None
 
 
@@ -801,7 +808,7 @@ def _is_banner(line: str) -> bool:
     return False
 
 
-def _read_meta(entry: _Entry, line: str) -> bool:
+def _read_meta(entry: _Entry, line: str, clock: _Clock) -> bool:
     """Apply a 'use db;' or 'SET timestamp=N;' line the server writes before a statement.
 
     These are written in this exact case, so 'USE db' or 'set timestamp=1' from a client
@@ -814,7 +821,7 @@ def _read_meta(entry: _Entry, line: str) -> bool:
     if _SET_META_RE.match(line):
         match = _TIMESTAMP_RE.search(line)
         if match is not None:
-            entry.set_ts = _from_epoch(match.group(1))
+            entry.set_ts = clock.epoch_time(match.group(1))
         entry.meta = True
         return True
     return False
