@@ -6,6 +6,7 @@ Fixtures live in tests/fixtures/ (registered in tests/conftest.py); these are pl
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import threading
 import time
@@ -24,6 +25,14 @@ from quanta.core.db import session_scope
 T = TypeVar("T")
 
 POLL_INTERVAL = 0.05
+
+
+_AGENT_FOLLOWS_RE = re.compile(r"(reading|resuming) \S+ (from|at) offset")
+
+
+def agent_follows(agent_log: str) -> bool:
+    """Whether the log of a ``quanta-agent run`` says that its tailer opened its slow log."""
+    return _AGENT_FOLLOWS_RE.search(agent_log) is not None
 
 
 def agent_read_to_end(agent_log: str, slow_log: Path) -> bool:

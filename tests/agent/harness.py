@@ -12,7 +12,6 @@ import contextlib
 import gzip
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import parse_slow_log
 from quanta_agent.importer import event_to_wire
 from tests.fixtures.servers import free_port
-from tests.helpers import agent_read_to_end, poll
+from tests.helpers import agent_follows, agent_read_to_end, poll
 
 AGENT = Path(sys.executable).parent / "quanta-agent"
 WAIT_TIMEOUT = 30.0
@@ -171,8 +170,7 @@ class AgentProcess:
                 stderr=subprocess.STDOUT,
             )
         if wait:
-            ready = re.compile(r"(reading|resuming) \S+ (from|at) offset")
-            assert wait_for(lambda: ready.search(self.log()[seen:]) is not None), self.log()[seen:]
+            assert wait_for(lambda: agent_follows(self.log()[seen:])), self.log()[seen:]
 
     def wait_read_to_end(self, slow_log: Path) -> None:
         """Wait until the agent has handed on every entry ``slow_log`` holds now."""

@@ -46,7 +46,7 @@ from tests.fixtures.servers import (
     started_mariadb,
     started_redis,
 )
-from tests.helpers import agent_read_to_end
+from tests.helpers import agent_follows, agent_read_to_end
 
 pytestmark = [pytest.mark.services, pytest.mark.long]
 
@@ -115,16 +115,15 @@ def slow_logs(own: OwnMariaDB) -> list[Path]:
     return [*rotated, current]
 
 
-def following(agent: Proc, slow_log: Path) -> None:
-    """Wait until the agent has opened the slow log (what is written from then on is its)."""
-    wait_for(lambda: f"reading {slow_log} from offset" in agent.log(), 30, "the agent to start")
+def following(agent: Proc) -> None:
+    """Wait until the agent has opened its slow log (what is written from then on is its)."""
+    wait_for(lambda: agent_follows(agent.log()), 30, "the agent to open its slow log")
 
 
 def stop_when_read(agent: Proc, slow_log: Path) -> None:
     """SIGTERM the agent once it has read the slow log to its end: it then ships the minute
     it still holds, which would otherwise wait for that minute to end."""
-    read = lambda: agent_read_to_end(agent.log(), slow_log)  # noqa: E731
-    wait_for(read, 30, f"the agent to read {slow_log} to its end")
+    wait_for(lambda: agent_read_to_end(agent.log(), slow_log), 30, f"the agent to read {slow_log}")
     assert agent.stop() == 0
 
 
@@ -178,7 +177,7 @@ def test_api_down_while_the_agent_ships_then_it_catches_up(
         agent = c.agent(
             "apidown", agent_config(tmp_path, "apidown", api.url, mariadb.server.slow_log_path)
         )
-        following(agent, mariadb.server.slow_log_path)
+        following(agent)
         load = Load(mariadb.server, "fault_api_down").start()
         load.wait_until(60)
         assert_clean_exit(api)
@@ -205,7 +204,7 @@ def test_redis_restarted_under_load(
         agent = c.agent(
             "redis", agent_config(tmp_path, "redis", api.url, mariadb.server.slow_log_path)
         )
-        following(agent, mariadb.server.slow_log_path)
+        following(agent)
         load = Load(mariadb.server, "fault_redis").start()
         load.wait_until(100)
         own_redis.stop()
@@ -230,7 +229,7 @@ def test_postgresql_restarted_api_answers_503_then_recovers(
     with cluster(tmp_path, url, redis_server.url, **env) as c:
         api, worker, _beat = c.api(), c.worker(), c.beat()
         agent = c.agent("pg", agent_config(tmp_path, "pg", api.url, mariadb.server.slow_log_path))
-        following(agent, mariadb.server.slow_log_path)
+        following(agent)
         load = Load(mariadb.server, "fault_pg").start()
         load.wait_until(100)
         own_postgres.process.stop()
@@ -310,7 +309,7 @@ def test_duplicate_delivery_is_counted_once(
             agent = c.agent(
                 "dup", agent_config(tmp_path, "dup", proxy.url, mariadb.server.slow_log_path)
             )
-            following(agent, mariadb.server.slow_log_path)
+            following(agent)
             load = Load(mariadb.server, "fault_dup").start()
             load.join()
             stop_when_read(agent, mariadb.server.slow_log_path)
@@ -333,7 +332,7 @@ def test_a_burst_of_slow_log_rotations(
         api, _worker = c.api(), c.worker()
         agent = c.agent("rot", agent_config(tmp_path, "rot", api.url, slow_log))
         # Files rotated away before the agent first looks are not its to read.
-        following(agent, slow_log)
+        following(agent)
         load = Load(mariadb.server, "fault_rotate", count=600).start()
         with contextlib.closing(mariadb.server.connect()) as conn, conn.cursor() as cursor:
             for n in range(1, 7):  # what logrotate does: rename, then have the server reopen
