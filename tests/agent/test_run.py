@@ -40,6 +40,10 @@ pytestmark = pytest.mark.services
 
 IDLE_GRACE = 0.3
 RESTARTS = 3
+# Between a workload's rounds of 10 statements: a few hundred statements a second, which the
+# agent, killed and restarted meanwhile, ships in seconds. Unpaced, a round takes ~3 ms and
+# the log grows by thousands of entries a second.
+WORKLOAD_PAUSE = 0.03
 
 
 @pytest.fixture
@@ -202,6 +206,7 @@ def test_agent_killed_and_restarted_repeatedly(scenario: Scenario) -> None:
         while not stop.is_set():
             scenario.run(f"load{round_}", 10)
             round_ += 1
+            stop.wait(WORKLOAD_PAUSE)
 
     worker = threading.Thread(target=workload)
     worker.start()
@@ -236,6 +241,7 @@ def test_buckets_agent_killed_and_restarted_under_load_with_a_rotation(
         while not stop.is_set():
             scenario.run(f"load{round_}", 10)
             round_ += 1
+            stop.wait(WORKLOAD_PAUSE)
 
     slow, rotated = scenario.slow_log, scenario.slow_log.with_name("slow.log.1")
     worker = threading.Thread(target=workload)
