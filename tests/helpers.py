@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +26,16 @@ from quanta.core.db import session_scope
 T = TypeVar("T")
 
 POLL_INTERVAL = 0.05
+
+# Every HTTP call the tests make to a server they started. One client: `httpx.get()` and the
+# like build a TLS context per call (35 ms of CPU, though these servers speak plain HTTP), and
+# tests poll. Otherwise as a bare `httpx.get()`: no keep-alive, so a server stopped or
+# restarted between calls leaves nothing stale behind, and no cookie is ever kept.
+HTTP = httpx.Client(
+    timeout=30,
+    limits=httpx.Limits(max_keepalive_connections=0),
+    cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
+)
 
 
 _AGENT_FOLLOWS_RE = re.compile(r"(reading|resuming) \S+ (from|at) offset")
@@ -91,7 +102,7 @@ def process_all(factory: sessionmaker[Session], settings: Settings | None = None
 def healthy(url: str) -> bool:
     """Whether a Quanta API at ``url`` answers its liveness probe."""
     try:
-        return httpx.get(url + "/healthz", timeout=1).status_code == 200
+        return HTTP.get(url + "/healthz", timeout=1).status_code == 200
     except httpx.TransportError:
         return False
 

@@ -586,15 +586,17 @@ def _wait_healthy(url: str, children: Children) -> None:
     import httpx  # here, not at the top: `quanta digest` starts faster without it
 
     deadline = time.monotonic() + HEALTH_WAIT_SECONDS
-    while time.monotonic() < deadline:
-        if any(child.poll() is not None for child in children.values()):
-            raise typer.Exit(_fail("a process exited during start-up; see the log above"))
-        try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
+    # One client for every try: each new one builds a TLS context, 35 ms of CPU.
+    with httpx.Client(timeout=1.0) as client:
+        while time.monotonic() < deadline:
+            if any(child.poll() is not None for child in children.values()):
+                raise typer.Exit(_fail("a process exited during start-up; see the log above"))
+            try:
+                if client.get(url).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
     raise typer.Exit(_fail(f"the API did not answer {url} within {HEALTH_WAIT_SECONDS:.0f} s"))
 
 

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
 
 from quanta.auth.service import ensure_admin_token
@@ -21,7 +20,7 @@ from quanta.instances.service import get_or_create_instance
 from quanta.main import create_app
 from tests.fixtures.servers import free_port
 from tests.fixtures.store import migrate_store
-from tests.helpers import serving
+from tests.helpers import HTTP, serving
 
 QUANTA = str(Path(sys.executable).parent / "quanta")
 TOKEN = "qnt_cli_test_admin_token"
@@ -57,7 +56,7 @@ def annotate(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 
 
 def stored(server_url: str) -> list[dict[str, object]]:
-    response = httpx.get(
+    response = HTTP.get(
         f"{server_url}/api/v1/annotations",
         params={"from": "2000-01-01T00:00:00Z", "to": "now+1d"},
         headers={"Authorization": f"Bearer {TOKEN}"},

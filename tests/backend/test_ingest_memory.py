@@ -19,7 +19,7 @@ import pytest
 from quanta.core.config import Settings
 from tests.fixtures.servers import free_port
 from tests.fixtures.store import migrate_store
-from tests.helpers import wait_until_healthy
+from tests.helpers import HTTP, wait_until_healthy
 
 VENV_BIN = Path(sys.executable).parent
 TOKEN = "qnt_memory_test_admin_token"
@@ -43,7 +43,7 @@ class Api:
         raise AssertionError("no VmRSS in /proc")
 
     def ingest(self, body: bytes) -> httpx.Response:
-        return httpx.post(
+        return HTTP.post(
             self.url + "/api/v1/ingest",
             content=body,
             headers={"Authorization": f"Bearer {TOKEN}", "Content-Encoding": "gzip"},

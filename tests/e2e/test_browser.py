@@ -17,11 +17,11 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.fixtures.quanta import VENV_BIN, agent_import, quanta_run
 from tests.fixtures.servers import MariaDBServer, service_unavailable, started_mariadb
+from tests.helpers import HTTP
 
 pytestmark = pytest.mark.long
 
@@ -187,7 +187,7 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
         dsn = f"mysql://{READER}:{READER_PASSWORD}@{e2e_mariadb.host}:{e2e_mariadb.port}/shop"
         target = f"mysql://{EXEC}:{EXEC_PASSWORD}@{e2e_mariadb.host}:{e2e_mariadb.port}/shop"
         (instance,) = [i for i in server.get("/api/v1/instances").json() if i["name"] == INSTANCE]
-        patched = httpx.patch(
+        patched = HTTP.patch(
             f"{server.url}/api/v1/instances/{instance['id']}",
             # An execution target: the Profile tab runs the example SELECT there (the same
             # server, made read-only below while the browser runs, as a replica would be).
@@ -199,7 +199,7 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
 
         # A ranged annotation just before the workload, as a CI job would make it; ended
         # minutes ago so that the impact has whole minutes after it to compare.
-        created = httpx.post(
+        created = HTTP.post(
             server.url + "/api/v1/annotations",
             json={
                 "text": ANNOTATION,

@@ -20,7 +20,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import select
 
@@ -35,7 +34,7 @@ from quanta.main import create_app
 from quanta_agent.importer import event_to_wire
 from tests.fixtures.servers import MariaDBServer, started_mariadb
 from tests.fixtures.store import migrate_store
-from tests.helpers import serving
+from tests.helpers import HTTP, serving
 
 pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(240)]
 
@@ -63,7 +62,7 @@ class Api:
 
     def post_batch(self, batch_id: str, events: list[dict[str, Any]]) -> None:
         body = json.dumps({"batch_id": batch_id, "instance": "db1", "events": events})
-        response = httpx.post(
+        response = HTTP.post(
             f"{self.url}/api/v1/ingest",
             content=gzip.compress(body.encode()),
             headers={"Authorization": f"Bearer {TOKEN}", "Content-Encoding": "gzip"},
@@ -80,7 +79,7 @@ class Api:
                 ingest.process_batch(session=session, settings=self.settings, batch_pk=batch_pk)
 
     def get(self, path: str, **params: str) -> dict[str, Any]:
-        response = httpx.get(
+        response = HTTP.get(
             self.url + path,
             params=params,
             headers={"Authorization": f"Bearer {TOKEN}"},
@@ -222,7 +221,7 @@ def test_an_added_index_shows_as_improved_and_the_control_query_does_not_move(
         FINISHED.isoformat(),
     )
 
-    listed = httpx.get(
+    listed = HTTP.get(
         f"{api.url}/api/v1/annotations",
         params={"instance": "db1", "tag": "schema", "from": "now-3h"},
         headers={"Authorization": f"Bearer {TOKEN}"},

@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 
 from tests.backend.test_notify_service import Receiver, receiver  # noqa: F401
 from tests.fixtures.quanta import VENV_BIN, QuantaServer, quanta_run
 from tests.fixtures.servers import MariaDBServer, started_mariadb
+from tests.helpers import HTTP
 
 pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(600)]
 
@@ -116,7 +116,7 @@ def running_agent(base: Path, server: QuantaServer, mariadb: MariaDBServer) -> I
 
 
 def post(server: QuantaServer, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    response = httpx.post(
+    response = HTTP.post(
         server.url + path,
         json=body,
         headers={"Authorization": f"Bearer {server.token}"},
@@ -184,7 +184,7 @@ def test_suggestion_reaches_chat_by_itself(tmp_path: Path, receiver: Receiver) -
 
             # Honest prerequisites: the account reads the schema the queries use.
             instance_id = server.get("/api/v1/instances").json()[0]["id"]
-            report = httpx.post(
+            report = HTTP.post(
                 f"{server.url}/api/v1/instances/{instance_id}/test-connection",
                 headers={"Authorization": f"Bearer {server.token}"},
                 timeout=60,

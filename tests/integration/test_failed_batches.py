@@ -12,13 +12,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
 from quanta.core.tasks import REQUEUE_STALE_BATCHES_TASK
 from tests.fixtures.cluster import ADMIN_TOKEN, cluster, wait_for
 from tests.fixtures.servers import PostgresServer, RedisServer
+from tests.helpers import HTTP
 
 pytestmark = [pytest.mark.services, pytest.mark.long]
 
@@ -41,7 +41,7 @@ def test_a_poisoned_batch_fails_once_and_is_left_alone(
         worker, _beat = c.worker(), c.beat()
         api = c.api()
         good = {"batch_id": "good", "instance": "db1", "events": [EVENT]}
-        answer = httpx.post(
+        answer = HTTP.post(
             api.url + "/api/v1/ingest",
             json=good,
             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
@@ -92,7 +92,7 @@ def test_a_poisoned_batch_fails_once_and_is_left_alone(
         assert (status, attempts) == ("failed", 1)
         assert error is not None
         assert error.startswith("Invalid batch: events.0.query_time: Input should be less than")
-        shown = httpx.get(
+        shown = HTTP.get(
             api.url + "/api/v1/ingest/old-poison",
             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
             timeout=30,

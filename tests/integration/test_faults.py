@@ -22,7 +22,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -46,7 +45,7 @@ from tests.fixtures.servers import (
     started_mariadb,
     started_redis,
 )
-from tests.helpers import agent_follows, agent_read_to_end
+from tests.helpers import HTTP, agent_follows, agent_read_to_end
 
 pytestmark = [pytest.mark.services, pytest.mark.long]
 
@@ -269,7 +268,7 @@ class LossyProxy:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                answer = httpx.post(target + self.path, content=body, headers=headers, timeout=60)
+                answer = HTTP.post(target + self.path, content=body, headers=headers, timeout=60)
                 proxy.forwarded += 1
                 if proxy.forwarded % 3 == 0:
                     proxy.dropped += 1

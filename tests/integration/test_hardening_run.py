@@ -9,14 +9,13 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from quanta.core.config import Settings
 from tests.fixtures.quanta import VENV_BIN, quanta_run
 from tests.fixtures.servers import free_port
 from tests.fixtures.store import migrate_store
-from tests.helpers import wait_until_healthy
+from tests.helpers import HTTP, wait_until_healthy
 
 pytestmark = pytest.mark.long
 
@@ -42,7 +41,7 @@ def test_private_files_and_untrusted_forwarded_for(tmp_path: Path) -> None:
     with quanta_run(data, settings={"QUANTA_LOGIN_ADDRESS_RATE_LIMIT": "3/minute"}) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
         # A DSN is stored encrypted: the API generates the secret key file.
-        created = httpx.post(
+        created = HTTP.post(
             f"{server.url}/api/v1/instances",
             json={"name": "db1", "dsn": "mysql://quanta:secret@127.0.0.1:9/"},
             headers=auth,
@@ -65,7 +64,7 @@ def forged_logins(url: str) -> list[int]:
     """Four failed sign-ins, each for another name and from another forged address."""
     codes = []
     for i in range(4):
-        response = httpx.post(
+        response = HTTP.post(
             f"{url}/api/v1/auth/login",
             json={"name": f"user{i}", "password": "not the password"},
             headers={"X-Forwarded-For": f"198.51.100.{i}"},

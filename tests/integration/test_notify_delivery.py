@@ -5,7 +5,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from quanta.core.config import Settings
@@ -14,6 +13,7 @@ from quanta.notify import publish
 from tests.backend.test_notify_service import Receiver, notice, receiver  # noqa: F401
 from tests.fixtures.quanta import quanta_run
 from tests.fixtures.servers import PostgresServer, RedisServer
+from tests.helpers import HTTP
 
 pytestmark = pytest.mark.long
 
@@ -49,7 +49,7 @@ def check_delivery(
         data_dir, database_url=database_url, redis_url=redis_url, settings=private_ok
     ) as server:
         headers = {"Authorization": f"Bearer {server.token}"}
-        created = httpx.post(
+        created = HTTP.post(
             f"{server.url}/api/v1/channels",
             json={"name": "ops", "type": "slack", "url": hook.url("/services/T/B/x")},
             headers=headers,
