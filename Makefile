@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
+# Python keeps the bytecode it compiles unless this is set (as on our CI machines): the tests
+# start some 150 Python processes, and each compiled Quanta's sources again (2.6 s of CPU per
+# `quanta run`), as each pytest worker redid its assertion rewriting (4.5 s).
+unexport PYTHONDONTWRITEBYTECODE
 NPM_STAMP := frontend/node_modules/.installed
 UI_STAMP := frontend/dist/index.html
 UI_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
@@ -68,7 +72,12 @@ PURE_PYTHON_TESTS := tests/analysis/test_native.py tests/analysis/test_slowlog.p
 test-pure-python: install
 	QUANTA_NATIVE=0 $(BIN)/pytest -q $(XDIST) $(PURE_PYTHON_TESTS)
 
-test: lint test-frontend test-python test-pure-python
+# Lint, the UI's unit tests and the native-off pass first, side by side: each keeps about one
+# core busy, so together they take the time of the longest. Then pytest, which fills every
+# core by itself. --output-sync keeps each one's output in one piece.
+test: install
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-frontend test-pure-python
+	$(MAKE) --no-print-directory test-python
 
 # Every bench/*.py is a benchmark, except helper modules named _*.py (shared generators).
 bench: $(PY_STAMP)
