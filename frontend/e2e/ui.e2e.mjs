@@ -385,6 +385,15 @@ test('a custom time range goes into the URL', async (t) => {
 
 test('open a query: metrics, charts with the annotation, tabs, deep link', async (t) => {
   await step(t, 'detail', async () => {
+    // The annotations are held back until a row link has focus: their markers arriving
+    // must not take the focus away (they once remounted every cell).
+    let releaseAnnotations = () => {};
+    const annotationsHeld = new Promise((resolve) => (releaseAnnotations = resolve));
+    const annotationsRoute = (url) => url.pathname === '/api/v1/annotations';
+    await page.route(annotationsRoute, async (route) => {
+      await annotationsHeld;
+      await route.continue();
+    });
     await page.goto(new URL('/', baseUrl).href);
     await waitForTable();
     const link = page.getByTestId('query-link').first();
@@ -392,6 +401,10 @@ test('open a query: metrics, charts with the annotation, tabs, deep link', async
     const focusedTitle = () => page.evaluate(() => globalThis.document.activeElement?.title);
     const titles = await fingerprints();
     await link.focus();
+    releaseAnnotations();
+    await page.getByTestId('top-queries-table').getByTestId('annotation-marker').first().waitFor();
+    await page.unroute(annotationsRoute);
+    assert.equal(await focusedTitle(), titles[0]);
     await page.keyboard.press('ArrowDown');
     assert.equal(await focusedTitle(), titles[1]);
     await page.keyboard.press('ArrowUp');

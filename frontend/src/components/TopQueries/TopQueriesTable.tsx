@@ -52,6 +52,14 @@ declare module '@tanstack/react-table' {
     title?: string;
     totals?: (totals: TotalsView) => ReactNode;
   }
+  // What cells read that changes while the table is shown (see `columns` below).
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  interface TableMeta<TData extends RowData> {
+    markers: readonly Marker[];
+    domain: { fromMs: number; toMs: number };
+    detailHref: (queryId: string) => string;
+    onPickGroup?: (value: string) => void;
+  }
 }
 
 const NO_MARKERS: readonly Marker[] = [];
@@ -118,8 +126,9 @@ export function TopQueriesTable({
         header: grouped ? groupLabel : 'Query',
         enableSorting: false,
         meta: { className: 'query' },
-        cell: ({ row }) => {
+        cell: ({ row, table }) => {
           const view = row.original;
+          const { detailHref, onPickGroup } = table.options.meta!;
           if (grouped) {
             return (
               <button
@@ -180,15 +189,19 @@ export function TopQueriesTable({
       },
       {
         id: 'sparkline',
-        header: () => (
+        header: ({ table }) => (
           <div className="spark-header" style={{ width: SPARK_WIDTH }}>
             <span>Load over time</span>
-            <MarkerAxis markers={markers} label="Annotations in this range" />
+            <MarkerAxis markers={table.options.meta!.markers} label="Annotations in this range" />
           </div>
         ),
         enableSorting: false,
-        cell: ({ row }) => (
-          <LoadSparkline data={row.original.sparkline} domain={domain} markers={markers} />
+        cell: ({ row, table }) => (
+          <LoadSparkline
+            data={row.original.sparkline}
+            domain={table.options.meta!.domain}
+            markers={table.options.meta!.markers}
+          />
         ),
       },
       {
@@ -248,7 +261,10 @@ export function TopQueriesTable({
         ),
       },
     ],
-    [markers, domain, detailHref, grouped, groupLabel, onPickGroup],
+    // Only what changes the columns themselves: TanStack renders a cell function as a React
+    // component, so a new one remounts every cell, and a focused row link loses its focus
+    // (annotations arriving after the rows did that). What else changes comes as `meta`.
+    [grouped, groupLabel],
   );
 
   // TanStack Table v8 hands out fresh functions each render; fine without the React Compiler.
@@ -258,6 +274,7 @@ export function TopQueriesTable({
     columns,
     getCoreRowModel: getCoreRowModel(),
     getRowId: (row) => row.queryId,
+    meta: { markers, domain, detailHref, onPickGroup },
     manualSorting: true,
     manualPagination: true,
     state: { sorting: [{ id: sort, desc: order === 'desc' }] },
