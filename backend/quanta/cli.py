@@ -149,7 +149,7 @@ def worker(
 def beat() -> None:
     """Run the periodic scheduler; exactly one per deployment."""
     settings = _celery_process_settings()  # makes the data dir for the schedule file
-    from quanta_worker.celery_app import app as celery_app
+    from quanta_worker.beat_app import app as celery_app
 
     celery_app.start(
         ["beat", "--loglevel", settings.log_level,
@@ -571,13 +571,13 @@ def _child_commands(settings: "Settings") -> dict[str, list[str]]:
     from quanta.core.tasks import QUEUES
 
     python = sys.executable
-    celery = [python, "-m", "celery", "-A", "quanta_worker.celery_app"]
+    celery = [python, "-m", "celery", "-A"]
     return {
         "api": [python, "-m", "uvicorn", "quanta.main:create_app", "--factory",
                 "--host", settings.host, "--port", str(settings.port), "--no-proxy-headers"],
-        "worker": [*celery, "worker", "--queues", ",".join(QUEUES),
+        "worker": [*celery, "quanta_worker.celery_app", "worker", "--queues", ",".join(QUEUES),
                    "--concurrency", str(settings.worker_concurrency), "--loglevel", "INFO"],
-        "beat": [*celery, "beat", "--loglevel", "INFO",
+        "beat": [*celery, "quanta_worker.beat_app", "beat", "--loglevel", "INFO",
                  "--schedule", str(settings.data_dir / "celerybeat-schedule")],
     }  # fmt: skip
 

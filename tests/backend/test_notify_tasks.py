@@ -1,5 +1,8 @@
 """The notify tasks are registered with the worker, routed to the notify queue, and ticked."""
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 from quanta.core.config import Settings
@@ -23,3 +26,30 @@ def test_worker_registers_the_tasks_and_the_tick() -> None:
         "task": NOTIFY_TICK_TASK,
         "schedule": settings.notify_tick_seconds,
     }
+
+
+def test_beat_imports_no_task_module_and_keeps_the_schedule() -> None:
+    """Beat sends tasks by name: its app (quanta_worker.beat_app) loads as beat does without
+    importing a task module, where the worker's imports them all. In subprocesses: beat_app
+    changes the app it shares with the worker."""
+    probe = (
+        "import json, sys; from quanta_worker.{module} import app; app.loader.init_worker(); "
+        "print(json.dumps([sorted(m for m in sys.modules if m.startswith('quanta_worker.tasks.')),"
+        " sorted(app.conf.beat_schedule)]))"
+    )
+
+    def loaded(module: str) -> list[list[str]]:
+        result = subprocess.run(
+            [sys.executable, "-c", probe.format(module=module)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return list(json.loads(result.stdout))
+
+    beat_tasks, beat_schedule = loaded("beat_app")
+    worker_tasks, worker_schedule = loaded("celery_app")
+    assert beat_tasks == []
+    assert "quanta_worker.tasks.notify" in worker_tasks
+    assert beat_schedule == worker_schedule
+    assert "notify-tick" in beat_schedule
