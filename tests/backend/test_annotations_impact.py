@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 import yaml
-from scipy.stats import mannwhitneyu
 
 from quanta.analysis import impact as impact_module
 from quanta.analysis.histogram import LatencyHistogram
@@ -243,6 +242,10 @@ def test_metrics_a_source_does_not_give_stay_unknown() -> None:
 
 
 def test_many_tests_at_once_give_scipys_answer_for_each_pair() -> None:
+    # Imported here, as quanta.analysis.impact does: scipy.stats takes 1.4 s to import, and
+    # every pytest worker collects this module.
+    from scipy.stats import mannwhitneyu
+
     rng = random.Random(4)
     pairs: list[tuple[list[float], list[float]]] = []
     for _ in range(200):

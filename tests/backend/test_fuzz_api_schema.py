@@ -19,8 +19,6 @@ from tests.fixtures.store import migrate_store
 
 ADMIN_TOKEN = "qnt_fuzz_admin_token"
 EXAMPLES_PER_OPERATION = 10
-# Sign-in verifies an argon2 hash (deliberately slow): fewer examples keep the run short.
-SLOW_OPERATIONS = {"POST /api/v1/auth/login": 3}
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +53,9 @@ def test_no_generated_request_gets_a_server_error(
     calls = 0
     operations = [result.ok() for result in api_schema.get_all_operations()]  # type: ignore[union-attr]
     for operation in operations:
-        label = f"{operation.method.upper()} {operation.path}"
 
         @settings(
-            max_examples=SLOW_OPERATIONS.get(label, EXAMPLES_PER_OPERATION),
+            max_examples=EXAMPLES_PER_OPERATION,
             deadline=None,
             database=None,
             derandomize=True,  # the same requests every run: a failure reproduces
