@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from quanta.analysis.advisor import (
@@ -22,9 +21,10 @@ from quanta.analysis.advisor import (
 )
 from quanta.analysis.advisor.schema import type_width
 from quanta.cli import app
+from tests.helpers import parse_yaml
 
 DATA = Path(__file__).parent / "data" / "advisor"
-SCHEMAS: dict[str, Any] = yaml.safe_load((DATA / "schemas.yaml").read_text(encoding="utf-8"))
+SCHEMAS: dict[str, Any] = parse_yaml((DATA / "schemas.yaml").read_text(encoding="utf-8"))
 MIN_CASES = 60
 
 
@@ -39,7 +39,7 @@ def load_cases() -> list[Case]:
     for path in sorted(DATA.glob("*.yaml")):
         if path.name == "schemas.yaml":
             continue
-        for spec in yaml.safe_load(path.read_text(encoding="utf-8")):
+        for spec in parse_yaml(path.read_text(encoding="utf-8")):
             cases.append(Case(f"{path.stem}:{spec['case']}", spec))
     return cases
 

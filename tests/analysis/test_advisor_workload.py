@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-import yaml
 
 from quanta.analysis.advisor import parse_schema
 from quanta.analysis.advisor.schema import Schema
@@ -18,8 +17,9 @@ from quanta.analysis.advisor.workload import (
     WorkloadQuery,
     plan_workload,
 )
+from tests.helpers import parse_yaml
 
-DATA = yaml.safe_load(
+DATA = parse_yaml(
     (Path(__file__).parent / "data" / "advisor_workload.yaml").read_text(encoding="utf-8")
 )
 WINDOW_SECONDS = 3600.0

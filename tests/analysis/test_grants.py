@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from quanta.analysis.grants import (
     Grant,
@@ -15,8 +14,9 @@ from quanta.analysis.grants import (
     parse_grant,
     unreadable_schemas,
 )
+from tests.helpers import parse_yaml
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
+CASES: list[dict[str, Any]] = parse_yaml(
     (Path(__file__).parent / "data" / "grants.yaml").read_text(encoding="utf-8")
 )
 
@@ -52,7 +52,7 @@ def test_an_unparsable_line_raises() -> None:
         parse_grant("SHOW ME EVERYTHING")
 
 
-SCHEMA_CASES: list[dict[str, Any]] = yaml.safe_load(
+SCHEMA_CASES: list[dict[str, Any]] = parse_yaml(
     (Path(__file__).parent / "data" / "schema_grants.yaml").read_text(encoding="utf-8")
 )
 

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from quanta.analysis.plan_mask import mask_plan, mask_text
+from tests.helpers import parse_yaml
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
+CASES: list[dict[str, Any]] = parse_yaml(
     (Path(__file__).parent / "data" / "plan_mask.yaml").read_text(encoding="utf-8")
 )
 

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.redact import MARKER, might_hold_secret, redact
+from tests.helpers import parse_yaml
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
+CASES: list[dict[str, Any]] = parse_yaml(
     (Path(__file__).parent / "data" / "redaction.yaml").read_text(encoding="utf-8")
 )
 SECRETS = ("sekret", "s3cret", "2470C0C06DEE42FD", "ZIgUREUg5PVg", "0123456789", "736b", "12345")

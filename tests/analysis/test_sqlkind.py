@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from quanta.analysis.sqlkind import (
     PERFORMANCE_SCHEMA_TEXT_LIMIT,
@@ -17,13 +16,14 @@ from quanta.analysis.sqlkind import (
     equivalent_select,
 )
 from quanta.analysis.sqllexer import LexRefusal, lex
+from tests.helpers import parse_yaml
 
 DATA = Path(__file__).parent / "data"
 OUTDIR = "/var/lib/mysql-files"
 
 
 def load(name: str) -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = yaml.safe_load((DATA / name).read_text(encoding="utf-8"))
+    cases: list[dict[str, Any]] = parse_yaml((DATA / name).read_text(encoding="utf-8"))
     return cases
 
 

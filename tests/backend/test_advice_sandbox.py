@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from quanta.advice.validate import (
     MonitoredServer,
@@ -28,12 +27,13 @@ from quanta.analysis.advisor.engine import index_ddl
 from quanta.analysis.sqlkind import classify_statement
 from quanta.core.config import Settings
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+from tests.helpers import parse_yaml
 
 DATA = Path(__file__).parent / "data"
-STATEMENTS: list[dict[str, Any]] = yaml.safe_load(
+STATEMENTS: list[dict[str, Any]] = parse_yaml(
     (DATA / "sandbox_statements.yaml").read_text(encoding="utf-8")
 )
-DDLS: list[dict[str, Any]] = yaml.safe_load((DATA / "sandbox_ddl.yaml").read_text("utf-8"))
+DDLS: list[dict[str, Any]] = parse_yaml((DATA / "sandbox_ddl.yaml").read_text("utf-8"))
 
 
 def session() -> SandboxSession:

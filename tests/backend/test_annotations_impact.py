@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from quanta.analysis import impact as impact_module
 from quanta.analysis.histogram import LatencyHistogram
@@ -25,6 +24,7 @@ from quanta.analysis.impact import (
     plan_windows,
 )
 from quanta.analysis.resolution import Resolution
+from tests.helpers import parse_yaml
 
 T = datetime(2026, 11, 22, 3, 10, 27, tzinfo=UTC)
 KEPT_ALL = {r: datetime(2000, 1, 1, tzinfo=UTC) for r in Resolution}
@@ -269,7 +269,7 @@ def test_mann_whitney_edges() -> None:
     assert p == pytest.approx(0.007937, rel=1e-3)  # the exact two-sided value, 2/252
 
 
-VERDICT_CASES = yaml.safe_load((DATA / "impact_verdicts.yaml").read_text())
+VERDICT_CASES = parse_yaml((DATA / "impact_verdicts.yaml").read_text())
 
 
 def window_slots(spec: dict[str, Any], slots: int, rng: random.Random) -> dict[int, Slot]:

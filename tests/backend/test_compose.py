@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 import typer
-import yaml
 from pydantic import BaseModel
 
 from quanta.cli import app as quanta_cli
 from quanta.core.config import REPO_ROOT, Settings
 from quanta_agent.cli import app as agent_cli
 from quanta_agent.config import AgentSettings, load_settings
+from tests.helpers import parse_yaml
 
 COMPOSE = REPO_ROOT / "docker-compose.yml"
 SERVICES = {
@@ -44,7 +44,7 @@ def interpolate(value: str) -> str:
 
 @pytest.fixture(scope="module")
 def compose() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
+    data: dict[str, Any] = parse_yaml(COMPOSE.read_text())
     return data
 
 

@@ -5,11 +5,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from quanta.core.mysql import ConnectionOptions, InvalidDsn, parse_dsn, redact_dsn
+from tests.helpers import parse_yaml
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
+CASES: list[dict[str, Any]] = parse_yaml(
     (Path(__file__).parent / "data" / "dsns.yaml").read_text(encoding="utf-8")
 )
 DEFAULTS: dict[str, Any] = {"host": "localhost", "user": ""}

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,6 +22,7 @@ from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.queries import service as queries
+from tests.helpers import parse_yaml
 
 SETTINGS = Settings(env="test")
 # Three hours ago on a whole hour: every event lies in the two hours after it.
@@ -422,7 +422,7 @@ def test_unknown_group_by_is_a_400_that_lists_the_choices(seeded: TestClient) ->
     )
 
 
-OWN_CASES = yaml.safe_load(
+OWN_CASES = parse_yaml(
     (Path(__file__).parents[1] / "analysis" / "data" / "own_statements.yaml").read_text()
 )
 
