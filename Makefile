@@ -63,15 +63,17 @@ test-python: install
 # The Python fallbacks of the C extensions (QUANTA_NATIVE=0, see analysis/native.py), as
 # on a host that built without a compiler: the tests of the code they stand in for (slow-log
 # reader, fingerprint cache key, histograms), the aggregation and metric store that use it,
-# and one import end to end. About a minute; everything else runs once, in test-python.
+# and one import end to end. Under a minute; everything else runs once, in test-python.
 PURE_PYTHON_TESTS := tests/analysis/test_native.py tests/analysis/test_slowlog.py \
 	tests/analysis/test_fingerprinter.py tests/analysis/test_histogram.py \
 	tests/analysis/test_digest.py tests/analysis/test_minute_folder.py \
 	tests/backend/test_aggregate.py tests/backend/test_metric_store.py \
 	tests/integration/test_pipeline.py::test_embedded_defaults_sqlite_and_sqlite_broker
 
+# Two workers: some 600 short tests and one import end to end; each more worker would
+# import and collect them again.
 test-pure-python: install
-	QUANTA_NATIVE=0 $(BIN)/pytest -q $(XDIST) $(PURE_PYTHON_TESTS)
+	QUANTA_NATIVE=0 $(BIN)/pytest -q -n 2 --dist load --maxschedchunk 1 $(PURE_PYTHON_TESTS)
 
 # Everything at once: lint, the UI's unit tests and the native-off pass take about a core
 # between them for their first minute, while pytest's first tests (whole deployments, the
