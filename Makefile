@@ -49,13 +49,14 @@ lint-frontend: $(NPM_STAMP)
 test-frontend: $(NPM_STAMP)
 	cd frontend && npm test
 
-# pytest-xdist: two workers per core, since many tests wait on the servers and processes
-# they start (on 2 cores, `make test` took 401 s with 3 workers, 389 s with 4; pytest alone
-# 400 s with 2). PYTEST_WORKERS=0 runs in one process. Each worker is its own session: it
-# starts its own throw-away servers on free ports in its own temp dirs. The tests marked
-# long are collected first (tests/conftest.py) and handed out one at a time to whichever
-# worker is free: longest first, so no worker is left with one at the end.
-PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
+# pytest-xdist: one worker more than there are cores, since many tests wait on the servers
+# and processes they start (on 2 cores, pytest alone took 400 s with 2 workers, 357 s with
+# 3). A fourth gained little more (the cores are busy) and slowed the timing-sensitive tests
+# too much. PYTEST_WORKERS=0 runs in one process. Each worker is its own session: it starts
+# its own throw-away servers on free ports in its own temp dirs. The tests marked long are
+# collected first (tests/conftest.py) and handed out one at a time to whichever worker is
+# free: longest first, so no worker is left with one at the end.
+PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 XDIST := -n $(PYTEST_WORKERS) --dist load --maxschedchunk 1
 test-python: install
 	$(BIN)/pytest $(XDIST)
