@@ -51,11 +51,11 @@ test-frontend: $(NPM_STAMP)
 
 # pytest-xdist: one worker more than there are cores, since many tests wait on the servers
 # and processes they start (on 2 cores, pytest alone took 400 s with 2 workers, 357 s with
-# 3). A fourth gained little more (the cores are busy) and slowed the timing-sensitive tests
-# too much. PYTEST_WORKERS=0 runs in one process. Each worker is its own session: it starts
-# its own throw-away servers on free ports in its own temp dirs. The tests marked long are
-# collected first (tests/conftest.py) and handed out one at a time to whichever worker is
-# free: longest first, so no worker is left with one at the end.
+# 3); a fourth gained little, the cores being busy, and failed a timing-sensitive test.
+# PYTEST_WORKERS=0 runs in one process. Each worker is its own session: it starts its own
+# throw-away servers on free ports in its own temp dirs. The tests marked long are collected
+# first (tests/conftest.py) and handed out one at a time to whichever worker is free:
+# longest first, so no worker is left with one at the end.
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 XDIST := -n $(PYTEST_WORKERS) --dist load --maxschedchunk 1
 test-python: install
@@ -76,12 +76,13 @@ PURE_PYTHON_TESTS := tests/analysis/test_native.py tests/analysis/test_slowlog.p
 test-pure-python: install
 	QUANTA_NATIVE=0 $(BIN)/pytest -q -n 2 --dist load --maxschedchunk 1 $(PURE_PYTHON_TESTS)
 
-# Everything at once: lint, the UI's unit tests and the native-off pass take about a core
-# between them for their first minute, while pytest's first tests (whole deployments, the
-# browser) mostly wait. --output-sync prints each one's output in one piece when it ends.
-# pytest's end-to-end tests use the UI that `install` built.
+# Lint, the UI's unit tests and the native-off pass first, side by side: each keeps about a
+# core busy. Then pytest, which fills the cores by itself; alongside it they made its
+# timing-sensitive tests (a closed-loop throughput comparison) fail under the load.
+# --output-sync prints each one's output in one piece.
 test: install
-	$(MAKE) --no-print-directory -j5 --output-sync=target lint test-frontend test-pure-python test-python
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-frontend test-pure-python
+	$(MAKE) --no-print-directory test-python
 
 # Every bench/*.py is a benchmark, except helper modules named _*.py (shared generators).
 bench: $(PY_STAMP)
