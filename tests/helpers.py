@@ -39,10 +39,14 @@ HTTP = httpx.Client(
 )
 
 
+# PyYAML built without libyaml has no CSafeLoader: the same results, only slower.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse_yaml(text: str) -> Any:
     """Test data in YAML, parsed by libyaml: each pytest worker parses every data file as it
     collects, which took PyYAML's pure-Python loader 1.2 s of CPU."""
-    return yaml.load(text, Loader=yaml.CSafeLoader)
+    return yaml.load(text, Loader=_YAML_LOADER)
 
 
 _AGENT_FOLLOWS_RE = re.compile(r"(reading|resuming) \S+ (from|at) offset")
