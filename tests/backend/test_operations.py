@@ -210,6 +210,32 @@ def test_console_logs_are_lines(capsys: pytest.CaptureFixture[str]) -> None:
     assert not err.lstrip().startswith("{")
 
 
+PASSWORD = "s3cret-password"
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_console_tracebacks_are_plain_and_show_no_local_variables(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    observability.configure_logging(Settings(env="development"))
+
+    def connect(dsn: str) -> None:
+        raise ConnectionError("Connection refused")
+
+    dsn = "mysql://quanta:" + PASSWORD + "@db1:3306"
+    try:
+        connect(dsn)
+    except ConnectionError:
+        logging.getLogger("quanta.test").exception("could not connect")
+    err = capsys.readouterr().err
+    assert "could not connect" in err
+    assert "Traceback (most recent call last):" in err
+    assert 'raise ConnectionError("Connection refused")' in err
+    assert err.rstrip().endswith("ConnectionError: Connection refused")
+    assert PASSWORD not in err  # in a local variable of the failing frame
+    assert "locals" not in err
+
+
 def test_metrics_of_several_processes_are_summed(tmp_path: Path) -> None:
     """Multiprocess mode: what two worker processes record, one scrape reports."""
     settings = Settings(env="test", data_dir=tmp_path)
