@@ -120,42 +120,53 @@ def setup_schema(server: MariaDBServer) -> None:
         cur.execute(f"INSERT INTO customers SELECT seq, CONCAT('c', seq) FROM seq_1_to_{CUSTOMERS}")
 
 
-def run_workload(server: MariaDBServer, seed: int) -> None:
-    """The application's reads: the same mix, in the same pattern, in both phases."""
-    rng = random.Random(seed)
+@contextlib.contextmanager
+def phase_cursor(server: MariaDBServer) -> Iterator[tuple[Any, int]]:
+    """A cursor for one phase's workload, and its connection's thread id.
+
+    The phase's events are told apart by that thread id. It ends with a marker on the same
+    connection: the server writes an entry after answering its client, so only a statement
+    on the same connection is sure to be logged after the phase's last one.
+    """
     with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+        cur.execute("SELECT CONNECTION_ID()")
+        [(thread_id,)] = cur.fetchall()
+        yield cur, thread_id
+        cur.execute(f"SELECT '{MARKER}{thread_id}'")
+
+
+def run_workload(server: MariaDBServer, seed: int) -> int:
+    """The application's reads: the same mix, in the same pattern, in both phases.
+
+    Returns the connection's thread id.
+    """
+    rng = random.Random(seed)
+    with phase_cursor(server) as (cur, thread_id):
         for _ in range(RUNS):
             cur.execute(SCAN.format(k=rng.randint(1, CUSTOMERS)))
             cur.fetchall()
             cur.execute(CONTROL.format(k=rng.randint(1, CUSTOMERS)))
             cur.fetchall()
+    return thread_id
 
 
-def mark(server: MariaDBServer, name: str) -> None:
-    """Log a marker statement: the phases are read from the slow log between markers."""
-    with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
-        cur.execute(f"SELECT '{MARKER}{name}'")
+def phases(log: Path, **thread_ids: int) -> dict[str, list[dict[str, Any]]]:
+    """Each phase's workload events, by its connection's thread id, as wire events.
 
-
-def phases(log: Path) -> dict[str, list[dict[str, Any]]]:
-    """The workload's events per phase (after each marker, up to the next), as wire events.
-
-    Waits for the last marker: the server writes an entry after answering its client.
+    Waits for every phase's closing marker (see `phase_cursor`).
     """
+    markers = [f"{MARKER}{thread_id}".encode() for thread_id in thread_ids.values()]
     deadline = time.monotonic() + 10
-    while f"{MARKER}end".encode() not in log.read_bytes():
-        assert time.monotonic() < deadline, "the slow log did not get the end marker"
+    while not all(marker in log.read_bytes() for marker in markers):
+        assert time.monotonic() < deadline, "the slow log did not get every phase's marker"
         time.sleep(0.05)
-    out: dict[str, list[dict[str, Any]]] = {}
-    current: list[dict[str, Any]] | None = None
+    names = {thread_id: name for name, thread_id in thread_ids.items()}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in thread_ids}
     with log.open("rb") as handle:
         for event in read_slow_log(handle):
-            if MARKER in event.query:
-                current = out.setdefault(event.query.split(MARKER)[1].rstrip("'"), [])
-            elif (
-                current is not None and event.query.startswith("SELECT") and "test." in event.query
-            ):
-                current.append(event_to_wire(event, datetime.now(UTC)))
+            name = names.get(event.attributes.get("Thread_id"))  # type: ignore[arg-type]
+            if name and event.query.startswith("SELECT") and "test." in event.query:
+                out[name].append(event_to_wire(event, datetime.now(UTC)))
     return out
 
 
@@ -195,15 +206,11 @@ def test_an_added_index_shows_as_improved_and_the_control_query_does_not_move(
     with started_mariadb() as own:
         server = own.server
         setup_schema(server)
-        mark(server, "before")
-        run_workload(server, seed=1)
-        mark(server, "alter")
+        before_thread = run_workload(server, seed=1)
         with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
             cur.execute("ALTER TABLE orders ADD INDEX idx_customer (customer_id)")
-        mark(server, "after")
-        run_workload(server, seed=2)
-        mark(server, "end")
-        logged = phases(server.slow_log_path)
+        after_thread = run_workload(server, seed=2)
+        logged = phases(server.slow_log_path, before=before_thread, after=after_thread)
         before, after = logged["before"], logged["after"]
 
     assert len(before) == len(after) == 2 * RUNS
@@ -269,15 +276,19 @@ LOOKUP = "SELECT id, amount FROM test.orders WHERE customer_id = {k}"
 PHASE_SECONDS = 6.0
 
 
-def run_closed_loop(server: MariaDBServer, seed: int) -> None:
-    """One client, no think time, for PHASE_SECONDS: faster statements mean more calls."""
+def run_closed_loop(server: MariaDBServer, seed: int) -> int:
+    """One client, no think time, for PHASE_SECONDS: faster statements mean more calls.
+
+    Returns the connection's thread id.
+    """
     rng = random.Random(seed)
     deadline = time.monotonic() + PHASE_SECONDS
-    with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
+    with phase_cursor(server) as (cur, thread_id):
         while time.monotonic() < deadline:
             for sql in (MIXED, LOOKUP, LOOKUP):
                 cur.execute(sql.format(k=rng.randint(1, CUSTOMERS)))
                 cur.fetchall()
+    return thread_id
 
 
 def impact_table(body: dict[str, Any]) -> str:
@@ -301,15 +312,11 @@ def test_a_closed_loop_that_runs_faster_and_more_often_reads_improved(api: Api) 
         with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
             cur.execute("CREATE TABLE history LIKE orders")
             cur.execute("INSERT INTO history SELECT * FROM orders")
-        mark(server, "before")
-        run_closed_loop(server, seed=1)
-        mark(server, "alter")
+        before_thread = run_closed_loop(server, seed=1)
         with contextlib.closing(server.connect("test")) as conn, conn.cursor() as cur:
             cur.execute("ALTER TABLE orders ADD INDEX idx_customer (customer_id)")
-        mark(server, "after")
-        run_closed_loop(server, seed=2)
-        mark(server, "end")
-        logged = phases(server.slow_log_path)
+        after_thread = run_closed_loop(server, seed=2)
+        logged = phases(server.slow_log_path, before=before_thread, after=after_thread)
 
     # Same real duration per phase, spread over the same window: calls per minute keep
     # their ratio, latencies are as MariaDB logged them.
