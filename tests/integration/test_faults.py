@@ -78,8 +78,13 @@ class Load:
         wait_for(lambda: self.executed >= executed, 60, f"{executed} statements run")
 
     def join(self) -> None:
+        """Wait for the last statement and for its slow-log entry, which the server writes
+        after answering its client."""
         self._thread.join(120)
         assert self.executed == self.count
+        last = f"SELECT {self.count - 1} AS {self.tag}".encode()
+        log = self.server.slow_log_path
+        wait_for(lambda: last in log.read_bytes(), 10, "the last statement's slow-log entry")
 
 
 def agent_config(
