@@ -1,9 +1,15 @@
 import pytest
 from argon2 import PasswordHasher
+from hypothesis import HealthCheck, settings
 
 from quanta.auth import service as auth_service
 
 pytest_plugins = ["tests.fixtures.servers", "tests.fixtures.app"]
+
+# Speed is measured by bench/, never by timed tests: no deadline per example and no complaint
+# about slow generation, which a machine busy with other passes (make test) would trigger.
+settings.register_profile("quanta", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("quanta")
 
 # The least argon2 allows: a hash or a check at Quanta's cost (64 MiB, 3 passes) takes 0.23 s
 # of CPU, and the account tests make some hundred of them.

@@ -190,7 +190,7 @@ def as_events(data: bytes) -> dict[str, int]:
 LOGGABLE = STATEMENTS.filter(lambda sql: ";" not in sql and "/*" not in sql)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(LOGGABLE, min_size=1, max_size=8), st.sampled_from(list(ExamplePolicy)))
 @example(
     ["SELECT * FROM `shop-prod`.`orders` WHERE id = 5", "SELECT `a b` FROM t1"],
@@ -264,7 +264,7 @@ ATTRIBUTE_VALUES = st.one_of(
 )  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.lists(st.tuples(st.sampled_from(ATTRIBUTE_NAMES), ATTRIBUTE_VALUES), max_size=12))
 def test_extended_fields_read_any_attributes_as_the_rules_say(
     pairs: list[tuple[str, Any]],

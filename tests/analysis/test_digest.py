@@ -224,7 +224,7 @@ MIXED_ENTRIES = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(MIXED_ENTRIES, st.sampled_from([64, 4096, 1 << 20]))
 def test_sink_gives_the_digest_of_the_events_on_any_mix(
     entries: list[tuple[str, float, str | None, str]], block_size: int
@@ -238,7 +238,7 @@ def test_sink_gives_the_digest_of_the_events_on_any_mix(
     assert comparable(by_sink) == comparable(by_events)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.lists(flavour_entries(SECONDS), max_size=10), st.sampled_from([64, 1 << 20]))
 def test_sink_gives_the_digest_of_the_events_of_every_flavour(
     entries: list[tuple[str, bool]], block_size: int
@@ -271,7 +271,7 @@ PT_VALUES = st.one_of(
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(PT_VALUES, max_size=60))
 def test_pt_buckets_in_c_count_as_bucket_index(values: list[float]) -> None:
     from quanta.analysis import ptstats

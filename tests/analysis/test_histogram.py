@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from quanta.analysis import histogram as histogram_module
@@ -209,7 +209,6 @@ def test_quantile_out_of_range(q: float) -> None:
             histogram.quantiles([0.5, q])
 
 
-@settings(deadline=None)
 @given(samples, st.lists(st.floats(min_value=0, max_value=1), max_size=5))
 def test_quantiles_within_bound(values: list[float], extra: list[float]) -> None:
     histogram = build(values)
@@ -303,7 +302,6 @@ def test_merge_with_itself_doubles_counts() -> None:
     assert histogram == build_weighted([(0.0, 2), (0.01, 4), (4.0, 6)])
 
 
-@settings(deadline=None)
 @given(weighted, weighted, weighted)
 def test_merge_is_associative_commutative_and_exact(
     xs: list[tuple[float, int]], ys: list[tuple[float, int]], zs: list[tuple[float, int]]
@@ -329,7 +327,6 @@ def test_merge_is_associative_commutative_and_exact(
     assert left.count == sum(count for _, count in xs + ys + zs)
 
 
-@settings(deadline=None)
 @given(weighted, weighted)
 def test_merge_bytes_equals_merging_the_decoded_histogram(
     xs: list[tuple[float, int]], ys: list[tuple[float, int]]
@@ -400,7 +397,6 @@ def test_count_beyond_64_bits_is_refused() -> None:
         histogram.to_bytes()
 
 
-@settings(deadline=None)
 @given(weighted, st.lists(st.integers(min_value=1, max_value=MAX_COUNT), max_size=3))
 def test_round_trip(pairs: list[tuple[float, int]], big_counts: list[int]) -> None:
     histogram = build_weighted(pairs)
@@ -622,7 +618,6 @@ def decode_both(c_decoder: Any, start: LatencyHistogram, data: bytes) -> tuple[A
     return outcomes[0], outcomes[1]
 
 
-@settings(deadline=None)
 @given(weighted, weighted, st.integers(min_value=0, max_value=MAX_COUNT // 2))
 def test_c_decoder_merges_like_the_python_one(
     c_decoder: Any, xs: list[tuple[float, int]], ys: list[tuple[float, int]], big: int

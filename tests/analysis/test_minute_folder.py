@@ -81,7 +81,7 @@ def entry(sql: str, seconds: float, at: datetime, user: str, rows: int) -> str:
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     st.lists(
         st.tuples(
@@ -154,7 +154,7 @@ def test_a_digest_before_a_minute_keeps_the_later_events_for_the_next() -> None:
     assert {**first.buckets, **second.buckets} == whole.buckets
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(flavour_entries(SECONDS), max_size=10), st.sampled_from([64, 1 << 20]))
 def test_folder_gives_the_buckets_of_digest_events_for_every_flavour(
     entries: list[tuple[str, bool]], block_size: int

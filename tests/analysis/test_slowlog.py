@@ -551,7 +551,7 @@ PLAIN_ENTRIES = st.builds(
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(PLAIN_ENTRIES, max_size=8), st.sampled_from([7, 64, 1 << 20]), st.booleans())
 def test_c_reader_reads_usual_entries_as_python_does(
     entries: list[str], block_size: int, cut_last_line_end: bool
@@ -654,7 +654,7 @@ def flavour_entries(
     return f"{time}{user_host}\n{header}{use}SET timestamp=1704164645;\n{body}", usual
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(flavour_entries(), max_size=8), st.sampled_from([7, 64, 1 << 20]))
 def test_c_reader_reads_every_flavour_as_python_does(
     entries: list[tuple[str, bool]], block_size: int
@@ -666,7 +666,8 @@ def test_c_reader_reads_every_flavour_as_python_does(
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(flavour_entries().filter(lambda entry: entry[1]), min_size=1, max_size=8))
 def test_c_reader_reads_the_usual_entry_of_every_flavour(
@@ -703,7 +704,7 @@ FLAVOUR_LINES = (
 )  # fmt: skip
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(
     st.lists(st.sampled_from(FLAVOUR_LINES + FAST_PATH_LINES), max_size=40),
     st.sampled_from([7, 64, 1 << 20]),

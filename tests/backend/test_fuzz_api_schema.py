@@ -56,7 +56,6 @@ def test_no_generated_request_gets_a_server_error(
 
         @settings(
             max_examples=EXAMPLES_PER_OPERATION,
-            deadline=None,
             database=None,
             derandomize=True,  # the same requests every run: a failure reproduces
             phases=[Phase.explicit, Phase.generate],

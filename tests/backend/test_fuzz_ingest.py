@@ -31,7 +31,6 @@ SMALL = Settings(
 )  # fmt: skip
 FUZZ = settings(
     max_examples=150,
-    deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -176,7 +175,6 @@ bad_bodies = st.one_of(
 
 @settings(
     max_examples=60,
-    deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -129,7 +129,7 @@ def _depth(value: Any) -> int:
     return 0
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=300, database=None)
 @given(
     events=st.lists(rows, max_size=6),
     indent=st.sampled_from([None, 1]),
