@@ -34,7 +34,7 @@ from quanta.main import create_app
 from quanta_agent.importer import event_to_wire
 from tests.fixtures.servers import MariaDBServer, started_mariadb
 from tests.fixtures.store import migrate_store
-from tests.helpers import HTTP, serving
+from tests.helpers import HTTP, serving, wait_until
 
 pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(240)]
 
@@ -156,10 +156,12 @@ def phases(log: Path, **thread_ids: int) -> dict[str, list[dict[str, Any]]]:
     Waits for every phase's closing marker (see `phase_cursor`).
     """
     markers = [f"{MARKER}{thread_id}".encode() for thread_id in thread_ids.values()]
-    deadline = time.monotonic() + 10
-    while not all(marker in log.read_bytes() for marker in markers):
-        assert time.monotonic() < deadline, "the slow log did not get every phase's marker"
-        time.sleep(0.05)
+
+    def all_logged() -> bool:
+        logged = log.read_bytes()
+        return all(marker in logged for marker in markers)
+
+    wait_until(all_logged, 10, "every phase's closing marker in the slow log")
     names = {thread_id: name for name, thread_id in thread_ids.items()}
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in thread_ids}
     with log.open("rb") as handle:
