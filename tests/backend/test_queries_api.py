@@ -397,6 +397,7 @@ def test_group_by_user_ranks_users_by_load_with_shares_and_sparklines(seeded: Te
     assert groups["admin"]["query_time_p95"] == pytest.approx(2.0, rel=ACCURACY)
     assert body["totals"]["count"] == 115
     assert body["totals"]["queries"] == 3
+    assert body["totals"] == top(seeded)["totals"]  # rates and averages as the query view's
     sparkline = groups["admin"]["sparkline"]
     assert sum(p["load"] for p in sparkline) * 7200 / len(sparkline) == pytest.approx(B_TIME)
 

@@ -11,13 +11,15 @@ from quanta.analysis.resolution import Segment, width_at
 from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core.config import Settings
 from quanta.queries import repository
-from quanta.queries.schemas import GroupBy, GroupRow, QueryTotals, SparkPoint, TopQueries
+from quanta.queries.schemas import GroupBy, GroupRow, SparkPoint, TopQueries
 from quanta.queries.service import (
     ORDERS,
     PERCENTILE_SORTS,
     SORT_KEYS,
+    Totals,
     UnknownSortKey,
     merged_histograms,
+    row_figures,
 )
 from quanta.queries.window import (
     DIMENSION_COLUMNS,
@@ -60,7 +62,7 @@ def top_groups(
     column = GROUP_COLUMNS[group_by]
     segments = read_plan(settings=settings, window=window)
     sums = {row[0]: row for row in repository.aggregate(session, segments, flt, [column])}
-    (total,) = repository.aggregate(session, segments, flt, count_queries=True)
+    totals = Totals.of_aggregate(*repository.aggregate(session, segments, flt, count_queries=True))
     histograms = merged_histograms(session, segments, flt, column, None)
     seconds = window.seconds
     key = _sort_key(sort, seconds, histograms)
@@ -71,26 +73,13 @@ def top_groups(
     page = ranked[offset : offset + limit]
     series = _load_series(session, segments, flt, column, page, window, sparkline_points)
     names = repository.instance_names(session) if group_by == "instance" else {}
-    total_time = total.query_time or 0.0
     rows = []
     for value in page:
         r = sums[value]
-        histogram = histograms.get(value)
-        p95, p99 = histogram.quantiles([0.95, 0.99]) if histogram else (None, None)
         rows.append(
             GroupRow(
                 value=names.get(value, str(value)) if names else value,
-                count=r.calls,
-                qps=r.calls / seconds,
-                query_time=r.query_time,
-                load=r.query_time / seconds,
-                share=r.query_time / total_time if total_time else 0.0,
-                query_time_avg=r.query_time / r.calls if r.calls else None,
-                query_time_p95=p95,
-                query_time_p99=p99,
-                query_time_max=r.query_time_max,
-                rows_examined=r.rows_examined,
-                rows_sent=r.rows_sent,
+                **row_figures(r, seconds, totals.query_time, histograms.get(value)),
                 sparkline=series[value],
             )
         )
@@ -101,16 +90,7 @@ def top_groups(
         sort=sort,
         order=order,
         group_by=group_by,
-        totals=QueryTotals(
-            count=total.calls or 0,
-            query_time=total_time,
-            load=total_time / seconds,
-            qps=(total.calls or 0) / seconds,
-            query_time_avg=total_time / total.calls if total.calls else None,
-            rows_examined=total.rows_examined,
-            rows_sent=total.rows_sent,
-            queries=total.queries,
-        ),
+        totals=totals.over(seconds),
         rows=[],
         groups=rows,
     )

@@ -5,7 +5,7 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, get_args
+from typing import Any, TypedDict, get_args
 
 from sqlalchemy.orm import Session
 
@@ -166,9 +166,9 @@ def top_queries(
             )
         )
     total = (
-        _Totals.of(rows[0])
+        Totals.of(rows[0])
         if rows
-        else _Totals.of_aggregate(
+        else Totals.of_aggregate(
             repository.aggregate(session, segments, flt, count_queries=True)[0]
         )
     )
@@ -185,8 +185,6 @@ def top_queries(
     seconds = window.seconds
     out_rows = []
     for r in rows:
-        histogram = merged.get(r.query_id)
-        p95, p99 = histogram.quantiles([0.95, 0.99]) if histogram else (None, None)
         query = catalog[r.query_id]
         out_rows.append(
             QueryRow(
@@ -194,17 +192,7 @@ def top_queries(
                 fingerprint=query.fingerprint,
                 statement_type=query.statement_type,
                 tables=list(query.tables or []),
-                count=r.calls,
-                qps=r.calls / seconds,
-                query_time=r.query_time,
-                load=r.query_time / seconds,
-                share=r.query_time / total_time if total_time else 0.0,
-                query_time_avg=r.query_time / r.calls if r.calls else None,
-                query_time_p95=p95,
-                query_time_p99=p99,
-                query_time_max=r.query_time_max,
-                rows_examined=r.rows_examined,
-                rows_sent=r.rows_sent,
+                **row_figures(r, seconds, total_time, merged.get(r.query_id)),
                 flags=QueryFlags(
                     full_scan=_flag(r.full_scan),
                     filesort=_flag(r.filesort),
@@ -217,29 +205,57 @@ def top_queries(
                 ],
             )
         )
-    count = total.calls
     return TopQueries(
         from_=window.start,
         to=window.end,
         seconds=seconds,
         sort=sort,
         order=order,
-        totals=QueryTotals(
-            count=count,
-            query_time=total_time,
-            load=total_time / seconds,
-            qps=count / seconds,
-            query_time_avg=total_time / count if count else None,
-            rows_examined=total.rows_examined,
-            rows_sent=total.rows_sent,
-            queries=total.queries,
-        ),
+        totals=total.over(seconds),
         rows=out_rows,
     )
 
 
+class RowFigures(TypedDict):
+    """The load figures of one ranked row: a query class, or one value of a dimension."""
+
+    count: int
+    qps: float
+    query_time: float
+    load: float
+    share: float
+    query_time_avg: float | None
+    query_time_p95: float | None
+    query_time_p99: float | None
+    query_time_max: float | None
+    rows_examined: int | None
+    rows_sent: int | None
+
+
+def row_figures(
+    sums: Any, seconds: float, total_time: float, histogram: LatencyHistogram | None
+) -> RowFigures:
+    """A row's figures over a range of ``seconds``: from its summed metrics (a
+    `repository.per_query` or `repository.aggregate` row), the range's total query time
+    (for its share) and its merged latency histogram (for the percentiles)."""
+    p95, p99 = histogram.quantiles([0.95, 0.99]) if histogram else (None, None)
+    return RowFigures(
+        count=sums.calls,
+        qps=sums.calls / seconds,
+        query_time=sums.query_time,
+        load=sums.query_time / seconds,
+        share=sums.query_time / total_time if total_time else 0.0,
+        query_time_avg=sums.query_time / sums.calls if sums.calls else None,
+        query_time_p95=p95,
+        query_time_p99=p99,
+        query_time_max=sums.query_time_max,
+        rows_examined=sums.rows_examined,
+        rows_sent=sums.rows_sent,
+    )
+
+
 @dataclass(frozen=True, slots=True)
-class _Totals:
+class Totals:
     """What the totals row sums, over every query matching the filters."""
 
     calls: int
@@ -249,7 +265,7 @@ class _Totals:
     queries: int
 
     @classmethod
-    def of(cls, row: Any) -> "_Totals":
+    def of(cls, row: Any) -> "Totals":
         """From the window totals every row of `repository.per_query` carries."""
         return cls(
             row.total_calls or 0,
@@ -260,10 +276,23 @@ class _Totals:
         )
 
     @classmethod
-    def of_aggregate(cls, row: Any) -> "_Totals":
+    def of_aggregate(cls, row: Any) -> "Totals":
         """From a `repository.aggregate` row (when the page has no row to carry them)."""
         return cls(
             row.calls or 0, row.query_time or 0.0, row.rows_examined, row.rows_sent, row.queries
+        )
+
+    def over(self, seconds: float) -> QueryTotals:
+        """The totals of a range of ``seconds``, with their rates."""
+        return QueryTotals(
+            count=self.calls,
+            query_time=self.query_time,
+            load=self.query_time / seconds,
+            qps=self.calls / seconds,
+            query_time_avg=self.query_time / self.calls if self.calls else None,
+            rows_examined=self.rows_examined,
+            rows_sent=self.rows_sent,
+            queries=self.queries,
         )
 
 
