@@ -79,7 +79,7 @@ def top_groups(
         rows.append(
             GroupRow(
                 value=names.get(value, str(value)) if names else value,
-                **row_figures(r, seconds, totals.query_time, histograms.get(value)),
+                **dict(row_figures(r, seconds, totals.query_time, histograms.get(value))),
                 sparkline=series[value],
             )
         )

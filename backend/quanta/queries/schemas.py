@@ -40,43 +40,37 @@ class QueryTotals(BaseModel):
     queries: int = Field(default=0, description="Query classes matching the filters.")
 
 
-class QueryRow(BaseModel):
-    """One query class in the top list."""
+class RowFigures(BaseModel):
+    """The load figures of one ranked row: a query class, or one value of a dimension."""
 
-    query_id: str
-    fingerprint: str
     count: int
-    query_time: float
-    load: float
+    qps: float = Field(description="Executions per second of the range.")
+    query_time: float = Field(description="Seconds of query time.")
+    load: float = Field(description="Average active sessions: query_time / seconds in range.")
     share: float = Field(description="Fraction (0..1) of the total query time in the range.")
-    sparkline: list[SparkPoint]
-    statement_type: str | None = None
-    tables: list[str] = Field(default_factory=list)
-    qps: float = 0.0
-    query_time_avg: float | None = None
-    query_time_p95: float | None = None
-    query_time_p99: float | None = None
-    query_time_max: float | None = None
-    rows_examined: int | None = None
-    rows_sent: int | None = None
-    flags: QueryFlags | None = None
-
-
-class GroupRow(BaseModel):
-    """One value of the group_by dimension (a schema, user, client host or instance)."""
-
-    value: str = Field(description="The dimension's value ('' when the source gave none).")
-    count: int
-    qps: float
-    query_time: float
-    load: float
-    share: float = Field(description="Fraction (0..1) of the total query time in the range.")
-    query_time_avg: float | None
+    query_time_avg: float | None = Field(description="Seconds per execution.")
     query_time_p95: float | None
     query_time_p99: float | None
     query_time_max: float | None
     rows_examined: int | None
     rows_sent: int | None
+
+
+class QueryRow(RowFigures):
+    """One query class in the top list."""
+
+    query_id: str
+    fingerprint: str
+    statement_type: str | None = None
+    tables: list[str] = Field(default_factory=list)
+    flags: QueryFlags | None = None
+    sparkline: list[SparkPoint]
+
+
+class GroupRow(RowFigures):
+    """One value of the group_by dimension (a schema, user, client host or instance)."""
+
+    value: str = Field(description="The dimension's value ('' when the source gave none).")
     sparkline: list[SparkPoint]
 
 

@@ -5,7 +5,7 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, TypedDict, get_args
+from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
@@ -35,6 +35,7 @@ from quanta.queries.schemas import (
     QueryFlags,
     QueryRow,
     QueryTotals,
+    RowFigures,
     SeriesPoint,
     SortOrder,
     SparkPoint,
@@ -192,7 +193,7 @@ def top_queries(
                 fingerprint=query.fingerprint,
                 statement_type=query.statement_type,
                 tables=list(query.tables or []),
-                **row_figures(r, seconds, total_time, merged.get(r.query_id)),
+                **dict(row_figures(r, seconds, total_time, merged.get(r.query_id))),
                 flags=QueryFlags(
                     full_scan=_flag(r.full_scan),
                     filesort=_flag(r.filesort),
@@ -214,22 +215,6 @@ def top_queries(
         totals=total.over(seconds),
         rows=out_rows,
     )
-
-
-class RowFigures(TypedDict):
-    """The load figures of one ranked row: a query class, or one value of a dimension."""
-
-    count: int
-    qps: float
-    query_time: float
-    load: float
-    share: float
-    query_time_avg: float | None
-    query_time_p95: float | None
-    query_time_p99: float | None
-    query_time_max: float | None
-    rows_examined: int | None
-    rows_sent: int | None
 
 
 def row_figures(

@@ -1456,13 +1456,25 @@ export interface components {
         GroupRow: {
             /** Count */
             count: number;
-            /** Load */
+            /**
+             * Load
+             * @description Average active sessions: query_time / seconds in range.
+             */
             load: number;
-            /** Qps */
+            /**
+             * Qps
+             * @description Executions per second of the range.
+             */
             qps: number;
-            /** Query Time */
+            /**
+             * Query Time
+             * @description Seconds of query time.
+             */
             query_time: number;
-            /** Query Time Avg */
+            /**
+             * Query Time Avg
+             * @description Seconds per execution.
+             */
             query_time_avg: number | null;
             /** Query Time Max */
             query_time_max: number | null;
@@ -2150,29 +2162,38 @@ export interface components {
             /** Fingerprint */
             fingerprint: string;
             flags?: components["schemas"]["QueryFlags"] | null;
-            /** Load */
+            /**
+             * Load
+             * @description Average active sessions: query_time / seconds in range.
+             */
             load: number;
             /**
              * Qps
-             * @default 0
+             * @description Executions per second of the range.
              */
             qps: number;
             /** Query Id */
             query_id: string;
-            /** Query Time */
+            /**
+             * Query Time
+             * @description Seconds of query time.
+             */
             query_time: number;
-            /** Query Time Avg */
-            query_time_avg?: number | null;
+            /**
+             * Query Time Avg
+             * @description Seconds per execution.
+             */
+            query_time_avg: number | null;
             /** Query Time Max */
-            query_time_max?: number | null;
+            query_time_max: number | null;
             /** Query Time P95 */
-            query_time_p95?: number | null;
+            query_time_p95: number | null;
             /** Query Time P99 */
-            query_time_p99?: number | null;
+            query_time_p99: number | null;
             /** Rows Examined */
-            rows_examined?: number | null;
+            rows_examined: number | null;
             /** Rows Sent */
-            rows_sent?: number | null;
+            rows_sent: number | null;
             /**
              * Share
              * @description Fraction (0..1) of the total query time in the range.

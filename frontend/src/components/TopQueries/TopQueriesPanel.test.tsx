@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../api/errors';
 import type { TopQueries } from '../../api/types';
 import { TopQueriesPanel } from './TopQueriesPanel';
+import { queryRow } from './testRows';
 
 // Server-side rendering is enough to check which state shows and what the rows say,
 // without a DOM library.
@@ -17,7 +18,7 @@ const data: TopQueries = {
   group_by: 'query',
   totals: { count: 1234, query_time: 56.7, load: 0.00066, qps: 0.014, queries: 2 },
   rows: [
-    {
+    queryRow({
       query_id: '3A1F0C9E2B7D4C11',
       fingerprint: 'select * from t where id=?',
       count: 100,
@@ -29,8 +30,8 @@ const data: TopQueries = {
         { ts: '2026-11-21T00:00:00Z', load: 0 },
         { ts: '2026-11-21T00:24:00Z', load: 0.0003 },
       ],
-    },
-    {
+    }),
+    queryRow({
       query_id: '0000000000000002',
       fingerprint: 'update t set a=? where b=?',
       count: 3,
@@ -38,8 +39,7 @@ const data: TopQueries = {
       load: 0.0000000347,
       share: 0.0001,
       qps: 0.00003,
-      sparkline: [],
-    },
+    }),
   ],
 };
 

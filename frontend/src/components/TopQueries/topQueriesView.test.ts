@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { TopQueryRow } from '../../api/types';
 import {
   averageTime,
   sparklineDomain,
@@ -9,6 +8,7 @@ import {
   toTopQueryViews,
   toTotalsView,
 } from './topQueriesView';
+import { queryRow } from './testRows';
 
 const T0 = Date.parse('2026-11-21T00:00:00Z');
 const T1 = Date.parse('2026-11-21T00:24:00Z');
@@ -79,7 +79,7 @@ describe('sparklineDomain / sparklinePeak', () => {
 });
 
 describe('toTopQueryViews', () => {
-  const row: TopQueryRow = {
+  const row = queryRow({
     query_id: '3A1F0C9E2B7D4C11',
     fingerprint: 'select * from t where id=?',
     count: 100,
@@ -88,7 +88,7 @@ describe('toTopQueryViews', () => {
     share: 0.22,
     qps: 0.0012,
     sparkline: [{ ts: '2026-11-21T00:00:00Z', load: 0.0003 }],
-  };
+  });
 
   it('ranks from the offset and computes the average', () => {
     const views = toTopQueryViews([row, { ...row, query_id: 'B', count: 0 }], 50);
