@@ -275,7 +275,12 @@ MIXED = (
     " (SELECT COUNT(*) FROM test.history WHERE customer_id = {k}) AS seen"
 )
 LOOKUP = "SELECT id, amount FROM test.orders WHERE customer_id = {k}"
-PHASE_SECONDS = 6.0
+# Long enough that MIXED's load rises by more than the impact's floor (0.001 active sessions
+# over the 15-minute window) on a busy machine, where the client's own CPU time dilutes the
+# change: at 6 s it rose by 0.0021 on an idle machine but by 0.0009 to 0.0011 with the cores
+# busy (pytest -n 5, or three busy loops), at or under the floor; at 10 s, by 0.0030 with
+# three busy loops.
+PHASE_SECONDS = 10.0
 
 
 def run_closed_loop(server: MariaDBServer, seed: int) -> int:
