@@ -62,7 +62,8 @@ def top_groups(
     column = GROUP_COLUMNS[group_by]
     segments = read_plan(settings=settings, window=window)
     sums = {row[0]: row for row in repository.aggregate(session, segments, flt, [column])}
-    totals = Totals.of_aggregate(*repository.aggregate(session, segments, flt, count_queries=True))
+    (total,) = repository.aggregate(session, segments, flt, count_queries=True)
+    totals = Totals.of_aggregate(total)
     histograms = merged_histograms(session, segments, flt, column, None)
     seconds = window.seconds
     key = _sort_key(sort, seconds, histograms)
