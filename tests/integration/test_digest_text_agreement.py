@@ -29,6 +29,7 @@ from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.slowlog import SlowLogEvent, parse_slow_log
 from tests.analysis.test_quoted_names import statement_cases
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, started_mariadb
+from tests.helpers import wait_until
 
 services = pytest.mark.services
 
@@ -611,14 +612,25 @@ def slow_log_events(path: Path, connection_id: int, count: int) -> list[SlowLogE
         time.sleep(0.05)
 
 
+def _at_least(rows: list[tuple[str, str | None]], count: int) -> list[tuple[str, str | None]]:
+    return rows if len(rows) >= count else []
+
+
 def observe(server: MariaDBServer, statements: Sequence[str], database: str) -> list[Observed]:
     """Run statements and pair each one's DIGEST_TEXT with its slow-log text."""
     session = run_statements(server, statements, database)
+    expected = SESSION_PREAMBLE + len(statements)
     with contextlib.closing(server.connect()) as control:
-        history = digest_texts(control, session.thread_id)[SESSION_PREAMBLE:]
-    events = slow_log_events(
-        server.slow_log_path, session.connection_id, SESSION_PREAMBLE + len(statements)
-    )[SESSION_PREAMBLE:]
+        # The server records a statement's history row after answering its client, as it
+        # writes the slow log: the last statement's row can still be on its way.
+        history = wait_until(
+            lambda: _at_least(digest_texts(control, session.thread_id), expected),
+            SLOW_LOG_WAIT,
+            f"{expected} statements in events_statements_history_long",
+        )[SESSION_PREAMBLE:]
+    events = slow_log_events(server.slow_log_path, session.connection_id, expected)[
+        SESSION_PREAMBLE:
+    ]
     # Pairing is by position: first make sure both sources hold exactly what was sent.
     assert [text for text, _ in history] == [s.rstrip(";") for s in statements]
     assert [event.query for event in events] == [
