@@ -219,10 +219,11 @@ def test_tables_sum_the_range_with_rates_shares_queries_and_sizes(
         65536,
         32768,
     )
-    assert [(q["fingerprint"], q["calls"]) for q in orders["queries"]] == [
-        ("select * from orders where a=?", 2),
-        ("select * from shop.items join orders using (id)", 1),
+    assert [(q["fingerprint"], q["schema"], q["calls"]) for q in orders["queries"]] == [
+        ("select * from orders where a=?", "shop", 2),
+        ("select * from shop.items join orders using (id)", "shop", 1),
     ]
+    assert [q["schema"] for q in items["queries"]] == [None]  # named as shop.items
     assert orders["queries"][0]["share"] == pytest.approx(4.0 / 5.5)
     assert (items["table"], items["rows_read"], items["read_share"]) == ("shop.items", 100, 0.25)
     assert [q["calls"] for q in items["queries"]] == [1]

@@ -295,11 +295,11 @@ class Settings(BaseSettings):
 
     # Statistics (quanta.statistics): an index is called unused only after this many minutes
     # of table and index statistics without a gap or a counter reset (a week by default).
-    index_unused_min_minutes: int = Field(
+    index_unused_min_minutes: float = Field(
         default=7 * 24 * 60,
-        ge=1,
+        gt=0,
         description="Minutes of uninterrupted index statistics before an index with no reads "
-        "is called unused (small installs and tests can use minutes).",
+        "is called unused (small installs and tests can use minutes, or a fraction of one).",
     )
     index_unused_min_days: int | None = Field(
         default=None,

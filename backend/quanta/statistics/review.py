@@ -67,11 +67,12 @@ def review_indexes(
     Raises:
         quanta.instances.service.InstanceNotFound: no such instance.
     """
-    find_instance(session=session, instance_id=instance_id)
+    instance = find_instance(session=session, instance_id=instance_id)
     coverage = instance_coverage(session=session, instance_id=instance_id)
     document = tables_service.schema_document(session=session, instance_id=instance_id, tables=None)
     minimum = timedelta(minutes=settings.index_unused_min_minutes)
     out = IndexReviewOut(
+        instance=instance.name,
         findings=[],
         tables=[],
         coverage=coverage_out(coverage),
@@ -135,8 +136,10 @@ def _explained(finding: IndexFinding, since: datetime, coverage: Window) -> Inde
 
 
 def _span(length: timedelta) -> str:
-    """A duration in the unit that reads best: 45 minutes, 5.5 hours, 7.0 days."""
+    """A duration in the unit that reads best: 40 seconds, 45 minutes, 5.5 hours, 7.0 days."""
     minutes = length.total_seconds() / 60
+    if minutes < 2:
+        return f"{length.total_seconds():.0f} seconds"
     if minutes < 120:
         return f"{minutes:.0f} minutes"
     return f"{minutes / 60:.1f} hours" if minutes < 48 * 60 else f"{minutes / 1440:.1f} days"

@@ -22,8 +22,15 @@ class CoverageOut(BaseModel):
 class TableQueryOut(BaseModel):
     """A query class that touches a table, with its load over the range."""
 
+    model_config = ConfigDict(populate_by_name=True)
+
     query_id: str
     fingerprint: str
+    schema_: str | None = Field(
+        alias="schema",
+        description="The schema it ran in when it names the table without one (its page "
+        "filters on it); null when it names db.table.",
+    )
     calls: int
     load: float = Field(description="Average active sessions over the range.")
     share: float = Field(description="Share of the instance's load, 0..1.")
@@ -76,6 +83,9 @@ class UserWorkloadOut(BaseModel):
     (null where it does not count a figure), and what its query classes did."""
 
     user: str
+    own: bool = Field(
+        default=False, description="Quanta's own monitoring account (the instance's DSN)."
+    )
     cpu_time_s: float | None
     busy_time_s: float | None
     connected_time_s: float | None
@@ -165,10 +175,11 @@ class IndexUsageOut(BaseModel):
 class IndexReviewOut(BaseModel):
     """The review of an instance's existing indexes, and their reads over a range."""
 
+    instance: str = Field(default="", description="The instance's name.")
     findings: list[IndexFindingOut]
     tables: list[ReviewedTableOut]
     indexes: list[IndexUsageOut] = []
     coverage: CoverageOut | None = None
-    unused_after_minutes: int = Field(
+    unused_after_minutes: float = Field(
         default=0, description="QUANTA_INDEX_UNUSED_MIN_MINUTES: the window an unused call needs."
     )

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from quanta.core.config import Settings
 from quanta.instances.models import Instance
-from quanta.instances.service import find_instance
+from quanta.instances.service import find_instance, monitoring_user
 from quanta.queries import groups as queries_groups
 from quanta.queries import service as queries_service
 from quanta.queries.schemas import QueryRow
@@ -139,25 +139,26 @@ def _queries_by_table(
         return {}
     everything = _top(session, settings, instance, window, None)
     total_load = sum(row.load for row in everything)
-    found: dict[str, dict[str, list[QueryRow]]] = defaultdict(lambda: defaultdict(list))
+    # Per table, per (query, schema it ran in or None for a qualified name): its rows.
+    found: dict[str, dict[tuple[str, str | None], QueryRow]] = defaultdict(dict)
     for row in everything:
         qualified = [name for name in row.tables if "." in name]
         for name in tables_service.qualify_tables(qualified, None):
             if name in wanted:
-                found[name][row.query_id].append(row)
+                found[name][(row.query_id, None)] = row
     schemas = list(dict.fromkeys(name.split(".", 1)[0] for name in tables))[:QUERY_SCHEMAS]
     for schema in schemas:
         for row in _top(session, settings, instance, window, schema):
             bare = [name for name in row.tables if "." not in name]
             for name in tables_service.qualify_tables(bare, schema):
                 if name in wanted:
-                    found[name][row.query_id].append(row)
+                    found[name][(row.query_id, schema)] = row
     return {
         table: sorted(
-            (_table_query(parts, total_load) for parts in by_query.values()),
+            (_table_query(row, schema, total_load) for (_, schema), row in rows.items()),
             key=lambda q: (-q.load, q.query_id),
         )
-        for table, by_query in found.items()
+        for table, rows in found.items()
     }
 
 
@@ -179,15 +180,15 @@ def _top(
     ).rows
 
 
-def _table_query(parts: Sequence[QueryRow], total_load: float) -> TableQueryOut:
-    """One query class's figures on a table (from one list, or per schema it ran in)."""
-    load = sum(part.load for part in parts)
+def _table_query(row: QueryRow, schema: str | None, total_load: float) -> TableQueryOut:
+    """A query class's figures on a table: over the instance, or in the schema it ran in."""
     return TableQueryOut(
-        query_id=parts[0].query_id,
-        fingerprint=parts[0].fingerprint,
-        calls=sum(part.count for part in parts),
-        load=load,
-        share=load / total_load if total_load else 0.0,
+        query_id=row.query_id,
+        fingerprint=row.fingerprint,
+        schema_=schema,
+        calls=row.count,
+        load=row.load,
+        share=row.load / total_load if total_load else 0.0,
     )
 
 
@@ -224,6 +225,7 @@ def user_workload(
         ).groups
         or []
     }
+    own = monitoring_user(settings, instance)
     users = []
     for name in sorted(set(stats) | set(queries)):
         figures = mapping.figures_of(stats.get(name, {}))
@@ -233,6 +235,7 @@ def user_workload(
         users.append(
             UserWorkloadOut(
                 user=name,
+                own=name == own,
                 **_typed(figures),
                 calls=group.count if group else None,
                 query_time_s=group.query_time if group else None,
