@@ -4,11 +4,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from quanta.analysis.resolution import Resolution, Segment
-from quanta.core.upsert import Combine, merge_rows
+from quanta.core.upsert import Combine, chunks, merge_rows
 from quanta.statistics.counters import COUNTS, GAUGE_COLUMNS, SECONDS
 from quanta.statistics.models import (
     BUCKET_KEY,
@@ -57,25 +57,35 @@ def of_kind(session: Session, instance_id: int, kind: str) -> Sequence[ObjectSta
     ).all()
 
 
-def of_tables(
-    session: Session, instance_id: int, tables: Sequence[tuple[str, str]]
-) -> Sequence[ObjectStatistics]:
-    """The table rows (kind ``table``) of these (schema, table) pairs."""
-    if not tables:
-        return []
-    return session.scalars(
-        select(ObjectStatistics).where(
-            ObjectStatistics.instance_id == instance_id,
-            ObjectStatistics.kind == "table",
-            ObjectStatistics.index_name == "",
-            or_(
-                *(
-                    and_(ObjectStatistics.schema_name == s, ObjectStatistics.object_name == t)
-                    for s, t in tables
-                )
-            ),
+def not_requested_since(
+    session: Session,
+    instance_id: int,
+    tables: Sequence[tuple[str, str]],
+    since: datetime,
+    limit: int,
+) -> list[tuple[str, str]]:
+    """Of these (schema, table) pairs with statistics, at most ``limit`` whose snapshot was
+    never asked for or not since ``since``."""
+    found: list[tuple[str, str]] = []
+    for chunk in chunks(tables):
+        rows = session.execute(
+            select(ObjectStatistics.schema_name, ObjectStatistics.object_name)
+            .where(
+                ObjectStatistics.instance_id == instance_id,
+                ObjectStatistics.kind == "table",
+                ObjectStatistics.index_name == "",
+                tuple_(ObjectStatistics.schema_name, ObjectStatistics.object_name).in_(chunk),
+                or_(
+                    ObjectStatistics.snapshot_requested_at.is_(None),
+                    ObjectStatistics.snapshot_requested_at < since,
+                ),
+            )
+            .limit(limit - len(found))
         )
-    ).all()
+        found += [(schema, table) for schema, table in rows]
+        if len(found) >= limit:
+            break
+    return found
 
 
 def mark_snapshot_requested(

@@ -139,12 +139,13 @@ def snapshot_tables(
         )
     )
     retry_after = now - timedelta(hours=settings.schema_snapshot_max_age_hours)
-    wanted = [
-        (row.schema_name, row.object_name)
-        for row in repository.of_tables(session, instance.id, tables)
-        if f"{row.schema_name}.{row.object_name}".lower() in stale
-        and (row.snapshot_requested_at is None or row.snapshot_requested_at < retry_after)
-    ][:SNAPSHOTS_PER_BATCH]
+    wanted = repository.not_requested_since(
+        session,
+        instance.id,
+        [(schema, table) for schema, table in tables if f"{schema}.{table}".lower() in stale],
+        retry_after,
+        SNAPSHOTS_PER_BATCH,
+    )
     if not wanted:
         return []
     names = sorted({f"{schema}.{table}".lower() for schema, table in wanted})
