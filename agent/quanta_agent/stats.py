@@ -3,7 +3,13 @@
 Where ``userstat`` is on (MariaDB, Percona Server) the source is INFORMATION_SCHEMA
 TABLE_STATISTICS, INDEX_STATISTICS and USER_STATISTICS; elsewhere it is performance_schema
 ``table_io_waits_summary_by_index_usage`` (one row per index, plus a NULL-index row for reads
-that used none), whose sums per table give the table rows.
+that used none), whose sums per table give the table rows. With performance_schema on, either
+way, each account's statement errors come from
+``events_statements_summary_by_user_by_event_name`` (USER_STATISTICS has no error count).
+
+Every poll after the baseline sends ``observed``, the interval it covered and whether the
+counters were reset in it, even when nothing moved: the server calls an index unused only
+over a window of statistics without a break, and an idle interval is not a break.
 
 Deltas follow the performance_schema poller's rules without FIRST_SEEN: the first poll is a
 baseline; a row absent from the previous poll appeared since (its whole value is the delta);
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from quanta.analysis.metrics import MAX_COUNTER
@@ -71,6 +77,8 @@ USER_COUNTERS = (
     "MAX_STATEMENT_TIME_EXCEEDED",
 )
 USER_GAUGES = ("CONCURRENT_CONNECTIONS",)
+# performance_schema per account, next to (or instead of) USER_STATISTICS.
+USER_STATEMENT_COUNTERS = ("STATEMENT_ERRORS",)
 IO_COUNTERS = (
     "COUNT_STAR",
     "COUNT_READ",
@@ -158,7 +166,8 @@ class StatsCollector:
     _has_userstat: bool | None = None
 
     def poll(self) -> dict[str, Any]:
-        """One poll: ``{"tables": [...], "indexes": [...], "users": [...]}`` or {}.
+        """One poll: ``{"tables": [...], "indexes": [...], "users": [...], "observed": {...}}``,
+        or {} for a baseline.
 
         Raises:
             MonitorError: the server cannot be reached or read (the baseline is kept).
@@ -168,10 +177,12 @@ class StatsCollector:
             return {}
         clock, _ = self.conn.server_clock()
         snapshot = self._read_userstat(clock) if origin == "userstat" else self._read_io(clock)
+        if self._perfschema_on():
+            snapshot = self._with_statement_errors(snapshot)
         prev, self._prev = self._prev, snapshot
         if prev is None or prev.origin != snapshot.origin:
             return {}
-        return _body(prev, snapshot)
+        return poll_body(prev, snapshot)
 
     def close(self) -> None:
         """Close the monitoring connection."""
@@ -181,7 +192,7 @@ class StatsCollector:
         # SELECT @@var costs far less than SHOW VARIABLES, which builds all ~600 of them.
         if self._userstat_on():
             return "userstat"
-        if int(self.conn.query("SELECT @@global.performance_schema AS ps")[0]["ps"]):
+        if self._perfschema_on():
             return "perfschema"
         if not self._warned:
             log.warning(
@@ -189,6 +200,21 @@ class StatsCollector:
             )
             self._warned = True
         return None
+
+    def _perfschema_on(self) -> bool:
+        return bool(int(self.conn.query("SELECT @@global.performance_schema AS ps")[0]["ps"]))
+
+    def _with_statement_errors(self, snapshot: StatsSnapshot) -> StatsSnapshot:
+        """The snapshot with each account's statement errors (performance_schema) added."""
+        rows = self.conn.query(
+            "SELECT USER, CAST(SUM(SUM_ERRORS) AS UNSIGNED) AS STATEMENT_ERRORS "
+            "FROM performance_schema.events_statements_summary_by_user_by_event_name "
+            "WHERE USER IS NOT NULL GROUP BY USER"
+        )
+        users = {key: dict(counters) for key, counters in snapshot.users.items()}
+        for key, counters in _keyed(rows, ("USER",), USER_STATEMENT_COUNTERS).items():
+            users[key] = {**users.get(key, {}), **counters}
+        return replace(snapshot, users=users)
 
     def _userstat_on(self) -> bool:
         if self._has_userstat is False:
@@ -243,13 +269,16 @@ def _keyed(
     return {tuple(r[k] for k in key_columns): {c: r[c] for c in counters if c in r} for r in rows}
 
 
-def _body(prev: StatsSnapshot, cur: StatsSnapshot) -> dict[str, Any]:
+def poll_body(prev: StatsSnapshot, cur: StatsSnapshot) -> dict[str, Any]:
+    """The batch fields of the interval between two readings: rows whose counters moved,
+    and ``observed``, the interval and whether its counters were reset."""
     restarted = cur.clock.restarted_since(prev.clock)
     common = {
         "origin": cur.origin,
         "interval_start": prev.clock.now.isoformat(),
         "interval_end": cur.clock.now.isoformat(),
     }
+    flushed = _emptied(prev.tables, cur.tables) or _emptied(prev.indexes, cur.indexes)
     index_deltas = diff_rows(prev.indexes, cur.indexes, restarted=restarted)
     table_deltas = (
         diff_rows(prev.tables, cur.tables, restarted=restarted)
@@ -266,7 +295,8 @@ def _body(prev: StatsSnapshot, cur: StatsSnapshot) -> dict[str, Any]:
             for d in diff_rows(prev.users, cur.users, restarted=restarted)
         ],
     }
-    return body if any(body.values()) else {}
+    reset = "restart" if restarted else "flush" if flushed else None
+    return {**body, "observed": {**common, "reset": reset}}
 
 
 def _tables_from_indexes(index_deltas: list[RowDelta]) -> list[RowDelta]:

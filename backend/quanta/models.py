@@ -22,13 +22,19 @@ from quanta.queries.models import (
     QueryTotalsDay,
     QueryTotalsHour,
 )
-from quanta.statistics.models import ObjectStatistics
+from quanta.statistics.models import (
+    AnnouncedFinding,
+    ObjectStatistics,
+    StatisticsBucket,
+    StatisticsCoverage,
+)
 from quanta.tables.models import TableSnapshot
 
 __all__ = [
     "Annotation",
     "AnnotationInstance",
     "AnnotationTag",
+    "AnnouncedFinding",
     "ApiToken",
     "AuditEntry",
     "Channel",
@@ -51,6 +57,8 @@ __all__ = [
     "QueryInstance",
     "QueryTotalsDay",
     "QueryTotalsHour",
+    "StatisticsBucket",
+    "StatisticsCoverage",
     "Suggestion",
     "TableSnapshot",
     "User",

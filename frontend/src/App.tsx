@@ -8,9 +8,13 @@ import { useRestoreSession } from './hooks/useRestoreSession';
 import { AnnotationImpact } from './routes/AnnotationImpact';
 import { Annotations } from './routes/Annotations';
 import { IndexPlan } from './routes/IndexPlan';
+import { IndexReview } from './routes/IndexReview';
 import { Overview } from './routes/Overview';
 import { Settings } from './routes/Settings';
 import { SignIn } from './routes/SignIn';
+import { TableWorkload } from './routes/TableWorkload';
+import { Tables } from './routes/Tables';
+import { Users } from './routes/Users';
 
 // The detail view brings Recharts (the largest dependency): loaded when first opened.
 const QueryDetail = lazy(() =>
@@ -32,6 +36,10 @@ export function AppRoutes() {
       <Route path="/annotations" element={<Annotations />} />
       <Route path="/annotations/:annotationId" element={<AnnotationImpact />} />
       <Route path="/instances/:instanceId/index-plan" element={<IndexPlan />} />
+      <Route path="/instances/:instanceId/tables" element={<Tables />} />
+      <Route path="/instances/:instanceId/tables/:table" element={<TableWorkload />} />
+      <Route path="/instances/:instanceId/users" element={<Users />} />
+      <Route path="/instances/:instanceId/index-review" element={<IndexReview />} />
       <Route path="/settings" element={<Settings />} />
       <Route
         path="*"

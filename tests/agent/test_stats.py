@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pymysql
 import pytest
 from pymysql.cursors import Cursor
 
 from quanta.ingest.schemas import IngestBatchIn
 from quanta_agent.config import InstanceSettings
+from quanta_agent.mysql import ServerClock
 from quanta_agent.stats import (
     Counters,
     Key,
+    Origin,
     RowDelta,
     StatsCollector,
+    StatsSnapshot,
     diff_rows,
     make_stats_collector,
+    poll_body,
 )
 from tests.fixtures.servers import OwnMariaDB, started_mariadb
 
@@ -106,10 +112,24 @@ def test_userstat_deltas_equal_rows_read(userstat: OwnMariaDB) -> None:
     )
     root = next(u for u in body["users"] if u["user"] == "root")
     assert root["select_commands"] >= LOOKUPS + INDEX_RANGE_SCANS + FULL_SCANS
+    assert root["statement_errors"] == 0  # none failed
+    observed = body["observed"]
+    assert (observed["origin"], observed["reset"]) == ("userstat", None)
+    assert observed["interval_start"] < observed["interval_end"]
 
     cursor.execute("UPDATE t SET v = v + 1 WHERE id = 1")
-    table = rows_of(poll(col), "tables")[("test", "t")]
+    with pytest.raises(pymysql.err.ProgrammingError):
+        cursor.execute("SELECT * FROM no_such_table")
+    body = poll(col)
+    table = rows_of(body, "tables")[("test", "t")]
     assert (table["rows_changed"], table["reset"]) == (1, False)
+    root = next(u for u in body["users"] if u["user"] == "root")
+    assert root["statement_errors"] == 1  # performance_schema's count, next to userstat's
+
+    # Nothing moved: no rows, but the interval is still reported (it is not a gap).
+    idle = poll(col)
+    assert (idle["tables"], idle["indexes"]) == ([], [])
+    assert idle["observed"]["interval_start"] == body["observed"]["interval_end"]
 
 
 @services
@@ -133,6 +153,7 @@ def test_userstat_flush_is_a_reset(userstat: OwnMariaDB) -> None:
         True,
     )
     assert indexes[("test", "t", "PRIMARY")]["rows_read"] == len(ROW_IDS)
+    assert body["observed"]["reset"] == "flush"
 
 
 @services
@@ -204,3 +225,34 @@ def test_row_delta_rules(
     expected: list[RowDelta],
 ) -> None:
     assert diff_rows(prev, cur, restarted=restarted) == expected
+
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def snapshot(seconds: int, uptime: int, reads: int, origin: Origin = "userstat") -> StatsSnapshot:
+    clock = ServerClock(now=T0 + timedelta(seconds=seconds), uptime=uptime)
+    rows = {("db", "t", "PRIMARY"): {"ROWS_READ": reads}} if reads else {}
+    return StatsSnapshot(clock=clock, origin=origin, tables={}, indexes=rows, users={})
+
+
+@pytest.mark.parametrize(
+    ("prev", "cur", "reset", "rows"),
+    [
+        pytest.param(snapshot(0, 100, 5), snapshot(60, 160, 5), None, 0, id="idle"),
+        pytest.param(snapshot(0, 100, 5), snapshot(60, 160, 9), None, 1, id="reads"),
+        pytest.param(snapshot(0, 100, 5), snapshot(60, 30, 2), "restart", 1, id="restart"),
+        pytest.param(snapshot(0, 100, 5), snapshot(60, 160, 2), "flush", 1, id="flush"),
+    ],
+)
+def test_every_poll_reports_the_interval_it_covered(
+    prev: StatsSnapshot, cur: StatsSnapshot, reset: str | None, rows: int
+) -> None:
+    body = poll_body(prev, cur)
+    assert body["observed"] == {
+        "origin": "userstat",
+        "interval_start": "2026-01-01T00:00:00+00:00",
+        "interval_end": "2026-01-01T00:01:00+00:00",
+        "reset": reset,
+    }
+    assert len(body["indexes"]) == rows

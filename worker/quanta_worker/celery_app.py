@@ -11,6 +11,7 @@ from quanta.core.config import Settings, get_settings
 from quanta.core.tasks import (
     ADVISE_HOT_TASK,
     ANNOUNCE_IMPACTS_TASK,
+    ANNOUNCE_INDEX_REVIEWS_TASK,
     AUTO_DIAGNOSE_TASK,
     MAINTAIN_STORE_TASK,
     NOTIFY_TICK_TASK,
@@ -26,6 +27,7 @@ TASK_MODULES = (
     "quanta_worker.tasks.diagnostics",
     "quanta_worker.tasks.advice",
     "quanta_worker.tasks.annotations",
+    "quanta_worker.tasks.statistics",
 )
 
 # Beat counts each interval from its start: without this, the daily jobs would first run a day
@@ -80,6 +82,11 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
         "announce-impacts": {
             "task": ANNOUNCE_IMPACTS_TASK,
             "schedule": float(settings.annotation_announce_check_seconds),
+        },
+        # Index review findings not announced before, to the channels taking them: weekly.
+        "announce-index-reviews": {
+            "task": ANNOUNCE_INDEX_REVIEWS_TASK,
+            "schedule": float(settings.index_review_announce_seconds),
         },
     }
 

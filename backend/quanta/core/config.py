@@ -293,8 +293,25 @@ class Settings(BaseSettings):
         default=60.0, ge=1, description="How often beat looks for batches whose task was lost."
     )
 
-    # Statistics: an index is called unused only after this many days of observed reads.
-    index_unused_min_days: int = Field(default=7, ge=1)
+    # Statistics (quanta.statistics): an index is called unused only after this many minutes
+    # of table and index statistics without a gap or a counter reset (a week by default).
+    index_unused_min_minutes: float = Field(
+        default=7 * 24 * 60,
+        gt=0,
+        description="Minutes of uninterrupted index statistics before an index with no reads "
+        "is called unused (small installs and tests can use minutes, or a fraction of one).",
+    )
+    index_unused_min_days: int | None = Field(
+        default=None,
+        ge=1,
+        description="The old name, in days: read when QUANTA_INDEX_UNUSED_MIN_MINUTES is not set.",
+    )
+    index_review_announce_seconds: int = Field(
+        default=7 * 24 * 3600,
+        ge=60,
+        description="How often beat posts new index review findings to the channels that "
+        "take the index_review event (weekly).",
+    )
 
     worker_concurrency: int = 2
     sqlite_busy_timeout_ms: int = 30_000
@@ -331,6 +348,15 @@ class Settings(BaseSettings):
 
         parse(value)  # a ValueError says what a limit looks like: "10/minute"
         return value
+
+    @model_validator(mode="after")
+    def _unused_minutes_from_days(self) -> "Settings":
+        # QUANTA_INDEX_UNUSED_MIN_DAYS predates the minutes: honoured unless minutes are set.
+        if self.index_unused_min_days is not None and (
+            "index_unused_min_minutes" not in self.model_fields_set
+        ):
+            self.index_unused_min_minutes = self.index_unused_min_days * 24 * 60
+        return self
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> "Settings":

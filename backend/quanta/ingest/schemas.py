@@ -417,8 +417,26 @@ class IndexStatIn(TableStatIn):
     index_name: Dimension | None
 
 
+class StatsObservedIn(BaseModel):
+    """The interval one poll of the statistics covered, sent whether or not a counter moved:
+    how the server knows its statistics are unbroken (an index is unused only over an
+    unbroken window)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    origin: StatsOrigin
+    interval_start: Timestamp
+    interval_end: Timestamp
+    reset: Literal["restart", "flush"] | None = Field(
+        default=None,
+        description="The counters were reset in the interval: the server restarted, or a "
+        "FLUSH emptied them (reads before it are lost).",
+    )
+
+
 class UserStatIn(BaseModel):
-    """Per-account activity over one interval (deltas) from userstat USER_STATISTICS."""
+    """Per-account activity over one interval (deltas): userstat USER_STATISTICS (MariaDB's
+    or Percona Server's columns), and performance_schema's statement errors per user."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -452,6 +470,10 @@ class UserStatIn(BaseModel):
     access_denied: Counter | None = None
     empty_queries: Counter | None = None
     max_statement_time_exceeded: Counter | None = None
+    statement_errors: Counter | None = Field(
+        default=None,
+        description="Statements that ended in an error (performance_schema SUM_ERRORS).",
+    )
 
 
 def _counter_fields(model: type[BaseModel], *, skip: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -487,7 +509,7 @@ _SUMMED_FIELDS: dict[str, tuple[str, ...]] = {
 _FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
     "slowlog": ("events", "queries", "buckets", "picks"),
     "perfschema": ("digests", "digest_lost"),
-    "stats": ("tables", "indexes", "users"),
+    "stats": ("tables", "indexes", "users", "observed"),
 }
 
 
@@ -496,7 +518,7 @@ class IngestBatchIn(BaseModel):
 
     A ``slowlog`` batch holds ``events``, or the agent's own aggregates of them: ``queries``,
     per-minute ``buckets`` and example ``picks``; a ``perfschema`` batch ``digests`` and
-    ``digest_lost``; a ``stats`` batch ``tables``, ``indexes`` and ``users``.
+    ``digest_lost``; a ``stats`` batch ``tables``, ``indexes``, ``users`` and ``observed``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -524,6 +546,7 @@ class IngestBatchIn(BaseModel):
     tables: Rows[TableStatIn] = []
     indexes: Rows[IndexStatIn] = []
     users: Rows[UserStatIn] = []
+    observed: StatsObservedIn | None = None
 
     @model_validator(mode="after")
     def _one_kind_per_source(self) -> Self:

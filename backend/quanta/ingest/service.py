@@ -227,13 +227,16 @@ def process_batch(
         digest = digest_perfschema(batch.digests, fingerprinter)
         counted = sum(d.count_star for d in batch.digests)
     else:
-        # Table/index/user statistics feed the index review; they are not query load.
+        # Table/index/user statistics: the workload by table and account, the index
+        # review; they are not query load.
         return record_statistics(
             session=session,
+            settings=settings,
             instance_id=row.instance_id,
             tables=batch.tables,
             indexes=batch.indexes,
             users=batch.users,
+            observed=batch.observed,
         )
     instance = get_instance(session=session, instance_id=row.instance_id)
     adopt_primary_source(session=session, instance=instance, source=batch.source)

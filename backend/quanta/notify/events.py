@@ -2,20 +2,24 @@
 
 The advisor builds a `SuggestionNotice` per suggestion and calls
 `quanta.notify.service.publish_suggestion`; annotations build an `ImpactNotice` and call
-`publish_impact`; index plans build a `PlanNotice` per table and call `publish_plan`.
+`publish_impact`; index plans build a `PlanNotice` per table and call `publish_plan`;
+the weekly index review builds a `ReviewNotice` per instance and calls `publish_review`.
 All are JSON-friendly so a delivery can keep its own copy.
 """
 
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-EventType = Literal["new_suggestion", "annotation_impact", "index_plan"]
+EventType = Literal["new_suggestion", "annotation_impact", "index_plan", "index_review"]
 NEW_SUGGESTION: EventType = "new_suggestion"
 ANNOTATION_IMPACT: EventType = "annotation_impact"
 # A table's workload index plan, once per plan signature. A channel that takes it gets one
 # message per table instead of one per query (new_suggestion is then not sent to it).
 INDEX_PLAN: EventType = "index_plan"
-EVENT_TYPES: tuple[EventType, ...] = (NEW_SUGGESTION, ANNOTATION_IMPACT, INDEX_PLAN)
+# Weekly: an instance's existing indexes that can go (duplicate, redundant, primary-key
+# suffix, unused), listing only the findings not announced before. Opt-in per channel.
+INDEX_REVIEW: EventType = "index_review"
+EVENT_TYPES: tuple[EventType, ...] = (NEW_SUGGESTION, ANNOTATION_IMPACT, INDEX_PLAN, INDEX_REVIEW)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,27 @@ class PlanNotice:
     window_start: str | None = None
     window_end: str | None = None
     table_sizes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """The notice as JSON primitives."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewNotice:
+    """An instance's index review findings not announced before.
+
+    Each finding is a dict with the keys of the review's API (table, index, kind,
+    covered_by, ddl, reason); `total` is how many findings the review has in all (new or
+    not); `content_hash` names the instance and the new findings, so a channel never gets
+    the same list twice.
+    """
+
+    instance_id: int
+    instance: str
+    findings: list[dict[str, object]] = field(default_factory=list)
+    total: int = 0
+    content_hash: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """The notice as JSON primitives."""

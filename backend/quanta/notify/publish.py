@@ -16,9 +16,11 @@ from quanta.notify import repository
 from quanta.notify.events import (
     ANNOTATION_IMPACT,
     INDEX_PLAN,
+    INDEX_REVIEW,
     NEW_SUGGESTION,
     ImpactNotice,
     PlanNotice,
+    ReviewNotice,
     SuggestionNotice,
 )
 from quanta.notify.models import (
@@ -86,6 +88,29 @@ def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) ->
     )
 
 
+def publish_review(*, session: Session, settings: Settings, notice: ReviewNotice) -> list[int]:
+    """Queue an instance's new index review findings for the channels taking
+    ``index_review`` whose instance filter lets it through; the delivery ids. Nothing is
+    sent without findings; the same list never twice to one channel (content hash)."""
+    if not notice.findings:
+        return []
+    return _publish(
+        session,
+        settings,
+        event=INDEX_REVIEW,
+        payload=notice.to_dict(),
+        content_hash=notice.content_hash,
+        matches=lambda channel: review_matches(channel, notice),
+    )
+
+
+def review_matches(channel: Channel, notice: ReviewNotice) -> bool:
+    """The channel takes index reviews, for this instance (no load share: a finding has none)."""
+    return INDEX_REVIEW in channel.events and (
+        not channel.instances or notice.instance in channel.instances
+    )
+
+
 def _publish(
     session: Session,
     settings: Settings,
@@ -97,7 +122,8 @@ def _publish(
     **subject: int,
 ) -> list[int]:
     """Queue one event for every enabled channel it matches that does not have this version
-    of it yet (``subject``: its suggestion_id, annotation_id or plan_id); the delivery ids,
+    of it yet (``subject``: its suggestion_id, annotation_id or plan_id; none for an index
+    review, whose content hash names its instance); the delivery ids,
     enqueued after the commit."""
     created: list[int] = []
     for channel in repository.enabled_channels(session):

@@ -22,7 +22,7 @@ from quanta.core.db import utcnow
 from quanta.notify import formats, repository
 from quanta.notify.delivery import Transport, post_message
 from quanta.notify.dispatch import post, record
-from quanta.notify.events import INDEX_PLAN, NEW_SUGGESTION
+from quanta.notify.events import INDEX_PLAN, INDEX_REVIEW, NEW_SUGGESTION
 from quanta.notify.formats.common import shorten
 from quanta.notify.models import (
     Channel,
@@ -285,6 +285,10 @@ def _summary(delivery: Delivery) -> str:
         return f"Digest of {len(items) if isinstance(items, list) else 0} held messages"
     if delivery.event in (NEW_SUGGESTION, INDEX_PLAN):
         return shorten(f"{payload.get('instance')} · {payload.get('ddl')}", 200)
+    if delivery.event == INDEX_REVIEW:
+        findings = payload.get("findings")
+        count = len(findings) if isinstance(findings, list) else 0
+        return shorten(f"Index review of {payload.get('instance')}: {count} new findings", 200)
     return shorten(f"Regressions after “{payload.get('text')}”", 200)
 
 

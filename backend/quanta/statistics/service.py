@@ -1,16 +1,31 @@
-"""Use cases around table, index and account statistics."""
+"""Use cases around table, index and account statistics: recording the agents' deltas (sums
+since first seen, buckets of time, the window they cover), retention, and what other domains
+read of them (write rates, index reads)."""
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from sqlalchemy.orm import Session
 
-from quanta.analysis import advisor
 from quanta.analysis.advisor.workload import TableWrites
-from quanta.instances.service import find_instance
+from quanta.analysis.resolution import Resolution, floor_to
+from quanta.core.config import Settings
+from quanta.core.db import utcnow
+from quanta.instances.models import Instance
+from quanta.instances.service import get_instance
+from quanta.queries.window import retained_since
 from quanta.statistics import repository
-from quanta.statistics.schemas import IndexFindingOut, IndexReviewOut, ReviewedTableOut
+from quanta.statistics.counters import (
+    COUNTS,
+    GAUGE_COLUMNS,
+    READ_COUNTERS,
+    SECONDS,
+    WRITE_COUNTERS,
+    first_of,
+)
+from quanta.statistics.coverage import Observation, Window, advance
+from quanta.statistics.models import BUCKET_KEY, StatisticsCoverage
 from quanta.tables import service as tables_service
 
 # Fields of a delta that place it rather than count something.
@@ -18,11 +33,8 @@ _NOT_COUNTERS = frozenset(
     ("origin", "schema_name", "table_name", "index_name", "user", "interval_start",
      "interval_end", "reset")
 )  # fmt: skip
-# Index reads, in order of preference: userstat's rows read, then performance_schema's
-# fetch and read operation counts.
-_READ_COUNTERS = ("rows_read", "count_fetch", "count_read")
-# performance_schema's table I/O write operations, one per row written.
-_WRITE_COUNTERS = ("count_insert", "count_update", "count_delete")
+# Tables one stats batch asks snapshots for; the others are asked by the next batches.
+SNAPSHOTS_PER_BATCH = 100
 
 
 class _Delta(Protocol):
@@ -56,15 +68,31 @@ class UserDelta(_Delta, Protocol):
     def user(self) -> str: ...
 
 
+class ObservedInterval(Protocol):
+    """The interval one poll covered, whether or not anything moved (StatsObservedIn)."""
+
+    @property
+    def origin(self) -> str: ...
+    @property
+    def interval_start(self) -> datetime: ...
+    @property
+    def interval_end(self) -> datetime: ...
+    @property
+    def reset(self) -> Literal["restart", "flush"] | None: ...
+
+
 def record_statistics(
     *,
     session: Session,
+    settings: Settings,
     instance_id: int,
     tables: Sequence[TableDelta],
     indexes: Sequence[IndexDelta],
     users: Sequence[UserDelta],
+    observed: ObservedInterval | None = None,
 ) -> int:
-    """Add a stats batch's deltas to the instance's sums; returns the rows it carried."""
+    """Add a stats batch to the instance's sums, buckets and coverage, and ask for the
+    schema snapshots its tables lack; returns the rows it carried."""
     rows = [_row(instance_id, "table", t.schema_name, t.table_name, "", t) for t in tables]
     rows += [
         _row(instance_id, "index", i.schema_name, i.table_name, i.index_name or "", i)
@@ -77,11 +105,151 @@ def record_statistics(
         key = (row["kind"], row["schema_name"], row["object_name"], row["index_name"])
         merged[key] = _combine(merged[key], row) if key in merged else row
     repository.add(session, list(merged.values()), _combine)
+    repository.add_buckets(session, _bucket_rows(rows))
+    observation = _observation(observed, tables, indexes, users)
+    if observation is not None:
+        _advance_coverage(session, instance_id, observation)
+    snapshot_tables(
+        session=session,
+        settings=settings,
+        instance=get_instance(session=session, instance_id=instance_id),
+        tables=sorted({(r["schema_name"], r["object_name"]) for r in rows if r["kind"] == "table"}),
+    )
     return len(rows)
 
 
+def snapshot_tables(
+    *, session: Session, settings: Settings, instance: Instance, tables: Sequence[tuple[str, str]]
+) -> list[str]:
+    """Ask for the schema snapshots of the tables with statistics whose snapshot is missing or
+    older than QUANTA_SCHEMA_SNAPSHOT_MAX_AGE_HOURS, when the instance has a DSN; the tables
+    asked for. Through tables.service.refresh_soon (the guarded read, queued after the
+    commit), the ingest path's one way to refresh; a table is asked for at most once per
+    maximum age, so a table the server cannot show is not asked for at every batch."""
+    if instance.dsn_encrypted is None or not tables:
+        return []
+    now = utcnow()
+    stale = set(
+        tables_service.stale_tables(
+            session=session,
+            settings=settings,
+            instance_id=instance.id,
+            tables=[f"{schema}.{table}" for schema, table in tables],
+            now=now,
+        )
+    )
+    retry_after = now - timedelta(hours=settings.schema_snapshot_max_age_hours)
+    wanted = repository.not_requested_since(
+        session,
+        instance.id,
+        [(schema, table) for schema, table in tables if f"{schema}.{table}".lower() in stale],
+        retry_after,
+        SNAPSHOTS_PER_BATCH,
+    )
+    if not wanted:
+        return []
+    names = sorted({f"{schema}.{table}".lower() for schema, table in wanted})
+    tables_service.refresh_soon(session=session, settings=settings, instance=instance, tables=names)
+    repository.mark_snapshot_requested(session, instance.id, wanted, now)
+    return names
+
+
+def _observation(
+    observed: ObservedInterval | None,
+    tables: Sequence[TableDelta],
+    indexes: Sequence[IndexDelta],
+    users: Sequence[UserDelta],
+) -> Observation | None:
+    """The interval the batch covers: the agent's word, or (agents that do not send it) the
+    span of its rows, whose idle intervals then look like gaps, which errs on caution."""
+    if observed is not None:
+        return Observation(
+            observed.origin, observed.interval_start, observed.interval_end, observed.reset
+        )
+    fields = [row.model_dump(exclude_none=True) for row in (*tables, *indexes)]
+    if not fields:
+        return None
+    return Observation(
+        str(fields[0]["origin"]),
+        min(f["interval_start"] for f in fields),
+        max(f["interval_end"] for f in fields),
+    )
+
+
+def _advance_coverage(session: Session, instance_id: int, observation: Observation) -> None:
+    stored = repository.coverage(session, instance_id, lock=True)
+    before = coverage_window(stored)
+    after = advance(before, observation)
+    if after == before:
+        return
+    if stored is None:
+        stored = StatisticsCoverage(instance_id=instance_id)
+        session.add(stored)
+    stored.origin, stored.first_seen = after.origin, after.first_seen
+    stored.since, stored.until = after.since, after.until
+    stored.broken_at, stored.break_reason = after.broken_at, after.break_reason
+    session.flush()
+
+
+def coverage_window(stored: StatisticsCoverage | None) -> Window | None:
+    """The stored coverage as a coverage.Window (None: no statistics yet)."""
+    if stored is None:
+        return None
+    return Window(
+        stored.origin, stored.first_seen, stored.since, stored.until, stored.broken_at,
+        stored.break_reason,
+    )  # fmt: skip
+
+
+def instance_coverage(*, session: Session, instance_id: int) -> Window | None:
+    """How long the instance's statistics cover without a break (None: none received)."""
+    return coverage_window(repository.coverage(session, instance_id))
+
+
+def _bucket_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each delta in the minute, hour and day bucket of its interval's midpoint."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        midpoint = row["since"] + (row["until"] - row["since"]) / 2
+        for resolution in Resolution:
+            bucket = {
+                "instance_id": row["instance_id"],
+                "resolution": resolution.value,
+                "bucket_start": floor_to(midpoint, resolution),
+                "kind": row["kind"],
+                "schema_name": row["schema_name"],
+                "object_name": row["object_name"],
+                "index_name": row["index_name"],
+                **bucket_counters(row["counters"]),
+            }
+            key = tuple(bucket[name] for name in BUCKET_KEY)
+            out[key] = repository.combine_bucket(out[key], bucket) if key in out else bucket
+    return list(out.values())
+
+
+def bucket_counters(counters: Mapping[str, Any]) -> dict[str, Any]:
+    """A delta's counters as a bucket's columns: every column present, NULL where the
+    source gave nothing; gauges under their ``_max`` column.
+
+    Example:
+        >>> row = bucket_counters({"rows_read": 4, "concurrent_connections": 2})
+        >>> (row["rows_read"], row["rows_sent"], row["concurrent_connections_max"])
+        (4, None, 2)
+    """
+    out: dict[str, Any] = {name: counters.get(name) for name in (*COUNTS, *SECONDS)}
+    for gauge, column in GAUGE_COLUMNS.items():
+        out[column] = counters.get(gauge)
+    return out
+
+
+def apply_retention(*, session: Session, settings: Settings, now: datetime) -> int:
+    """Delete the buckets older than the metric store keeps their resolution; how many."""
+    kept = retained_since(settings=settings, now=now)
+    return sum(repository.delete_buckets_before(session, r, before) for r, before in kept.items())
+
+
 def index_reads(*, session: Session, instance_id: int) -> dict[str, dict[str, int]]:
-    """Reads per index name, by ``db.table`` (lower case), for the unused-index review.
+    """Reads per index name since first seen, by ``db.table`` (lower case).
 
     Only indexes the agent reported appear; an index of a reported table that is missing
     had no reads (userstat and performance_schema list only indexes that were used, or
@@ -92,7 +260,9 @@ def index_reads(*, session: Session, instance_id: int) -> dict[str, dict[str, in
         if not row.index_name:
             continue
         table = f"{row.schema_name}.{row.object_name}".lower()
-        usage.setdefault(table, {})[row.index_name] = _reads(row.counters)
+        usage.setdefault(table, {})[row.index_name] = int(
+            first_of(row.counters, READ_COUNTERS) or 0
+        )
     return usage
 
 
@@ -113,7 +283,7 @@ def table_write_rates(*, session: Session, instance_id: int) -> dict[str, TableW
             continue
         counters = row.counters
         table = f"{row.schema_name}.{row.object_name}".lower()
-        if any(counters.get(k) is not None for k in _WRITE_COUNTERS):
+        if any(counters.get(k) is not None for k in WRITE_COUNTERS):
             rates[table] = TableWrites(
                 table,
                 inserted_per_s=float(counters.get("count_insert") or 0) / seconds,
@@ -127,19 +297,13 @@ def table_write_rates(*, session: Session, instance_id: int) -> dict[str, TableW
     return rates
 
 
-def _reads(counters: Mapping[str, Any]) -> int:
-    for name in _READ_COUNTERS:
-        value = counters.get(name)
-        if value is not None:
-            return int(value)
-    return 0
-
-
 def _row(
     instance_id: int, kind: str, schema: str, name: str, index: str, delta: _Delta
 ) -> dict[str, Any]:
     fields = delta.model_dump(exclude_none=True)
     counters = {k: v for k, v in fields.items() if k not in _NOT_COUNTERS}
+    end = fields["interval_end"]
+    read = kind != "user" and (first_of(counters, READ_COUNTERS) or 0) > 0
     return {
         "instance_id": instance_id,
         "kind": kind,
@@ -147,9 +311,12 @@ def _row(
         "object_name": name,
         "index_name": index,
         "since": fields["interval_start"],
-        "until": fields["interval_end"],
+        "until": end,
         "resets": int(fields.get("reset", False)),
         "counters": counters,
+        "reset_at": end if fields.get("reset") else None,
+        "last_read_at": end if read else None,
+        "snapshot_requested_at": None,
     }
 
 
@@ -163,49 +330,11 @@ def _combine(stored: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         "until": max(stored["until"], new["until"]),
         "resets": stored["resets"] + new["resets"],
         "counters": counters,
+        "reset_at": _latest(stored["reset_at"], new["reset_at"]),
+        "last_read_at": _latest(stored["last_read_at"], new["last_read_at"]),
+        "snapshot_requested_at": stored["snapshot_requested_at"],
     }
 
 
-def review_indexes(
-    *, session: Session, instance_id: int, min_observed: timedelta, now: datetime
-) -> IndexReviewOut:
-    """Duplicate, redundant and unused indexes of the instance's snapshotted tables.
-
-    An index is called unused only on a table whose index statistics cover at least
-    ``min_observed``: a week of no reads means something, an hour does not.
-    """
-    find_instance(session=session, instance_id=instance_id)
-    document = tables_service.schema_document(session=session, instance_id=instance_id, tables=None)
-    if not document["tables"]:
-        return IndexReviewOut(findings=[], tables=[])
-    observed = _observed_since(session, instance_id)
-    reads = index_reads(session=session, instance_id=instance_id)
-    usage = {
-        table: counts
-        for table, counts in reads.items()
-        if table in observed and now - observed[table] >= min_observed
-    }
-    findings = advisor.review_indexes(advisor.parse_schema(document), usage=usage)
-    return IndexReviewOut(
-        findings=[
-            IndexFindingOut(
-                table=f.table, index=f.index, kind=f.kind.value, covered_by=f.covered_by or None,
-                ddl=f.ddl, reason=f.reason,
-            )
-            for f in findings
-        ],
-        tables=[
-            ReviewedTableOut(
-                table=name, statistics_since=observed.get(name), unused_checked=name in usage
-            )
-            for name in sorted(document["tables"])
-        ],
-    )  # fmt: skip
-
-
-def _observed_since(session: Session, instance_id: int) -> dict[str, datetime]:
-    since: dict[str, datetime] = {}
-    for row in repository.of_kind(session, instance_id, "index"):
-        table = f"{row.schema_name}.{row.object_name}".lower()
-        since[table] = min(row.since, since.get(table, row.since))
-    return since
+def _latest(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else max(a, b)

@@ -109,6 +109,35 @@ def stored_documents(
     return {name: stored[name].document for name in tables if name in stored}
 
 
+def stale_tables(
+    *,
+    session: Session,
+    settings: Settings,
+    instance_id: int,
+    tables: Iterable[str],
+    now: datetime | None = None,
+) -> list[str]:
+    """Which of these tables (``db.table``) have no snapshot, or one older than
+    QUANTA_SCHEMA_SNAPSHOT_MAX_AGE_HOURS: what a refresh would read (lower case, sorted)."""
+    names = qualify_tables(tables, None)
+    stored = repository.find_many(session, instance_id, names)
+    cutoff = (now or utcnow()) - timedelta(hours=settings.schema_snapshot_max_age_hours)
+    return [n for n in names if _is_stale(stored.get(n), cutoff)]
+
+
+def _is_stale(row: TableSnapshot | None, cutoff: datetime) -> bool:
+    return row is None or row.taken_at < cutoff
+
+
+def snapshots_of(
+    *, session: Session, instance_id: int, tables: Iterable[str]
+) -> dict[str, TableSnapshotOut]:
+    """The latest snapshots of these tables (``db.table``) by lower-case name; tables never
+    snapshotted are absent."""
+    stored = repository.find_many(session, instance_id, qualify_tables(tables, None))
+    return {name: _snapshot_out(row) for name, row in stored.items()}
+
+
 def refresh_if_plan_is_newer(
     *,
     session: Session,
@@ -205,7 +234,7 @@ def refresh_tables(
     names = qualify_tables(tables, None)
     stored = repository.find_many(session, instance_id, names)
     cutoff = now - timedelta(hours=settings.schema_snapshot_max_age_hours)
-    stale = [n for n in names if force or n not in stored or stored[n].taken_at < cutoff]
+    stale = [n for n in names if force or _is_stale(stored.get(n), cutoff)]
     fresh = tuple(n for n in names if n not in stale)
     if not stale:
         return SnapshotRefresh(fresh=fresh)

@@ -29,12 +29,16 @@ import type {
   ExplainRun,
   Filters,
   IndexPlanList,
+  IndexReview,
   Instance,
   Me,
   ProfileRun,
   SuggestionList,
   SuggestionPatch,
   TableSnapshot,
+  TableWorkload,
+  UserWorkload,
+  WorkloadRange,
   QueryDetail,
   QueryExamples,
   ScopeQuery,
@@ -256,6 +260,48 @@ export async function fetchInstances(signal?: AbortSignal): Promise<Instance[]> 
 }
 
 /** The latest snapshot of one table ("db.table") of an instance (404: none yet). */
+/** GET /api/v1/instances/{id}/tables: each table's reads and writes over a range. */
+export async function fetchTableWorkload(
+  instanceId: number,
+  range: WorkloadRange,
+  signal?: AbortSignal,
+): Promise<TableWorkload> {
+  return unwrap(
+    api.GET('/api/v1/instances/{instance_id}/tables', {
+      params: { path: { instance_id: instanceId }, query: range },
+      signal,
+    }),
+  );
+}
+
+/** GET /api/v1/instances/{id}/users: each database account's activity over a range. */
+export async function fetchUserWorkload(
+  instanceId: number,
+  range: WorkloadRange,
+  signal?: AbortSignal,
+): Promise<UserWorkload> {
+  return unwrap(
+    api.GET('/api/v1/instances/{instance_id}/users', {
+      params: { path: { instance_id: instanceId }, query: range },
+      signal,
+    }),
+  );
+}
+
+/** GET /api/v1/instances/{id}/index-review: findings, and each index's reads over a range. */
+export async function fetchIndexReview(
+  instanceId: number,
+  range: WorkloadRange,
+  signal?: AbortSignal,
+): Promise<IndexReview> {
+  return unwrap(
+    api.GET('/api/v1/instances/{instance_id}/index-review', {
+      params: { path: { instance_id: instanceId }, query: range },
+      signal,
+    }),
+  );
+}
+
 export async function fetchTableSnapshot(
   instanceId: number,
   table: string,

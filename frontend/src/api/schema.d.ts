@@ -400,9 +400,31 @@ export interface paths {
         };
         /**
          * Review Indexes
-         * @description Duplicate, redundant and unused existing indexes of the instance's snapshotted tables.
+         * @description Duplicate, redundant, primary-key-suffix and unused indexes of the instance's
+         *     snapshotted tables, each index's reads in the range, and the statistics' unbroken window.
          */
         get: operations["review_indexes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/instances/{instance_id}/tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Table Workload
+         * @description Per table: rows read and changed in the range (userstat or performance_schema), rates
+         *     and shares, the query classes that name it with their load, and its snapshot's size.
+         */
+        get: operations["list_table_workload"];
         put?: never;
         post?: never;
         delete?: never;
@@ -448,6 +470,27 @@ export interface paths {
          *     and the server's message in `error`; the detected flavor and version are stored.
          */
         post: operations["test_instance_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/instances/{instance_id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List User Workload
+         * @description Per database account: CPU and busy time, connections, rows, commands and errors from
+         *     USER_STATISTICS where the server keeps it, and its query classes' statements and time.
+         */
+        get: operations["list_user_workload"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1058,7 +1101,7 @@ export interface components {
              * Events
              * @description Events the channel receives.
              */
-            events?: ("new_suggestion" | "annotation_impact" | "index_plan")[];
+            events?: ("new_suggestion" | "annotation_impact" | "index_plan" | "index_review")[];
             /**
              * Instances
              * @description Instance names to notify about; empty: all.
@@ -1099,7 +1142,7 @@ export interface components {
             /** Enabled */
             enabled: boolean;
             /** Events */
-            events: ("new_suggestion" | "annotation_impact" | "index_plan")[];
+            events: ("new_suggestion" | "annotation_impact" | "index_plan" | "index_review")[];
             /** Id */
             id: number;
             /** Instances */
@@ -1154,7 +1197,7 @@ export interface components {
             /** Enabled */
             enabled?: boolean | null;
             /** Events */
-            events?: ("new_suggestion" | "annotation_impact" | "index_plan")[] | null;
+            events?: ("new_suggestion" | "annotation_impact" | "index_plan" | "index_review")[] | null;
             /** Instances */
             instances?: string[] | null;
             /** Min Load Share */
@@ -1198,6 +1241,45 @@ export interface components {
             privileges?: string[];
             /** Version */
             version?: string | null;
+        };
+        /**
+         * CoverageOut
+         * @description How long the instance's statistics cover without a break.
+         */
+        CoverageOut: {
+            /**
+             * Break Reason
+             * @description Why it restarted, in a sentence.
+             */
+            break_reason: string | null;
+            /**
+             * Broken At
+             * @description When the window last restarted; null: never.
+             */
+            broken_at: string | null;
+            /**
+             * First Seen
+             * Format: date-time
+             * @description The first statistics received.
+             */
+            first_seen: string;
+            /**
+             * Since
+             * Format: date-time
+             * @description Start of the current unbroken window (restarts after a break).
+             */
+            since: string;
+            /**
+             * Source
+             * @description userstat or perfschema.
+             */
+            source: string;
+            /**
+             * Until
+             * Format: date-time
+             * @description End of the last interval received.
+             */
+            until: string;
         };
         /**
          * DeliveryKind
@@ -1589,13 +1671,58 @@ export interface components {
         };
         /**
          * IndexReviewOut
-         * @description The review of an instance's existing indexes.
+         * @description The review of an instance's existing indexes, and their reads over a range.
          */
         IndexReviewOut: {
+            coverage?: components["schemas"]["CoverageOut"] | null;
             /** Findings */
             findings: components["schemas"]["IndexFindingOut"][];
+            /**
+             * Indexes
+             * @default []
+             */
+            indexes: components["schemas"]["IndexUsageOut"][];
+            /**
+             * Instance
+             * @description The instance's name.
+             * @default
+             */
+            instance: string;
             /** Tables */
             tables: components["schemas"]["ReviewedTableOut"][];
+            /**
+             * Unused After Minutes
+             * @description QUANTA_INDEX_UNUSED_MIN_MINUTES: the window an unused call needs.
+             * @default 0
+             */
+            unused_after_minutes: number;
+        };
+        /**
+         * IndexUsageOut
+         * @description One index of a snapshotted table and its reads over the range.
+         */
+        IndexUsageOut: {
+            /** Columns */
+            columns: string[];
+            /**
+             * Index
+             * @description '' : reads that used no index (table scans).
+             */
+            index: string;
+            /**
+             * Last Read At
+             * @description End of the last interval it was read in.
+             */
+            last_read_at: string | null;
+            /**
+             * Reads
+             * @description Rows read through it in the range; null: unknown.
+             */
+            reads: number | null;
+            /** Table */
+            table: string;
+            /** Unique */
+            unique: boolean;
         };
         /**
          * IngestBatchOut
@@ -2287,14 +2414,14 @@ export interface components {
         ReviewedTableOut: {
             /**
              * Statistics Since
-             * @description First index statistics received for it; null: none yet.
+             * @description Start of the unbroken window its unused check looks at; null: no statistics of it yet.
              */
             statistics_since: string | null;
             /** Table */
             table: string;
             /**
              * Unused Checked
-             * @description Observed long enough (QUANTA_INDEX_UNUSED_MIN_DAYS) to call indexes unused.
+             * @description Observed long enough (QUANTA_INDEX_UNUSED_MIN_MINUTES) to call indexes unused.
              */
             unused_checked: boolean;
         };
@@ -2622,6 +2749,33 @@ export interface components {
             write_entries_per_s: number;
         };
         /**
+         * TableQueryOut
+         * @description A query class that touches a table, with its load over the range.
+         */
+        TableQueryOut: {
+            /** Calls */
+            calls: number;
+            /** Fingerprint */
+            fingerprint: string;
+            /**
+             * Load
+             * @description Average active sessions over the range.
+             */
+            load: number;
+            /** Query Id */
+            query_id: string;
+            /**
+             * Schema
+             * @description The schema it ran in when it names the table without one (its page filters on it); null when it names db.table.
+             */
+            schema: string | null;
+            /**
+             * Share
+             * @description Share of the instance's load, 0..1.
+             */
+            share: number;
+        };
+        /**
          * TableSnapshotOut
          * @description The latest snapshot of one table, in the index advisor's per-table format.
          */
@@ -2658,6 +2812,111 @@ export interface components {
              * @description When the snapshot was read from the server.
              */
             taken_at: string;
+        };
+        /**
+         * TableWorkloadOut
+         * @description One table's reads and writes over the range, and what its snapshot says of it.
+         */
+        TableWorkloadOut: {
+            /**
+             * Changed Share
+             * @description Share of the rows changed on the instance, 0..1.
+             */
+            changed_share: number;
+            /** Data Bytes */
+            data_bytes: number | null;
+            /** Index Bytes */
+            index_bytes: number | null;
+            /**
+             * Io Wait S
+             * @description performance_schema: seconds of table I/O.
+             */
+            io_wait_s: number | null;
+            /**
+             * Queries
+             * @description The query classes naming the table, heaviest first.
+             */
+            queries: components["schemas"]["TableQueryOut"][];
+            /**
+             * Read Share
+             * @description Share of the rows read on the instance, 0..1.
+             */
+            read_share: number;
+            /**
+             * Row Estimate
+             * @description From the latest schema snapshot.
+             */
+            row_estimate: number | null;
+            /**
+             * Rows Changed
+             * @description Rows inserted, updated or deleted.
+             */
+            rows_changed: number | null;
+            /** Rows Changed Per S */
+            rows_changed_per_s: number | null;
+            /**
+             * Rows Changed X Indexes
+             * @description userstat: rows changed times the indexes each change maintained.
+             */
+            rows_changed_x_indexes: number | null;
+            /** Rows Deleted */
+            rows_deleted: number | null;
+            /**
+             * Rows Inserted
+             * @description Where the source splits writes (P_S).
+             */
+            rows_inserted: number | null;
+            /** Rows Read */
+            rows_read: number | null;
+            /** Rows Read Per S */
+            rows_read_per_s: number | null;
+            /** Rows Updated */
+            rows_updated: number | null;
+            /** Snapshot Taken At */
+            snapshot_taken_at: string | null;
+            /**
+             * Table
+             * @description db.table, as the server names it.
+             */
+            table: string;
+        };
+        /**
+         * TablesOut
+         * @description An instance's tables by workload over a range.
+         */
+        TablesOut: {
+            coverage: components["schemas"]["CoverageOut"] | null;
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /** Instance */
+            instance: string;
+            /** Instance Id */
+            instance_id: number;
+            /**
+             * Seconds
+             * @description Seconds of the range the statistics cover (rates).
+             */
+            seconds: number;
+            /**
+             * Since
+             * @description The first statistics received.
+             */
+            since: string | null;
+            /**
+             * Source
+             * @description userstat or perfschema; null: no statistics yet.
+             */
+            source: string | null;
+            /** Tables */
+            tables: components["schemas"]["TableWorkloadOut"][];
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
         };
         /**
          * TimeRange
@@ -2830,6 +3089,124 @@ export interface components {
             /** Disabled */
             disabled?: boolean | null;
             role?: components["schemas"]["Role"] | null;
+        };
+        /**
+         * UserWorkloadOut
+         * @description One account's activity over the range: USER_STATISTICS where the server keeps it
+         *     (null where it does not count a figure), and what its query classes did.
+         */
+        UserWorkloadOut: {
+            /** Access Denied */
+            access_denied: number | null;
+            /** Binlog Bytes Written */
+            binlog_bytes_written: number | null;
+            /** Busy Time S */
+            busy_time_s: number | null;
+            /** Bytes Received */
+            bytes_received: number | null;
+            /** Bytes Sent */
+            bytes_sent: number | null;
+            /**
+             * Calls
+             * @description Statements of its query classes (the store).
+             */
+            calls: number | null;
+            /** Commit Transactions */
+            commit_transactions: number | null;
+            /** Connected Time S */
+            connected_time_s: number | null;
+            /**
+             * Connections Concurrent
+             * @description The most connections at once the agent saw.
+             */
+            connections_concurrent: number | null;
+            /** Connections Denied */
+            connections_denied: number | null;
+            /** Connections Lost */
+            connections_lost: number | null;
+            /** Connections Ssl */
+            connections_ssl: number | null;
+            /** Connections Total */
+            connections_total: number | null;
+            /** Cpu Time S */
+            cpu_time_s: number | null;
+            /** Empty Queries */
+            empty_queries: number | null;
+            /**
+             * Errors
+             * @description Statements that failed (performance_schema).
+             */
+            errors: number | null;
+            /**
+             * Load Share
+             * @description Share of the instance's query load, 0..1.
+             */
+            load_share: number | null;
+            /** Max Statement Time Exceeded */
+            max_statement_time_exceeded: number | null;
+            /** Other Commands */
+            other_commands: number | null;
+            /**
+             * Own
+             * @description Quanta's own monitoring account (the instance's DSN).
+             * @default false
+             */
+            own: boolean;
+            /** Query Time S */
+            query_time_s: number | null;
+            /** Rollback Transactions */
+            rollback_transactions: number | null;
+            /** Rows Changed */
+            rows_changed: number | null;
+            /** Rows Deleted */
+            rows_deleted: number | null;
+            /** Rows Inserted */
+            rows_inserted: number | null;
+            /**
+             * Rows Read
+             * @description userstat: rows read from tables; else rows its queries examined.
+             */
+            rows_read: number | null;
+            /** Rows Sent */
+            rows_sent: number | null;
+            /** Rows Updated */
+            rows_updated: number | null;
+            /** Select Commands */
+            select_commands: number | null;
+            /** Update Commands */
+            update_commands: number | null;
+            /** User */
+            user: string;
+        };
+        /**
+         * UsersOut
+         * @description An instance's accounts by activity over a range.
+         */
+        UsersOut: {
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /** Instance */
+            instance: string;
+            /** Instance Id */
+            instance_id: number;
+            /** Seconds */
+            seconds: number;
+            /**
+             * Source
+             * @description userstat: USER_STATISTICS; queries: only what the query store knows.
+             * @enum {string}
+             */
+            source: "userstat" | "queries";
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
+            /** Users */
+            users: components["schemas"]["UserWorkloadOut"][];
         };
         /** ValidationError */
         ValidationError: {
@@ -4199,6 +4576,28 @@ export interface operations {
                     }[];
                     /** Instance */
                     instance: string;
+                    observed?: {
+                        /**
+                         * Interval End
+                         * Format: date-time
+                         */
+                        interval_end: string;
+                        /**
+                         * Interval Start
+                         * Format: date-time
+                         */
+                        interval_start: string;
+                        /**
+                         * Origin
+                         * @enum {string}
+                         */
+                        origin: "userstat" | "perfschema";
+                        /**
+                         * Reset
+                         * @description The counters were reset in the interval: the server restarted, or a FLUSH emptied them (reads before it are lost).
+                         */
+                        reset?: ("restart" | "flush") | null;
+                    } | null;
                     /**
                      * Picks
                      * @default []
@@ -4431,6 +4830,11 @@ export interface operations {
                         rows_updated?: number | null;
                         /** Select Commands */
                         select_commands?: number | null;
+                        /**
+                         * Statement Errors
+                         * @description Statements that ended in an error (performance_schema SUM_ERRORS).
+                         */
+                        statement_errors?: number | null;
                         /** Table Rows Read */
                         table_rows_read?: number | null;
                         /** Total Connections */
@@ -4981,7 +5385,12 @@ export interface operations {
     };
     review_indexes: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+            };
             header?: never;
             path: {
                 instance_id: number;
@@ -4997,6 +5406,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IndexReviewOut"];
+                };
+            };
+            /** @description A bad time range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such instance. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_table_workload: {
+        parameters: {
+            query?: {
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+            };
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TablesOut"];
+                };
+            };
+            /** @description A bad time range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
             /** @description Missing, unknown or revoked API token. */
@@ -5154,6 +5644,78 @@ export interface operations {
             };
             /** @description The instance has no usable DSN. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_user_workload: {
+        parameters: {
+            query?: {
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+            };
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsersOut"];
+                };
+            };
+            /** @description A bad time range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such instance. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -55,6 +55,16 @@ export type TablePlan = IndexPlanList['plans'][number];
 export type PlannedIndex = TablePlan['adds'][number];
 export type ServedQuery = PlannedIndex['served'][number];
 export type Channel = JsonOk<'list_channels'>[number];
+export type TableWorkload = JsonOk<'list_table_workload'>;
+export type TableWorkloadRow = TableWorkload['tables'][number];
+export type TableQuery = TableWorkloadRow['queries'][number];
+export type StatisticsCoverage = NonNullable<TableWorkload['coverage']>;
+export type UserWorkload = JsonOk<'list_user_workload'>;
+export type UserWorkloadRow = UserWorkload['users'][number];
+export type IndexReview = JsonOk<'review_indexes'>;
+export type IndexFinding = IndexReview['findings'][number];
+export type IndexUsage = NonNullable<IndexReview['indexes']>[number];
+export type WorkloadRange = QueryOf<'list_table_workload'>;
 
 type JsonCreated<Op extends keyof operations> = operations[Op]['responses'] extends {
   201: { content: { 'application/json': infer Body } };

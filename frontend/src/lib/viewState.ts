@@ -140,14 +140,18 @@ export function parseScope(params: URLSearchParams): ScopeState {
   return { ...scope, ...filters, ...(params.get('own') === '1' && { own: true }) };
 }
 
-function writeScope(params: URLSearchParams, scope: ScopeState): void {
-  const { range } = scope;
+/** Writes a range as parseRange reads it (the default preset left out). */
+export function writeRange(params: URLSearchParams, range: RangeState): void {
   if (range.kind === 'custom') {
     params.set('from', range.from);
     if (range.to !== undefined) params.set('to', range.to);
   } else if (range.preset !== DEFAULT_PRESET) {
     params.set('range', range.preset);
   }
+}
+
+function writeScope(params: URLSearchParams, scope: ScopeState): void {
+  writeRange(params, scope.range);
   for (const name of scope.instances) params.append('instance', name);
   for (const dimension of FILTER_DIMENSIONS) {
     const value = scope[dimension];

@@ -9,6 +9,7 @@ import { Pager } from '../components/Controls/Pager';
 import { RangePicker } from '../components/Controls/RangePicker';
 import { SearchBox } from '../components/Controls/SearchBox';
 import { TopQueriesPanel } from '../components/TopQueries/TopQueriesPanel';
+import { WorkloadLinks } from '../components/Workload/WorkloadLinks';
 import { useScopeAnnotations } from '../hooks/useScopeAnnotations';
 import { useUrlState } from '../hooks/useUrlState';
 import { formatTimeRange } from '../lib/format';
@@ -145,6 +146,7 @@ export function Overview() {
             {rangeLabel(state.range)}
             {resolved && ` · ${formatTimeRange(resolved.from, resolved.to)}`}
           </p>
+          <WorkloadLinks instances={state.instances} range={state.range} />
         </div>
         <div className="toolbar">
           <RangePicker

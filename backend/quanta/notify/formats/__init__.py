@@ -11,9 +11,11 @@ from types import ModuleType
 from quanta.notify.events import (
     ANNOTATION_IMPACT,
     INDEX_PLAN,
+    INDEX_REVIEW,
     NEW_SUGGESTION,
     ImpactNotice,
     PlanNotice,
+    ReviewNotice,
     SuggestionNotice,
 )
 from quanta.notify.formats import common, discord, mattermost, slack, teams, webhook
@@ -50,6 +52,10 @@ def event_message(
         plan = PlanNotice(**notice)  # type: ignore[arg-type]
         build = module.plan
         return build(plan, common.plan_link(public_url, plan.instance_id))
+    if event == INDEX_REVIEW:
+        review = ReviewNotice(**notice)  # type: ignore[arg-type]
+        build = module.review
+        return build(review, common.review_link(public_url, review.instance_id))
     if event == ANNOTATION_IMPACT:
         impact = ImpactNotice(**notice)  # type: ignore[arg-type]
         build = module.impact

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
 
 # A fingerprint is shown "short": enough to recognise the query, the link has the rest.
 FINGERPRINT_CHARS = 300
@@ -18,6 +18,8 @@ DDL_CHARS = 1500
 REASON_CHARS = 500
 # An impact message lists the worst regressions; the link shows all of them.
 IMPACT_ROWS = 10
+# A review message lists this many new findings; the link shows all of them.
+REVIEW_ROWS = 15
 ELLIPSIS = "…"
 
 # Accent colours: amber for a suggestion (act on it), red for regressions, grey for the rest.
@@ -177,6 +179,58 @@ def link_text(notice: SuggestionNotice) -> str:
     return notice.link_text or "Open query in Quanta"
 
 
+def review_link(public_url: str, instance_id: int) -> str:
+    """The instance's index review page in the UI."""
+    return f"{public_url.rstrip('/')}/instances/{instance_id}/index-review"
+
+
+REVIEW_KINDS = {
+    "duplicate": "Duplicate",
+    "redundant": "Redundant",
+    "primary_key_suffix": "Primary key suffix",
+    "unused": "Unused",
+}
+
+
+def review_title(notice: ReviewNotice) -> str:
+    """One line naming the instance and how many new findings follow."""
+    count = len(notice.findings)
+    noun = "finding" if count == 1 else "findings"
+    return f"Index review of {notice.instance}: {count} new {noun}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewLine:
+    """One finding as a message shows it: plain text (each format escapes it) and its DDL
+    (each format puts it in code its own way)."""
+
+    text: str
+    ddl: str
+
+
+def review_lines(notice: ReviewNotice) -> tuple[list[ReviewLine], int]:
+    """The first REVIEW_ROWS findings as lines, and how many more there are."""
+    lines = [
+        ReviewLine(
+            text=(
+                f"{REVIEW_KINDS.get(str(f.get('kind')), str(f.get('kind')))}: "
+                f"{f.get('table')} {f.get('index')}: {shorten(str(f.get('reason', '')), 200)}"
+            ),
+            ddl=shorten(str(f.get("ddl", "")), 300),
+        )
+        for f in notice.findings[:REVIEW_ROWS]
+    ]
+    return lines, max(len(notice.findings) - REVIEW_ROWS, 0)
+
+
+def review_summary(notice: ReviewNotice) -> str:
+    """What the whole review holds besides the new findings, in a sentence."""
+    return (
+        f"{notice.total} finding{'' if notice.total == 1 else 's'} in all on this instance; "
+        "each says why the index can go and the DDL that drops it."
+    )
+
+
 def annotation_link(public_url: str, annotation_id: int) -> str:
     """The annotation's impact view in the UI."""
     return f"{public_url.rstrip('/')}/annotations/{annotation_id}"
@@ -333,6 +387,11 @@ def digest_item(event: str, payload: dict[str, object], public_url: str) -> Dige
             f"{shorten(plan.ddl, 160)}"
         )
         return DigestItem(event, text, plan_link(public_url, plan.instance_id), payload)
+    if event == "index_review":
+        review = ReviewNotice(**payload)  # type: ignore[arg-type]
+        return DigestItem(
+            event, review_title(review), review_link(public_url, review.instance_id), payload
+        )
     impact = ImpactNotice(**payload)  # type: ignore[arg-type]
     text = f"{impact_title(impact)} · {len(impact.regressions)} regressed queries"
     return DigestItem(event, text, annotation_link(public_url, impact.annotation_id), payload)

@@ -7,7 +7,7 @@ value from the monitored server goes through `escape` (Markdown shown literally,
 `[text](url)` and mentions broken) or into a code span/block.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -27,6 +27,9 @@ from quanta.notify.formats.common import (
     percent,
     plan_as_suggestion,
     regression_lines,
+    review_lines,
+    review_summary,
+    review_title,
     shorten,
     suggestion_facts,
     suggestion_title,
@@ -115,3 +118,20 @@ def digest(title: str, items: list[DigestItem]) -> Message:
 def check(text: str) -> Message:
     """The "send test message" body (the channel's name in it is escaped already)."""
     return {"content": text, "allowed_mentions": NO_MENTIONS}
+
+
+def review(notice: ReviewNotice, link: str) -> Message:
+    """An instance's new index review findings in the description, each DDL in code."""
+    lines, more = review_lines(notice)
+    text = [f"- {escape(line.text)}\n{code_span(line.ddl)}" for line in lines]
+    if more:
+        text.append(f"… and {more} more")
+    return _message(
+        {
+            "title": escape(shorten(review_title(notice), TITLE_CHARS)),
+            "url": link,
+            "description": cut("\n".join(text), DESCRIPTION_CHARS),
+            "color": SUGGESTION_COLOR,
+            "footer": {"text": review_summary(notice)},
+        }
+    )

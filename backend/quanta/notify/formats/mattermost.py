@@ -7,7 +7,7 @@ Slack's `<!channel>`, which Mattermost translates): every value from the monitor
 goes through `escape` or into a code span/block; the fallback is plain text.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -28,6 +28,9 @@ from quanta.notify.formats.common import (
     plain_text,
     plan_as_suggestion,
     regression_lines,
+    review_lines,
+    review_summary,
+    review_title,
     shorten,
     suggestion_facts,
     suggestion_title,
@@ -116,3 +119,20 @@ def digest(title: str, items: list[DigestItem]) -> Message:
 def check(text: str) -> Message:
     """The "send test message" body (the channel's name in it is escaped already)."""
     return {"text": text}
+
+
+def review(notice: ReviewNotice, link: str) -> Message:
+    """An instance's new index review findings as one attachment, each DDL in code."""
+    lines, more = review_lines(notice)
+    text = [f"- {escape(line.text)}\n  {code_span(line.ddl)}" for line in lines]
+    if more:
+        text.append(f"… and {more} more")
+    attachment = {
+        "fallback": plain_text(review_title(notice)),
+        "color": _color(SUGGESTION_COLOR),
+        "title": escape(review_title(notice)),
+        "title_link": link,
+        "text": "\n".join(text),
+        "footer": escape(review_summary(notice)),
+    }
+    return {"attachments": [attachment]}

@@ -5,7 +5,7 @@ section fields 10 items of 2000, context 10 elements, button text 75, button url
 50 blocks per message. `text` is the notification fallback shown where blocks are not.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -20,6 +20,9 @@ from quanta.notify.formats.common import (
     percent,
     plan_as_suggestion,
     regression_lines,
+    review_lines,
+    review_summary,
+    review_title,
     shorten,
     suggestion_facts,
     suggestion_title,
@@ -133,3 +136,20 @@ def digest(title: str, items: list[DigestItem]) -> Message:
 def check(text: str) -> Message:
     """The "send test message" body (the channel's name in `text` is escaped already)."""
     return {"text": text, "blocks": [{"type": "section", "text": _mrkdwn(text)}]}
+
+
+def review(notice: ReviewNotice, link: str) -> Message:
+    """An instance's new index review findings: a section per finding with its DDL."""
+    lines, more = review_lines(notice)
+    blocks: list[object] = [
+        _header(review_title(notice)),
+        {"type": "context", "elements": [_mrkdwn(escape(review_summary(notice)))]},
+    ]
+    for line in lines:
+        # The DDL on lines of its own: a name's closing backtick must not lengthen the fence.
+        text = f"• {escape(line.text)}\n```\n{escape(line.ddl)}\n```"
+        blocks.append({"type": "section", "text": _mrkdwn(cut(text, SECTION_CHARS))})
+    if more:
+        blocks.append({"type": "context", "elements": [_mrkdwn(f"… and {more} more")]})
+    blocks.append(_button("Open index review in Quanta", link))
+    return {"text": escape(review_title(notice)), "blocks": blocks}

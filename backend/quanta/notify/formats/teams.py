@@ -9,7 +9,7 @@ block), so every value from the monitored server goes through `escape`: Markdown
 literally, links `[text](url)` split so that no renderer links them, mentions broken.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
@@ -25,6 +25,9 @@ from quanta.notify.formats.common import (
     percent,
     plan_as_suggestion,
     regression_lines,
+    review_lines,
+    review_summary,
+    review_title,
     shorten,
     suggestion_facts,
     suggestion_title,
@@ -136,3 +139,18 @@ def digest(title: str, items: list[DigestItem]) -> Message:
 def check(text: str) -> Message:
     """The "send test message" body (the channel's name in it is escaped already)."""
     return _card([_text(text)], [])
+
+
+def review(notice: ReviewNotice, link: str) -> Message:
+    """An instance's new index review findings, each with its DDL in monospace."""
+    lines, more = review_lines(notice)
+    body: list[object] = [
+        _title(escape(review_title(notice))),
+        _text(escape(review_summary(notice)), isSubtle=True),
+    ]
+    for line in lines:
+        body.append(_text(f"- {escape(line.text)}"))
+        body.append(_text(escape(line.ddl), fontType="Monospace"))
+    if more:
+        body.append(_text(f"… and {more} more", isSubtle=True))
+    return _card(body, [_open("Open index review in Quanta", link)])

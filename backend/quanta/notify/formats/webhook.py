@@ -1,6 +1,6 @@
 """Generic JSON webhook: the whole notice as data, for scripts and other tools to consume."""
 
-from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
 from quanta.notify.formats.common import DigestItem
 
 Message = dict[str, object]
@@ -26,13 +26,18 @@ def impact(notice: ImpactNotice, link: str) -> Message:
     return {"event": "annotation_impact", "url": link, "annotation": notice.to_dict()}
 
 
+def review(notice: ReviewNotice, link: str) -> Message:
+    """{"event", "url", "review": every field of the notice}."""
+    return {"event": "index_review", "url": link, "review": notice.to_dict()}
+
+
 def digest(title: str, items: list[DigestItem]) -> Message:
     """{"event": "digest", "title", "items": [{"event", "text", "url", <notice key>: {...}}]}."""
     return {"event": "digest", "title": title, "items": [_item(item) for item in items]}
 
 
 def _item(item: DigestItem) -> dict[str, object]:
-    keys = {"new_suggestion": "suggestion", "index_plan": "plan"}
+    keys = {"new_suggestion": "suggestion", "index_plan": "plan", "index_review": "review"}
     key = keys.get(item.event, "annotation")
     return {"event": item.event, "text": item.text, "url": item.link, key: item.notice}
 

@@ -1,8 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
 import { errorMessage } from '../../api/errors';
 import { instancesOptions, tableSnapshotOptions } from '../../api/instances';
 import type { TableSnapshot } from '../../api/types';
 import { formatInstant } from '../../lib/format';
+import { tableHref } from '../../lib/workload';
 import { EmptyState } from '../Status/EmptyState';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
@@ -73,6 +75,11 @@ function TableCard({ instanceId, table }: { instanceId: number; table: string })
       <h3>
         <code>{table}</code>
       </h3>
+      <p>
+        <Link to={tableHref(instanceId, table)} data-testid="table-workload-link">
+          Reads, writes, indexes and queries of this table →
+        </Link>
+      </p>
       {query.status === 'pending' && <LoadingState label="Loading…" />}
       {query.status === 'error' &&
         (isNotCollected(query.error) ? (

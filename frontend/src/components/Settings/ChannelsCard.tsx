@@ -13,12 +13,18 @@ import { ListCard, MutationError, RowActions, splitList } from './ListCard';
 
 const TYPES: ChannelType[] = ['slack', 'teams', 'mattermost', 'discord', 'webhook'];
 type ChannelEvent = NonNullable<ChannelSave['events']>[number];
-const EVENTS: ChannelEvent[] = ['new_suggestion', 'annotation_impact', 'index_plan'];
-/** What a new channel takes unless changed: index plans are opted into. */
+const EVENTS: ChannelEvent[] = [
+  'new_suggestion',
+  'annotation_impact',
+  'index_plan',
+  'index_review',
+];
+/** What a new channel takes unless changed: index plans and reviews are opted into. */
 const DEFAULT_EVENTS: ChannelEvent[] = ['new_suggestion', 'annotation_impact'];
 /** What ticking an event means, where its name does not say it all. */
 const EVENT_HINTS: Partial<Record<ChannelEvent, string>> = {
   index_plan: 'One message per table when its index plan changes, instead of one per query.',
+  index_review: 'Weekly: the indexes newly found duplicate, redundant or unused, once each.',
 };
 
 function hourOrNull(text: string): number | null {
