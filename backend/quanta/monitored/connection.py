@@ -92,6 +92,11 @@ _ERRORS: dict[int, tuple[str, str]] = {
     1305: ("a function the statement calls does not exist", "42000"),
     1242: ("a subquery returns more than one row", "21000"),
     1792: ("refused in a read-only transaction", "25006"),
+    1205: (
+        "a table it reads is locked by another session (a schema change?): Quanta stopped "
+        "waiting at its lock wait limit",
+        "HY000",
+    ),
     1969: ("stopped by the {limit:g} s statement time limit", "70100"),
     1317: ("stopped by the {limit:g} s statement time limit", "70100"),
     3024: ("stopped by the {limit:g} s statement time limit", "HY000"),

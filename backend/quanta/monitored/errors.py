@@ -35,12 +35,13 @@ class ServerError(MonitoredError):
 
     @property
     def stopped(self) -> bool:
-        """The server stopped it at its time limit (or someone killed it)."""
+        """The server stopped it at one of its limits (time, lock wait), or it was killed."""
         return self.code in STOPPED_CODES
 
 
-# max_statement_time (MariaDB), interrupted (KILL QUERY), max_execution_time (MySQL).
-STOPPED_CODES = frozenset((1969, 1317, 3024))
+# max_statement_time (MariaDB), interrupted (KILL QUERY), max_execution_time (MySQL),
+# lock_wait_timeout.
+STOPPED_CODES = frozenset((1969, 1317, 3024, 1205))
 
 
 class FeatureUnavailable(MonitoredError):
