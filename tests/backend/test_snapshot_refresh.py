@@ -141,7 +141,8 @@ def test_a_change_soon_after_a_refresh_waits_for_the_end_of_the_window(
         snapshot = session.scalars(
             select(TableSnapshot).where(TableSnapshot.table_name == "shop.t04")
         ).one()
-        snapshot.taken_at = NOW  # just read
+        snapshot.refresh_due_at = NOW  # a re-read asked for by ingest, done 10 s later
+        snapshot.taken_at = NOW + timedelta(seconds=10)
         first = tables.refresh_soon(
             session=session, settings=settings, instance=instance, tables=["shop.t04"],
             now=NOW + timedelta(minutes=1),
@@ -158,6 +159,24 @@ def test_a_change_soon_after_a_refresh_waits_for_the_end_of_the_window(
     # Celery's eta: the countdown from "now" (the wall clock here) of 4 minutes.
     assert timedelta(minutes=3) < datetime.fromisoformat(eta) - datetime.now(UTC)
     assert datetime.fromisoformat(eta) - datetime.now(UTC) <= timedelta(minutes=4)
+
+
+def test_a_snapshot_just_read_by_the_advisor_does_not_delay_the_first_refresh(
+    session_factory: sessionmaker[Session], settings: Settings, db1: int
+) -> None:
+    """The suggested index is added right after the advice read the table: it is read again
+    at once (applied in seconds), not five minutes later."""
+    with session_scope(session_factory) as session:
+        instance = session.get_one(Instance, db1)
+        snapshot = session.scalars(
+            select(TableSnapshot).where(TableSnapshot.table_name == "shop.t06")
+        ).one()
+        snapshot.taken_at = NOW
+        queued = tables.refresh_soon(
+            session=session, settings=settings, instance=instance, tables=["shop.t06"],
+            now=NOW + timedelta(seconds=20),
+        )  # fmt: skip
+    assert queued == {"shop.t06": NOW + timedelta(seconds=20)}
 
 
 def test_a_refresh_queued_but_lost_is_queued_again_after_a_window(

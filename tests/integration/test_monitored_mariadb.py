@@ -41,6 +41,7 @@ from quanta.monitored import (
 )
 from quanta.monitored.target import TargetNotReadOnly
 from tests.fixtures.servers import MariaDBServer, OwnMariaDB, free_port, started_mariadb
+from tests.helpers import without_limits
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
 
@@ -92,14 +93,6 @@ def options(
     )
 
 
-# The limits Quanta writes before every statement (tests/integration/test_guard_vectors_mariadb.py
-# checks them); left out here to read the statements themselves.
-LIMITS_RE = re.compile(
-    r"SET STATEMENT max_statement_time=[\d.]+, lock_wait_timeout=\d+, "
-    r"optimizer_search_depth=\d+ FOR "
-)
-
-
 def general_log_lines(own: OwnMariaDB, marker: str) -> list[str]:
     """The general log's statements after the line holding ``marker``, less Quanta's limits."""
     path: Path = own.general_log  # type: ignore[attr-defined]
@@ -107,7 +100,8 @@ def general_log_lines(own: OwnMariaDB, marker: str) -> list[str]:
     while time.monotonic() < deadline:
         text = path.read_text(errors="replace")
         if marker in text:
-            return [LIMITS_RE.sub("", line) for line in text.split(marker, 1)[1].splitlines()]
+            # The limits before each statement are checked in test_guard_vectors_mariadb.py.
+            return [without_limits(line) for line in text.split(marker, 1)[1].splitlines()]
         time.sleep(0.05)
     pytest.fail(f"{marker!r} never reached the general log")
 

@@ -97,9 +97,9 @@ def refresh_soon(
 
     * only tables already snapshotted are re-read: a statement never makes Quanta read a
       table (or a database) it did not read before;
-    * at most one re-read per table per QUANTA_SNAPSHOT_REFRESH_MIN_SECONDS: one asked for
-      sooner is queued for the end of the window (:func:`refresh_due`), and one already
-      queued absorbs the rest.
+    * at most one re-read per table per QUANTA_SNAPSHOT_REFRESH_MIN_SECONDS: the first at
+      once, one asked for sooner after it is queued for the end of the window
+      (:func:`refresh_due`), and one already queued absorbs the rest.
 
     Returns when each queued table's re-read is due.
     """
@@ -125,22 +125,25 @@ def refresh_due(
 ) -> datetime | None:
     """When a table's re-read asked for ``now`` is due, or None: one is queued already.
 
-    A re-read is queued when none is (or the one queued was lost: due a window ago and still
-    not done), no sooner than a window after the last read and after the last one queued.
+    ``queued`` is when the previous re-read asked for this way was due. One is queued when
+    none is (or the one queued was lost: due a window ago and still not done), no sooner
+    than a window after the previous one; a snapshot read for another reason (advice, the
+    daily refresh) does not delay it: the first schema change seen is read at once.
 
     Example:
         >>> from datetime import datetime as dt
         >>> five = timedelta(minutes=5)
-        >>> refresh_due(taken_at=dt(2026, 1, 1), queued=None, now=dt(2026, 1, 2), window=five)
-        datetime.datetime(2026, 1, 2, 0, 0)
         >>> refresh_due(taken_at=dt(2026, 1, 2), queued=None, now=dt(2026, 1, 2, 0, 1), window=five)
+        datetime.datetime(2026, 1, 2, 0, 1)
+        >>> refresh_due(  # the previous one ran at 00:00:10
+        ...     taken_at=dt(2026, 1, 2, 0, 0, 10), queued=dt(2026, 1, 2), now=dt(2026, 1, 2, 0, 1),
+        ...     window=five)
         datetime.datetime(2026, 1, 2, 0, 5)
     """
     pending = queued is not None and queued > taken_at and queued > now - window
     if pending:
         return None
-    due = max(now, taken_at + window)
-    return max(due, queued + window) if queued is not None else due
+    return max(now, queued + window) if queued is not None else now
 
 
 def _enqueue_refresh(
