@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.slowlog import parse_slow_log
+from quanta.analysis.sqllexer import SESSION_SQL_MODE
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.diagnostics import service as diagnostics
@@ -323,14 +324,21 @@ def mark(server: MariaDBServer) -> str:
     return marker
 
 
+# What goes without the limits: the driver's charset at connect, then Quanta's sql_mode and
+# the version read (which says how limits are written), and the session's limit itself.
+BARE = (
+    "SET NAMES utf8mb4",
+    f"SET SESSION sql_mode = '{SESSION_SQL_MODE}'",
+    "SHOW VARIABLES WHERE Variable_name IN ('version', 'version_comment')",
+    f"SET SESSION max_statement_time = {LIMIT:g}",
+)
+
+
 def sent_by_quanta(logged: list[Logged]) -> list[str]:
     """Quanta's statements, less the limits written before each; asserts each had them."""
     texts = []
     for entry in logged:
-        if entry.user not in QUANTA_USERS or entry.text == "SET NAMES utf8mb4":  # the driver's
-            continue
-        if entry.text.startswith("SET SESSION max_statement_time = "):
-            texts.append(entry.text)  # the session's backstop: a limit itself
+        if entry.user not in QUANTA_USERS or entry.text in BARE:
             continue
         assert entry.text.startswith(PREFIX), entry.text
         texts.append(entry.text.removeprefix(PREFIX))

@@ -127,14 +127,12 @@ class GuardedSession:
         self.version = ""
         self.version_comment = ""
         self.thread_id: int | None = None  # the server's id of this session (KILL QUERY)
-        self._server_info = ""
         self._conn: pymysql.Connection[pymysql.cursors.DictCursor] | None = None
 
     def __enter__(self) -> Self:
         self._conn = self._connect(self._session_options())
-        # The handshake's connection id and version (pymysql's stubs leave these untyped).
+        # The handshake's connection id (pymysql's stubs leave it untyped).
         self.thread_id = int(self._conn.thread_id())  # type: ignore[no-untyped-call]
-        self._server_info = str(self._conn.get_server_info() or "")  # type: ignore[no-untyped-call]
         try:
             self._prepare_session()
         except BaseException:
@@ -152,9 +150,9 @@ class GuardedSession:
 
     @property
     def is_mariadb(self) -> bool:
-        """MariaDB (SET STATEMENT, ANALYZE FORMAT=JSON) rather than MySQL/Percona Server:
-        from VERSION() once read, before that from the handshake."""
-        return "mariadb" in (self.version or self._server_info).lower()
+        """MariaDB (SET STATEMENT, ANALYZE FORMAT=JSON) rather than MySQL/Percona Server,
+        from VERSION() (a proxy's handshake may name another server)."""
+        return "mariadb" in self.version.lower()
 
     @property
     def flavor(self) -> str:
@@ -172,16 +170,17 @@ class GuardedSession:
         return self.options.database
 
     def time_limited(self, sql: str) -> str:
-        """``sql`` with the limits written into it, as it is sent (see with_limits)."""
+        """``sql`` with the limits written into it, as it is sent (see with_limits); as it
+        is until the server's version is known (the session's first two fixed statements)."""
+        if not self.version:
+            return sql
         return with_limits(sql, mariadb=self.is_mariadb, limits=self.limits)
 
     def set_session(self, sql: str) -> None:
         """Send one of the fixed session statements (see guard.check_session_statement)."""
         check_session_statement(sql)
         conn = self._open_conn()
-        text = (
-            sql if sql.startswith(_SETS_LIMITS) or not self.is_mariadb else self.time_limited(sql)
-        )
+        text = sql if sql.startswith(_SETS_LIMITS) else self.time_limited(sql)
         with conn.cursor() as cursor:
             self._send(cursor, text)
 
@@ -210,7 +209,7 @@ class GuardedSession:
     def _execute(self, cursor: pymysql.cursors.Cursor, text: str) -> None:
         """Send a checked statement with its limits: written into it on MariaDB; on MySQL
         the session's values sent again just before it (stored code may have changed them)."""
-        if not self.is_mariadb:
+        if self.version and not self.is_mariadb:
             self.set_session(self.limits.mysql_session())
         self._send(cursor, self.time_limited(text))
 
@@ -284,14 +283,25 @@ class GuardedSession:
             raise ConnectionFailed(f"cannot connect to {options.address}: {exc}") from exc
 
     def _prepare_session(self) -> None:
-        # First of all: the sql_mode under which the server lexes text as the guard does.
+        # First of all: the sql_mode under which the server lexes text as the guard does,
+        # then the version, which says how limits are written. These two go as they are:
+        # fixed texts that run no stored code and open no table.
         self.set_session(f"SET SESSION sql_mode = '{SESSION_SQL_MODE}'")
+        self.version, self.version_comment = self._read_version()
         self.set_session("SET SESSION time_zone = '+00:00'")
         # The session's own limits too: a backstop for what goes without SET STATEMENT.
         if self.is_mariadb:
             self.set_session(f"SET SESSION max_statement_time = {self.limits.seconds:g}")
         else:  # MySQL 5.7.8+: limits SELECTs, the only statements executed
             self.set_session(f"SET SESSION max_execution_time = {self.limits.milliseconds}")
+
+    def _read_version(self) -> tuple[str, str]:
+        """VERSION() and the version comment (a fixed read through the gate)."""
+        conn = self._open_conn()
+        with conn.cursor() as cursor:
+            self._execute(cursor, self._gate(_VERSION_QUERY))
+            found = {str(r["Variable_name"]): str(r["Value"]) for r in cursor.fetchall()}
+        return found.get("version", ""), found.get("version_comment", "")
 
     def _describe(self, exc: pymysql.err.MySQLError) -> str:
         code, _message = _code_message(exc)
@@ -404,12 +414,6 @@ class GuardedConnection(GuardedSession):
 
     def _prepare_session(self) -> None:
         super()._prepare_session()
-        conn = self._open_conn()
-        with conn.cursor() as cursor:
-            self._execute(cursor, self._gate(_VERSION_QUERY))
-            found = {str(r["Variable_name"]): str(r["Value"]) for r in cursor.fetchall()}
-        self.version = found.get("version", "")
-        self.version_comment = found.get("version_comment", "")
         self.set_session("SET SESSION TRANSACTION READ ONLY")
 
 

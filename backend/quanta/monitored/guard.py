@@ -27,6 +27,7 @@ ones a statement was sent with.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -173,6 +174,13 @@ class StatementLimits:
         return int(self.seconds * MILLISECONDS_PER_SECOND)
 
 
+# Quanta sends the same texts again and again (its catalog reads, the two EXPLAINs of one
+# example): a text once accepted is accepted again without lexing and parsing it anew. The
+# check is a pure function of the text; refusals are not remembered (an exception is not).
+_ACCEPTED_TEXTS = 1024
+
+
+@functools.lru_cache(maxsize=_ACCEPTED_TEXTS)
 def check_statement(sql: str) -> None:
     """Raise StatementRefused unless ``sql`` (final text, parameters bound) may be sent.
 

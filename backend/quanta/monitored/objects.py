@@ -33,6 +33,7 @@ grammar, nothing the server would resolve is missed, and the catalog says which 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -220,9 +221,13 @@ def _view_definitions(conn: Reader, views: set[_Name]) -> dict[_Name, tuple[str,
     return checked
 
 
+# A view's definition is parsed once (sqlglot is the slow part of a check), not at each run.
+_tables_of_definition = functools.lru_cache(maxsize=256)(tables_read)
+
+
 def _read_by_view(view: _Name, definition: str) -> set[_Name]:
     """The tables and views a view's definition reads (they must all be visible)."""
-    tables = tables_read(definition)
+    tables = _tables_of_definition(definition)
     if tables is None:
         raise ObjectRefused(
             f"it reads the view {'.'.join(view)}, whose definition Quanta cannot read "

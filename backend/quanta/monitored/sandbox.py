@@ -414,9 +414,8 @@ class SandboxSession(GuardedSession):
         self.check(text)
         return text
 
-    def _prepare_session(self) -> None:
-        super()._prepare_session()
-        self.version = str(self.send("SELECT VERSION() AS v")[0]["v"])
+    def _read_version(self) -> tuple[str, str]:
+        return str(self.send("SELECT VERSION() AS v")[0]["v"]), ""
 
 
 def _is_session_statement(sql: str) -> bool:
