@@ -99,6 +99,9 @@ AS_ROOT = (
     """CREATE TABLE tickets (id INT PRIMARY KEY, n INT DEFAULT (NEXT VALUE FOR seq_ids),
        r DOUBLE AS (RAND()) VIRTUAL, CHECK (n > 0))""",
     "INSERT INTO tickets (id) VALUES (1), (2)",
+    # A virtual column whose computation leaves a warning: it shows when it is computed.
+    "CREATE TABLE computed (id INT PRIMARY KEY, s VARCHAR(10), v DOUBLE AS (s + 0) VIRTUAL)",
+    "INSERT INTO computed (id, s) VALUES (1, 'abc')",
     "CREATE TRIGGER orders_audit BEFORE UPDATE ON orders FOR EACH ROW INSERT INTO audit VALUES (3)",
     "ANALYZE TABLE orders, customers, noidx",
     # root's: a function that changes the server (SUPER), a view of it, one in another schema.
@@ -165,6 +168,7 @@ BENIGN = [
     "SELECT * FROM v_join WHERE customer_id = 9",
     "SELECT * FROM v_on_join WHERE n > 2 ORDER BY total DESC",
     "SELECT * FROM tickets WHERE id = 1",  # a virtual RAND() column: a pure built-in
+    "SELECT * FROM computed WHERE id = 1",  # a virtual column computed at EXPLAIN: allowed
     "SELECT n FROM tickets WHERE id = 2",  # its DEFAULT is not evaluated: not called
     "UPDATE orders SET amount = 5 WHERE id = 3",  # a trigger on it: never fires (a SELECT)
 ]
@@ -514,12 +518,16 @@ def test_definitions_quanta_cannot_read_are_refused(guarded: Guarded) -> None:
 
 
 def test_what_mariadb_evaluates_without_it_being_named(guarded: Guarded) -> None:
-    """Generated columns, DEFAULT and CHECK expressions may call no stored function and no
-    built-in with a side effect (the server refuses them: error 1901, 1970), except a
-    DEFAULT's NEXT VALUE FOR, which EXPLAIN evaluates when the statement calls DEFAULT(col)
-    (Quanta then refuses, see above). Triggers never fire under EXPLAIN, not even of the
-    UPDATE itself (and Quanta sends only its SELECT)."""
+    """EXPLAIN computes a virtual column of the row it reads while optimising (a const
+    table's): Quanta checks generated columns. They, DEFAULT and CHECK expressions may call
+    no stored function and no built-in with a side effect (the server refuses them: error
+    1901, 1970), except a DEFAULT's NEXT VALUE FOR, which EXPLAIN evaluates when the
+    statement calls DEFAULT(col) (Quanta then refuses, see above). Triggers never fire under
+    EXPLAIN, not even of the UPDATE itself (and Quanta sends only its SELECT)."""
     server = guarded.server
+    computed = run(server, APP, "EXPLAIN SELECT * FROM computed WHERE id = 1", "SHOW WARNINGS")
+    assert computed == [("Warning", 1292, "Truncated incorrect DOUBLE value: 'abc'")]
+    assert run(server, APP, "EXPLAIN SELECT id FROM computed WHERE id = 1", "SHOW WARNINGS") == []
     forbidden = ("f_audit()", "SLEEP(1)", f"GET_LOCK('{LOCK}', 0)", "LAST_INSERT_ID(7)")
     for expression in forbidden:
         for column in (f"AS ({expression}) VIRTUAL", f"DEFAULT ({expression})"):
