@@ -27,6 +27,17 @@ from quanta.core.db import session_scope
 T = TypeVar("T")
 
 POLL_INTERVAL = 0.05
+# The limits Quanta writes before every statement on MariaDB (quanta.monitored.guard).
+QUANTA_LIMITS_RE = re.compile(
+    r"SET STATEMENT max_statement_time=[\d.]+, lock_wait_timeout=\d+, "
+    r"optimizer_search_depth=\d+ FOR "
+)
+
+
+def without_limits(statement: str) -> str:
+    """A statement from a server's log without the limits Quanta writes before it."""
+    return QUANTA_LIMITS_RE.sub("", statement, count=1)
+
 
 # Every HTTP call the tests make to a server they started. One client: `httpx.get()` and the
 # like build a TLS context per call (35 ms of CPU, though these servers speak plain HTTP), and

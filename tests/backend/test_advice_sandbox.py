@@ -1,7 +1,7 @@
-"""The sandbox's safety net without a server: the statement forms a sandbox session may
-send (data/sandbox_statements.yaml), the table definitions it may copy
-(data/sandbox_ddl.yaml), which tables are copied, when two servers are the same, and the
-refusals that come before any server is contacted."""
+"""The sandbox's safety net without a server: the statements a sandbox session may send
+(quanta.monitored.sandbox with the guard's forms: data/sandbox_statements.yaml), the table
+definitions it may copy (data/sandbox_ddl.yaml), which tables are copied, when two servers
+are the same, and the refusals that come before any server is contacted."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from quanta.advice.validate import (
     SandboxRefused,
     SandboxSession,
     ServerIdentity,
-    _Mode,
     ddl_refusal,
     same_server,
     tables_to_copy,
@@ -27,6 +26,7 @@ from quanta.analysis.advisor.engine import index_ddl
 from quanta.analysis.sqlkind import classify_statement
 from quanta.core.config import Settings
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+from quanta.monitored.sandbox import _Mode
 from tests.helpers import parse_yaml
 
 DATA = Path(__file__).parent / "data"

@@ -10,10 +10,11 @@ from quanta.analysis.sqlkind import StatementKind, classify_statement
 from quanta.analysis.sqllexer import SESSION_SQL_MODE
 from quanta.monitored.errors import StatementRefused
 from quanta.monitored.guard import (
+    StatementLimits,
     check_session_statement,
     check_statement,
     is_analyze,
-    with_time_limit,
+    with_limits,
 )
 from tests.analysis.test_sqlkind import BENIGN, HOSTILE
 
@@ -26,6 +27,8 @@ ALLOWED = [
     "EXPLAIN ANALYZE SELECT * FROM orders",
     "SET STATEMENT max_statement_time=10 FOR SELECT * FROM orders",
     "SET STATEMENT max_statement_time=2.5 FOR ANALYZE FORMAT=JSON SELECT 1",
+    "SET STATEMENT max_statement_time=2, lock_wait_timeout=1, optimizer_search_depth=7 FOR "
+    "EXPLAIN SELECT 1",
     "SELECT /*+ MAX_EXECUTION_TIME(2500) */ * FROM orders",
     "SHOW INDEX FROM `shop`.`my;table`",
     "SHOW PROFILE FOR QUERY 3",
@@ -45,6 +48,10 @@ REFUSED = [
     "ANALYZE TABLE orders",
     "SET STATEMENT max_statement_time=10 FOR DELETE FROM orders",
     "SET STATEMENT sql_log_bin=0 FOR SELECT 1",
+    "SET STATEMENT max_statement_time=2, sql_log_bin=0 FOR SELECT 1",
+    "SET STATEMENT max_statement_time=2, optimizer_search_depth=7, lock_wait_timeout=1 FOR "
+    "SELECT 1",
+    "SET STATEMENT max_statement_time=2 FOR SET SESSION sql_mode = 'ANSI_QUOTES'",
     "EXPLAIN SELECT 1; DROP TABLE t",
     "SHOW TABLES; DROP TABLE t",
     "SHOW VARIABLES WHERE SLEEP(1) = 0",
@@ -123,6 +130,21 @@ def test_the_gate_passes_what_quanta_explains_for_the_benign_corpus(case: dict[s
         ("SET SESSION sql_log_bin = 0", False),
         ("SET SESSION profiling = 1; DROP TABLE t", False),
         ("START TRANSACTION", False),
+        ("KILL QUERY 42", True),
+        ("KILL 42", False),
+        ("KILL QUERY 42; SELECT 1", False),
+        (
+            "SET SESSION max_execution_time = 2000, lock_wait_timeout = 1, "
+            "optimizer_search_depth = 7",
+            True,
+        ),
+        ("SET SESSION lock_wait_timeout = 1, sql_log_bin = 0", False),
+        (
+            "SET STATEMENT max_statement_time=2, lock_wait_timeout=1, optimizer_search_depth=7 "
+            "FOR START TRANSACTION READ ONLY",
+            True,
+        ),
+        ("SET STATEMENT max_statement_time=2 FOR COMMIT", False),
     ],
 )
 def test_session_statements_are_a_fixed_list(sql: str, allowed: bool) -> None:
@@ -141,15 +163,31 @@ def test_is_analyze() -> None:
     assert not is_analyze("SELECT 1")
 
 
+LIMITS = StatementLimits(2.5, 1, 7)
+MARIADB_PREFIX = (
+    "SET STATEMENT max_statement_time=2.5, lock_wait_timeout=1, optimizer_search_depth=7 FOR "
+)
+
+
 @pytest.mark.parametrize(
     ("sql", "mariadb", "expected"),
     [
-        ("SELECT 1", True, "SET STATEMENT max_statement_time=2.5 FOR SELECT 1"),
+        ("SELECT 1", True, f"{MARIADB_PREFIX}SELECT 1"),
+        ("EXPLAIN SELECT 1", True, f"{MARIADB_PREFIX}EXPLAIN SELECT 1"),
+        ("SHOW INDEX FROM `t`", True, f"{MARIADB_PREFIX}SHOW INDEX FROM `t`"),
         ("SELECT 1", False, "SELECT /*+ MAX_EXECUTION_TIME(2500) */ 1"),
         ("/* app */ select a FROM t", False, "/* app */ select a FROM t"),
         ("WITH c AS (SELECT 1) SELECT * FROM c", False, "WITH c AS (SELECT 1) SELECT * FROM c"),
     ],
 )  # fmt: skip
-def test_time_limit(sql: str, mariadb: bool, expected: str) -> None:
-    assert with_time_limit(sql, mariadb=mariadb, seconds=2.5) == expected
-    check_statement(with_time_limit(sql, mariadb=mariadb, seconds=2.5))
+def test_limits_are_written_into_every_statement(sql: str, mariadb: bool, expected: str) -> None:
+    assert with_limits(sql, mariadb=mariadb, limits=LIMITS) == expected
+    check_statement(with_limits(sql, mariadb=mariadb, limits=LIMITS))
+
+
+def test_mysql_gets_the_limits_as_session_values_before_every_statement() -> None:
+    session = LIMITS.mysql_session()
+    assert session == (
+        "SET SESSION max_execution_time = 2500, lock_wait_timeout = 1, optimizer_search_depth = 7"
+    )
+    check_session_statement(session)

@@ -77,3 +77,29 @@ def test_read_only_refusal(
     else:
         assert found is not None
         assert found.startswith(refusal)
+
+
+UNVOUCHED = "the execution target db:3306 cannot be vouched for: Quanta's account there has roles"
+
+
+@pytest.mark.parametrize(
+    ("variables", "refusal"),
+    [
+        ({"read_only": "ON"}, UNVOUCHED),
+        ({"read_only": "OFF"}, UNVOUCHED),
+        ({"read_only": "ON", "super_read_only": "ON"}, None),  # read-only for everyone
+        ({"read_only": "NO_LOCK_NO_ADMIN"}, None),
+    ],
+)
+def test_roles_whose_privileges_cannot_be_read_are_refused(
+    variables: dict[str, str], refusal: str | None
+) -> None:
+    """MySQL: an account with a role (or mandatory_roles set) is refused unless the server is
+    read-only for every account (MariaDB's roles are resolved into the privileges instead)."""
+    found = read_only_refusal("db:3306", variables, LEAST, unresolved_roles=["`ro`@`%`"])
+    if refusal is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert found.startswith(refusal)
+        assert "(`ro`@`%`)" in found

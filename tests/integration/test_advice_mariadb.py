@@ -26,6 +26,7 @@ from quanta.advice import service
 from quanta.advice.models import Suggestion
 from quanta.advice.validate import SandboxSession
 from quanta.analysis.sqlkind import classify_statement
+from quanta.analysis.sqllexer import SESSION_SQL_MODE
 from quanta.audit.models import AuditEntry
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
@@ -610,9 +611,10 @@ def test_the_sample_size_setting_limits_the_copied_rows(
     assert before["rows"] <= 150
 
 
-def test_the_sandbox_session_has_a_server_enforced_time_limit(
+def test_the_sandbox_session_has_the_guards_sql_mode_and_a_server_enforced_time_limit(
     sandbox_server: MariaDBServer,
 ) -> None:
+    """One guard for every session: the sandbox's sql_mode is the monitored session's."""
     options = parse_dsn(dsn(sandbox_server, SANDBOX_USER, SANDBOX_PASSWORD))
     with SandboxSession(options, MonitoredSettings(statement_timeout=7.5)) as session:
         assert session.flavor == "mariadb"
@@ -624,7 +626,7 @@ def test_the_sandbox_session_has_a_server_enforced_time_limit(
                 "@@SESSION.autocommit AS autocommit"
             )
             variables = cursor.fetchone()
-    assert variables == {"limit_s": 7.5, "mode": "", "autocommit": 1}
+    assert variables == {"limit_s": 7.5, "mode": SESSION_SQL_MODE, "autocommit": 1}
 
 
 def binlog_text(server: MariaDBServer) -> str:

@@ -19,18 +19,12 @@ after these checks, in this order:
    that writes a binary log is used only when its session can turn ``sql_log_bin`` off,
    so that no replica of it (perhaps a monitored server) receives the copies.
 
-The sandbox session is guarded (:class:`SandboxSession`): a server-enforced statement time
-limit (``max_statement_time`` on MariaDB, ``max_execution_time`` and the hint on MySQL), a
-known ``sql_mode`` (``''``: backslash escapes and backtick names, as the classifier reads),
-and a fixed list of statement forms checked on the final text before it is sent (see
-:data:`SANDBOX_FORMS`); anything else is refused. Autocommit is on, explicitly: each copy
-step (CREATE DATABASE/TABLE, INSERT, ANALYZE, ALTER) is DDL or goes into Quanta's own
-scratch tables, and DDL commits implicitly anyway; the scratch databases are dropped at the
-end whatever happens. What is explained is the classifier's ``explain_text`` where it gives
-one (DML as its equivalent SELECT), else the example. Every EXPLAIN runs inside a
-transaction opened for it and always rolled back: READ ONLY for a SELECT, so no table can be
-written even by something the classifier let through (READ WRITE only for DML explained as
-it is, which servers refuse in a read-only one); only EXPLAIN passes while it is open.
+The sandbox session is :class:`quanta.monitored.sandbox.SandboxSession`: the same guard,
+lexer, sql_mode and per-statement limits as every session Quanta opens on a customer server,
+with the sandbox's write forms declared next to the others (quanta.monitored.guard). What is
+explained is the classifier's ``explain_text`` where it gives one (DML as its equivalent
+SELECT), else the example, in a READ ONLY transaction always rolled back, after what it
+reaches was checked (views, generated columns) as on the monitored server.
 
 Copy, for MariaDB (and MySQL): each source database gets a scratch database with a random
 name; the tables are created there from SHOW CREATE TABLE (only InnoDB, MyISAM, Aria and
@@ -49,33 +43,34 @@ estimated. A ``replace`` is checked by adding the new index next to the one it r
 
 from __future__ import annotations
 
-import contextlib
-import enum
 import re
-import secrets
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, NamedTuple
 
-import pymysql
-import pymysql.cursors
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError, TokenError
-from sqlglot.tokenizer_core import TokenType
+from sqlglot.errors import SqlglotError
 
 from quanta.analysis.advisor import AdviceColumn
 from quanta.analysis.advisor.engine import index_ddl, quote_name
-from quanta.analysis.sqlkind import Classification, StatementKind, classify_statement
-from quanta.core.mysql import connect
+from quanta.analysis.sqlkind import Classification, classify_statement
 from quanta.monitored import GuardedConnection, MonitoredError
-from quanta.monitored.guard import with_time_limit
+from quanta.monitored.guard import SHOW_IDENTITY_STATUS, SHOW_IDENTITY_VARIABLES
+from quanta.monitored.objects import ObjectRefused, check_reached
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
+from quanta.monitored.sandbox import (
+    SandboxError,
+    SandboxRefused,
+    SandboxSession,
+    ServerIdentity,
+    ddl_refusal,
+    same_server,
+)
 
 __all__ = [
-    "SANDBOX_FORMS",
     "SYSTEM_SCHEMAS",
     "Candidate",
     "MonitoredServer",
@@ -91,26 +86,8 @@ __all__ = [
     "validate_plan",
 ]
 
-SCRATCH_PREFIX = "quanta_sandbox"
-INSERT_CHUNK_ROWS = 500
-MILLISECONDS_PER_SECOND = 1000
 # Schemas of the server itself: never copied (their rows are credentials, server state).
 SYSTEM_SCHEMAS = frozenset(("mysql", "sys", "performance_schema", "information_schema"))
-# Engines a copy may be created with: they keep the rows in the sandbox's own files.
-COPY_ENGINES = frozenset(("innodb", "myisam", "aria", "memory"))
-# Table options that would make a copy reach outside the sandbox's data directory or server.
-_FOREIGN_OPTIONS = (("DATA", "DIRECTORY"), ("INDEX", "DIRECTORY"), ("CONNECTION",), ("UNION",))
-# What identifies a server: SHOW GLOBAL VARIABLES / STATUS names, read the same way on the
-# sandbox and on every monitored instance.
-IDENTITY_VARIABLES = ("server_uuid", "server_id", "hostname", "port")
-IDENTITY_STATUS = "wsrep_cluster_state_uuid"
-SHOW_IDENTITY_VARIABLES = (
-    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
-    + ", ".join(f"'{name}'" for name in IDENTITY_VARIABLES)
-    + ")"
-)
-SHOW_IDENTITY_STATUS = f"SHOW GLOBAL STATUS LIKE '{IDENTITY_STATUS}'"
-SHOW_LOG_BIN = "SHOW GLOBAL VARIABLES LIKE 'log_bin'"
 LOOPBACK_HOSTS = frozenset(("localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1"))
 # Access types from worst to best (EXPLAIN's `type`); unknown ones rank as a full scan.
 ACCESS_ORDER = (
@@ -128,49 +105,6 @@ ACCESS_ORDER = (
 NUMERIC_PLAN_FIELDS = ("id", "rows")
 _ADD_INDEX_RE = re.compile(r"ADD INDEX (`(?:[^`]|``)+`|\S+) \(")
 _MYSQL = "mysql"
-_MYSQL_DIALECT = sqlglot.Dialect.get_or_raise(_MYSQL)
-
-# The statement forms a sandbox session may send, matched whole on the final text; SCRATCH
-# stands for this session's own scratch database names, NAME for a quoted or plain name.
-_NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
-_QUOTED = r"`(?:[^`]|``)+`"
-_SCRATCH = "(?:`{prefix}_\\d+`|{prefix}_\\d+)"
-SANDBOX_FORMS: tuple[tuple[str, str], ...] = (
-    ("session", r"SELECT VERSION\(\) AS v"),
-    ("session", re.escape(SHOW_IDENTITY_VARIABLES)),
-    ("session", re.escape(SHOW_IDENTITY_STATUS)),
-    ("session", re.escape(SHOW_LOG_BIN)),
-    ("session", r"SET SESSION sql_log_bin = 0"),
-    ("session", r"SET SESSION sql_mode = ''"),
-    ("session", r"SET SESSION time_zone = '\+00:00'"),
-    ("session", r"SET SESSION max_statement_time = \d+(?:\.\d+)?"),
-    ("session", r"SET SESSION max_execution_time = \d+"),
-    ("session", r"SET SESSION foreign_key_checks = 0"),
-    ("session", r"SET SESSION optimizer_switch = 'use_invisible_indexes=(?:on|off)'"),
-    ("session", r"START TRANSACTION READ (?:ONLY|WRITE)"),
-    ("rollback", r"ROLLBACK"),
-    ("scratch", rf"CREATE DATABASE {_SCRATCH}"),
-    ("scratch", rf"DROP DATABASE IF EXISTS {_SCRATCH}"),
-    ("scratch", rf"USE {_SCRATCH}"),
-    ("copy", rf"CREATE TABLE {_QUOTED} \(.*"),
-    ("copy", rf"INSERT INTO {_QUOTED} \({_QUOTED}(?:, {_QUOTED})*\) VALUES \(%s(?:, %s)*\)"),
-    ("copy", rf"ANALYZE TABLE {_QUOTED}"),
-    (
-        "index",
-        rf"ALTER TABLE {_SCRATCH}\.{_NAME} ADD INDEX {_NAME} "
-        rf"\({_NAME}(?: DESC)?(?:, {_NAME}(?: DESC)?)*\)(?: INVISIBLE)?",
-    ),
-    ("index", rf"ALTER TABLE {_SCRATCH}\.{_NAME} DROP INDEX {_NAME}"),
-    ("explain", r"EXPLAIN (?P<statement>.+)"),
-)
-
-
-class SandboxError(Exception):
-    """The sandbox refused a step (connection, DDL, EXPLAIN); ``str()`` says which and why."""
-
-
-class SandboxRefused(SandboxError):
-    """Quanta refused to use the sandbox, or to send it something; ``str()`` says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,319 +128,6 @@ class MonitoredServer(NamedTuple):
 
     name: str
     options: ConnectionOptions
-
-
-@dataclass(frozen=True, slots=True)
-class ServerIdentity:
-    """What tells one MySQL/MariaDB server from another (see :func:`same_server`)."""
-
-    server_uuid: str | None
-    server_id: str
-    hostname: str
-    port: str
-    cluster_uuid: str | None
-
-    @classmethod
-    def from_rows(
-        cls, variables: Sequence[Mapping[str, Any]], status: Sequence[Mapping[str, Any]]
-    ) -> ServerIdentity:
-        """From SHOW GLOBAL VARIABLES / STATUS rows (``Variable_name``, ``Value``)."""
-        values = {str(r["Variable_name"]).lower(): str(r["Value"] or "") for r in variables}
-        cluster = {str(r["Variable_name"]).lower(): str(r["Value"] or "") for r in status}
-        return cls(
-            server_uuid=values.get("server_uuid") or None,
-            server_id=values.get("server_id", ""),
-            hostname=values.get("hostname", "").lower(),
-            port=values.get("port", ""),
-            cluster_uuid=cluster.get(IDENTITY_STATUS) or None,
-        )
-
-
-def same_server(a: ServerIdentity, b: ServerIdentity) -> str | None:
-    """Why ``a`` and ``b`` are the same server (or cluster), or None when they are not.
-
-    MySQL's ``server_uuid`` is unique per data directory, so when both servers have one it
-    decides; MariaDB has none, and ``server_id`` alone is 1 on most servers, so there the
-    hostname, port and server_id together decide. A shared Galera cluster UUID means writes
-    on one reach the other.
-
-    Example:
-        >>> a = ServerIdentity(None, "1", "db1", "3306", None)
-        >>> same_server(a, ServerIdentity(None, "1", "db1", "3307", None)) is None
-        True
-        >>> same_server(a, a)
-        'same hostname db1, port 3306 and server_id 1'
-    """
-    if a.cluster_uuid and a.cluster_uuid == b.cluster_uuid:
-        return f"same Galera cluster {a.cluster_uuid}: writes there replicate to it"
-    if a.server_uuid and b.server_uuid:
-        return f"same server_uuid {a.server_uuid}" if a.server_uuid == b.server_uuid else None
-    if (a.hostname, a.port, a.server_id) == (b.hostname, b.port, b.server_id):
-        return f"same hostname {a.hostname}, port {a.port} and server_id {a.server_id}"
-    return None
-
-
-def ddl_refusal(create: str) -> str | None:
-    """Why a SHOW CREATE TABLE text may not be run on the sandbox, or None.
-
-    The text comes from the monitored server, whose tables anyone with CREATE may define:
-    an engine that keeps rows elsewhere (FEDERATED, CONNECT, SPIDER, MERGE), a data
-    directory, or an executable comment would make the copy reach outside the sandbox.
-
-    Example:
-        >>> ddl_refusal("CREATE TABLE `t` (`a` int) ENGINE=InnoDB") is None
-        True
-        >>> ddl_refusal("CREATE TABLE `t` (`a` int) ENGINE=CONNECT FILE_NAME='/etc/passwd'")
-        'its engine CONNECT keeps rows outside the sandbox (only InnoDB, MyISAM, Aria, MEMORY)'
-    """
-    try:
-        tokens = _MYSQL_DIALECT.tokenize(create)
-    except TokenError:
-        return "its definition could not be read"
-    if any(token.comments for token in tokens):
-        return "its definition holds a comment the server may run (/*! ... */)"
-    words = [
-        token.text.upper()
-        for token in tokens
-        if token.token_type not in (TokenType.IDENTIFIER, TokenType.STRING)
-        and "STRING" not in token.token_type.name
-    ]
-    if ";" in words:
-        return "its definition holds several statements"
-    for option in _FOREIGN_OPTIONS:
-        if any(tuple(words[i : i + len(option)]) == option for i in range(len(words))):
-            return f"its definition has {' '.join(option)}, which reaches outside the sandbox"
-    for index, word in enumerate(words[:-1]):
-        if word == "ENGINE":
-            engine = words[index + 2] if words[index + 1] == "=" else words[index + 1]
-            if engine.lower() not in COPY_ENGINES:
-                return (
-                    f"its engine {engine} keeps rows outside the sandbox "
-                    "(only InnoDB, MyISAM, Aria, MEMORY)"
-                )
-    return None
-
-
-# Subscripted only for the type checker: pymysql's class is generic in its stubs alone.
-_Conn: TypeAlias = "pymysql.Connection[pymysql.cursors.DictCursor]"
-
-
-class _Mode(enum.Enum):
-    IDLE = "idle"
-    EXPLAIN = "explain"
-
-
-class SandboxSession:
-    """The one session Quanta writes through, on a sandbox server; open it with ``with``.
-
-    Every statement is checked against :data:`SANDBOX_FORMS` (with this session's scratch
-    database names) on its final text before it is sent; see the module docstring for the
-    session settings and the transactions.
-    """
-
-    def __init__(self, options: ConnectionOptions, limits: MonitoredSettings) -> None:
-        """Describe the session; nothing is opened until ``__enter__``."""
-        self.options = options
-        self.limits = limits
-        self.flavor = _MYSQL
-        self.databases: list[str] = []
-        self._prefix = f"{SCRATCH_PREFIX}_{secrets.token_hex(4)}"
-        self._forms = tuple(
-            (kind, re.compile(pattern.replace("{prefix}", self._prefix), re.DOTALL))
-            for kind, pattern in SANDBOX_FORMS
-        )
-        self._conn: _Conn | None = None
-        self._mode = _Mode.IDLE
-        self._current: str | None = None  # the scratch database USE made current
-
-    def __enter__(self) -> SandboxSession:
-        try:
-            # Autocommit (connect's): each copy step commits on its own (see the module
-            # docstring). No current database: the session makes its scratch ones.
-            self._conn = connect(
-                replace(self.options, database=None),
-                program_name="quanta-sandbox",
-                connect_timeout=self.limits.connect_timeout,
-                read_timeout=self.limits.read_timeout,
-                write_timeout=self.limits.write_timeout,
-            )
-        except (pymysql.err.MySQLError, OSError) as exc:
-            raise SandboxError(
-                f"cannot connect to the sandbox {self.options.address}: {exc}"
-            ) from exc
-        try:
-            self._prepare()
-        except BaseException:
-            self._close()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        try:
-            for database in self.databases:
-                with contextlib.suppress(SandboxError):
-                    self.send(f"DROP DATABASE IF EXISTS {_quote(database)}")
-        finally:
-            self._close()
-
-    @property
-    def scratch_prefix(self) -> str:
-        """The start of this session's scratch database names (``quanta_sandbox_<random>``)."""
-        return self._prefix
-
-    @property
-    def explaining(self) -> bool:
-        """Whether an EXPLAIN's transaction is open (only EXPLAIN and ROLLBACK pass)."""
-        return self._mode is _Mode.EXPLAIN
-
-    @contextlib.contextmanager
-    def explain_transaction(self, *, dml: bool = False) -> Iterator[None]:
-        """The transaction an EXPLAIN runs in: READ ONLY (READ WRITE for DML, which servers
-        refuse to explain in a read-only one), always rolled back."""
-        self.send("START TRANSACTION READ WRITE" if dml else "START TRANSACTION READ ONLY")
-        self._mode = _Mode.EXPLAIN
-        try:
-            yield
-        finally:
-            self._mode = _Mode.IDLE
-            with contextlib.suppress(SandboxError):
-                self.send("ROLLBACK")
-
-    def identity(self) -> ServerIdentity:
-        """The sandbox server's identity (read, nothing written)."""
-        return ServerIdentity.from_rows(
-            self.send(SHOW_IDENTITY_VARIABLES), self.send(SHOW_IDENTITY_STATUS)
-        )
-
-    def keep_out_of_binary_log(self) -> None:
-        """Keep this session's writes out of the sandbox's binary log, if it writes one.
-
-        A sandbox that is a replication source would otherwise ship the scratch databases
-        and the sampled rows to its replicas, which may be monitored servers. Setting
-        ``sql_log_bin`` needs SUPER or BINLOG ADMIN: without it the sandbox is refused.
-        """
-        shown = self.send(SHOW_LOG_BIN)
-        if not shown or str(shown[0]["Value"]).upper() != "ON":
-            return
-        try:
-            self.send("SET SESSION sql_log_bin = 0")
-        except SandboxError as exc:
-            raise SandboxRefused(
-                f"the sandbox {self.options.address} writes a binary log, so its replicas "
-                f"would receive the copies, and its account '{self.options.user}' may not "
-                "turn that off for its session (it needs BINLOG ADMIN or SUPER); turn "
-                "log_bin off on the sandbox or grant the privilege"
-            ) from exc
-
-    def create_database(self) -> str:
-        """A new scratch database of this session's; its name."""
-        name = f"{self._prefix}_{len(self.databases)}"
-        self.send(f"CREATE DATABASE {_quote(name)}")
-        self.databases.append(name)
-        return name
-
-    def use(self, database: str) -> None:
-        """Make one of this session's scratch databases the current one."""
-        self.send(f"USE {_quote(database)}")
-        self._current = database
-
-    def create_table(self, table: str, create: str) -> None:
-        """Run a copied SHOW CREATE TABLE in the current scratch database."""
-        refusal = ddl_refusal(create)
-        if refusal:
-            raise SandboxRefused(f"{table} is not copied to the sandbox: {refusal}")
-        self.send(create, private=True)
-
-    def insert(self, table: str, name: str, columns: Sequence[str], rows: Sequence[Any]) -> None:
-        """Insert sampled rows into a copied table of the current scratch database."""
-        listed = ", ".join(_quote(c) for c in columns)
-        marks = ", ".join(["%s"] * len(columns))
-        insert = f"INSERT INTO {_quote(name)} ({listed}) VALUES ({marks})"
-        self.check(insert)  # the template: the rows are data, bound by the driver
-        conn = self._open()
-        for start in range(0, len(rows), INSERT_CHUNK_ROWS):
-            try:
-                with conn.cursor() as cursor:
-                    cursor.executemany(insert, rows[start : start + INSERT_CHUNK_ROWS])
-            except pymysql.err.MySQLError as exc:
-                what = f"the sample rows of {table}"
-                raise SandboxError(_refusal(what, exc, private=True)) from exc
-
-    def analyze(self, name: str) -> None:
-        """Fresh statistics for a copied table, or the optimizer judges it as empty."""
-        self.send(f"ANALYZE TABLE {_quote(name)}")
-
-    def explain(self, statement: str) -> list[dict[str, Any]]:
-        """Tabular EXPLAIN of ``statement`` in a transaction of its own, always rolled back."""
-        dml = classify_statement(statement).kind == StatementKind.DML
-        if self.flavor == _MYSQL:  # max_execution_time alone may not cover EXPLAIN
-            statement = with_time_limit(
-                statement, mariadb=False, seconds=self.limits.statement_timeout
-            )
-        with self.explain_transaction(dml=dml):
-            return self.send(f"EXPLAIN {statement}", private=True)
-
-    def send(self, sql: str, *, private: bool = False) -> list[dict[str, Any]]:
-        """Send one statement of the allowed forms, as checked (no parameters bound after
-        the check); a refusal names its first words.
-
-        ``private``: the statement holds an example or a table definition, and server
-        messages quote the text they choke on, so only the error code is kept.
-        """
-        self.check(sql)
-        try:
-            with self._open().cursor() as cursor:
-                cursor.execute(sql)
-                return list(cursor.fetchall())
-        except pymysql.err.MySQLError as exc:
-            raise SandboxError(_refusal(" ".join(sql.split()[:2]), exc, private=private)) from exc
-
-    def check(self, sql: str) -> None:
-        """Raise SandboxRefused unless ``sql`` is one of the allowed forms, whole."""
-        for kind, form in self._forms:
-            match = form.fullmatch(sql)
-            if match is None:
-                continue
-            if kind != "rollback" and (self._mode is _Mode.EXPLAIN) != (kind == "explain"):
-                break  # while an EXPLAIN's transaction is open, only EXPLAIN and ROLLBACK
-            if kind == "explain":
-                classification = classify_statement(match.group("statement"))
-                if not classification.explainable:
-                    raise SandboxRefused(
-                        f"not explained in the sandbox: {classification.explain_refusal}"
-                    )
-            if kind == "copy" and (
-                self._current not in self.databases
-                or (sql.startswith("CREATE") and ddl_refusal(sql))
-            ):
-                break  # copies go only into a scratch database of this session's
-            return
-        raise SandboxRefused(
-            f"refused to send to the sandbox: {' '.join(sql.split()[:2])} ... is not one "
-            "of the statements Quanta sends there"
-        )
-
-    def _prepare(self) -> None:
-        version = str(self.send("SELECT VERSION() AS v")[0]["v"])
-        self.flavor = "mariadb" if "mariadb" in version.lower() else _MYSQL
-        self.send("SET SESSION sql_mode = ''")
-        self.send("SET SESSION time_zone = '+00:00'")
-        seconds = self.limits.statement_timeout
-        if self.flavor == "mariadb":
-            self.send(f"SET SESSION max_statement_time = {seconds:g}")
-        else:  # MySQL: SELECTs only; the EXPLAINed statement also gets the hint
-            self.send(f"SET SESSION max_execution_time = {int(seconds * MILLISECONDS_PER_SECOND)}")
-
-    def _open(self) -> _Conn:
-        if self._conn is None:
-            raise SandboxRefused("the sandbox session is not open (use it in a with block)")
-        return self._conn
-
-    def _close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(pymysql.err.Error):
-                conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -722,8 +343,7 @@ def _compare_plans(
 
 def _explained_text(classification: Classification, sql: str) -> str:
     """What the sandbox explains for the example: the classifier's ``explain_text`` (DML
-    as its equivalent SELECT) where the classifier gives one, else the example itself
-    (explained in a READ WRITE transaction when it is DML, see SandboxSession.explain)."""
+    as its equivalent SELECT) where the classifier gives one, else the example itself."""
     text = getattr(classification, "explain_text", None)
     return text if isinstance(text, str) and text else sql
 
@@ -826,52 +446,50 @@ def _read_tables(
     tables: Sequence[str],
     sample_rows: int,
 ) -> dict[str, _TableCopy]:
-    """SHOW CREATE TABLE and a sample of rows of each table, read-only on the monitored side;
+    """SHOW CREATE TABLE and a sample of rows of each table, read-only on the monitored side
+    (a transaction per table, its sample read after what it reaches was checked);
     keyed by ``db.t`` in lower case."""
     copies: dict[str, _TableCopy] = {}
-    with GuardedConnection(options, limits) as conn, conn.read_only():
+    with GuardedConnection(options, limits) as conn:
         for table in tables:
-            database, name = table.split(".", 1)
-            quoted = f"{quote_name(database)}.{quote_name(name)}"
-            shown = conn.query(f"SHOW CREATE TABLE {quoted}")[0]
-            if "Create Table" not in shown:
-                raise SandboxError(f"{table} is a view: only base tables are copied to a sandbox")
-            create = str(shown["Create Table"])
-            refusal = ddl_refusal(create)
-            if refusal:  # refused before any of its rows is read
-                raise SandboxRefused(f"{table} is not copied to the sandbox: {refusal}")
-            # Generated columns cannot be inserted: the sandbox computes them itself.
-            columns = tuple(
-                str(row["COLUMN_NAME"])
-                for row in conn.query(
-                    "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
-                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
-                    "AND EXTRA NOT LIKE %s ORDER BY ORDINAL_POSITION",
-                    (database, name, "%GENERATED%"),
-                )
-            )
-            listed = ", ".join(quote_name(c) for c in columns)
-            rows = conn.query(f"SELECT {listed} FROM {quoted} LIMIT %s", (sample_rows,))
-            copies[table.lower()] = _TableCopy(
-                create=create,
-                columns=columns,
-                rows=[tuple(row[c] for c in columns) for row in rows],
-            )
+            copies[table.lower()] = _read_table(conn, table, sample_rows)
     return copies
 
 
-def _refusal(what: str, exc: pymysql.err.MySQLError, *, private: bool) -> str:
-    args = tuple(exc.args)
-    code = args[0] if args and isinstance(args[0], int) else None
-    if private:
-        return f"the sandbox refused {what} (error {code})"
-    message = args[-1] if args else exc
-    return f"the sandbox refused {what}: {message}" + (f" (error {code})" if code else "")
-
-
-def _quote(name: str) -> str:
-    """Always backticked: the sandbox's statement forms expect it."""
-    return "`" + name.replace("`", "``") + "`"
+def _read_table(conn: GuardedConnection, table: str, sample_rows: int) -> _TableCopy:
+    # One read-only transaction per table: its metadata locks are held briefly.
+    with conn.read_only():
+        database, name = table.split(".", 1)
+        quoted = f"{quote_name(database)}.{quote_name(name)}"
+        shown = conn.query(f"SHOW CREATE TABLE {quoted}")[0]
+        if "Create Table" not in shown:
+            raise SandboxError(f"{table} is a view: only base tables are copied to a sandbox")
+        create = str(shown["Create Table"])
+        refusal = ddl_refusal(create)
+        if refusal:  # refused before any of its rows is read
+            raise SandboxRefused(f"{table} is not copied to the sandbox: {refusal}")
+        # Generated columns cannot be inserted: the sandbox computes them itself.
+        columns = tuple(
+            str(row["COLUMN_NAME"])
+            for row in conn.query(
+                "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+                "AND EXTRA NOT LIKE %s ORDER BY ORDINAL_POSITION",
+                (database, name, "%GENERATED%"),
+            )
+        )
+        listed = ", ".join(quote_name(c) for c in columns)
+        sample = f"SELECT {listed} FROM {quoted} LIMIT {int(sample_rows)}"
+        try:
+            check_reached(conn, sample)
+        except ObjectRefused as exc:
+            raise SandboxRefused(f"{table} is not copied to the sandbox: {exc}") from exc
+        rows = conn.query(sample)
+        return _TableCopy(
+            create=create,
+            columns=columns,
+            rows=[tuple(row[c] for c in columns) for row in rows],
+        )
 
 
 def _create_copies(session: SandboxSession, copies: Mapping[str, _TableCopy]) -> dict[str, str]:

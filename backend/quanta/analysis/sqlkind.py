@@ -49,8 +49,11 @@ __all__ = [
     "Classification",
     "StatementKind",
     "StatementRefusal",
+    "calls_default",
     "classify_statement",
+    "definition_refusal",
     "equivalent_select",
+    "object_names",
     "plain_select_refusal",
     "show_refusal",
 ]
@@ -247,6 +250,99 @@ def show_refusal(sql: str) -> str | None:
         _check_tokens(body, "show")
     except StatementRefusal as exc:
         return str(exc)
+    return None
+
+
+def definition_refusal(text: str) -> str | None:
+    """Why a definition stored on the server may not be evaluated for Quanta, or None.
+
+    A view's SELECT (``information_schema.VIEWS.VIEW_DEFINITION``), a generated column's or
+    a DEFAULT expression: the server evaluates them when a statement reaches them, even under
+    EXPLAIN, with their definer's rights. The same lexer and allowlist as for an example
+    decide (the server writes these in its canonical form: backticked names, backslash
+    escapes, which the lexer reads under Quanta's sql_mode).
+
+    Example:
+        >>> definition_refusal("select `shop`.`t`.`id` AS `id` from `shop`.`t`") is None
+        True
+        >>> definition_refusal("select 1 AS `a` from `shop`.`t` where `shop`.`t`.`id` = `f`()")
+        'its definition calls `f`(), a quoted name that can only be a stored function or a UDF'
+    """
+    try:
+        tokens = lex(text)
+    except LexRefusal as exc:
+        return _of_definition(str(exc))
+    body = _body(tokens) if tokens else tokens
+    if any(token.is_punct(";") for token in body):
+        return "its definition holds several statements"
+    try:
+        _check_tokens(body, "select")
+    except StatementRefusal as exc:
+        return _of_definition(str(exc))
+    return None
+
+
+def _of_definition(reason: str) -> str:
+    """An example's refusal said of a stored definition."""
+    reason = reason.removesuffix(": it is not sent").removesuffix(", so it is not sent")
+    return reason.replace("the example", "its definition", 1)
+
+
+def object_names(sql: str, default_db: str | None) -> set[tuple[str, str]]:
+    """Every (database, name) the text could name as a table, view or sequence, as written.
+
+    Each name alone (in ``default_db``, when there is one) and each ``a.b`` (``a`` a
+    database): more than the statement names (columns, aliases, keywords too), never fewer,
+    whatever the grammar; the server's own catalog then says which exist. Text the lexer
+    refuses names nothing here (it is never sent).
+
+    Example:
+        >>> sorted(object_names("SELECT o.id FROM `shop`.`Ord``ers` o", None))
+        [('o', 'id'), ('shop', 'Ord`ers')]
+        >>> ("App", "o") in object_names("SELECT * FROM o", "App")
+        True
+    """
+    try:
+        tokens = lex(sql)
+    except LexRefusal:
+        return set()
+    names: set[tuple[str, str]] = set()
+    for index, token in enumerate(tokens):
+        name = _name(token)
+        if name is None:
+            continue
+        if default_db:
+            names.add((default_db, name))
+        if index + 2 < len(tokens) and tokens[index + 1].is_punct("."):
+            qualified = _name(tokens[index + 2])
+            if qualified is not None:
+                names.add((name, qualified))
+    return names
+
+
+def calls_default(sql: str) -> bool:
+    """Whether the text calls ``DEFAULT(col)``, which evaluates the column's DEFAULT
+    expression (MariaDB: even under EXPLAIN; ``DEFAULT (NEXT VALUE FOR s)`` advances ``s``).
+
+    Example:
+        >>> calls_default("SELECT DEFAULT(v) FROM t"), calls_default("SELECT v FROM t")
+        (True, False)
+    """
+    try:
+        tokens = lex(sql)
+    except LexRefusal:
+        return True  # not read: assume the worst
+    return any(
+        token.is_word("DEFAULT") and index + 1 < len(tokens) and tokens[index + 1].is_punct("(")
+        for index, token in enumerate(tokens)
+    )
+
+
+def _name(token: Token) -> str | None:
+    if token.kind is TokenKind.WORD:
+        return token.text
+    if token.kind is TokenKind.QUOTED_NAME:
+        return token.text[1:-1].replace("``", "`")
     return None
 
 

@@ -21,7 +21,7 @@ from sqlglot.errors import SqlglotError
 
 from quanta.analysis.advisor.statement import MAX_PARSE_CHARS, normalise_fingerprint
 
-__all__ = ["MAX_PARSE_CHARS", "StatementInfo", "describe_statement", "written_table"]
+__all__ = ["MAX_PARSE_CHARS", "StatementInfo", "describe_statement", "tables_read", "written_table"]
 
 _ADMIN_PREFIX = "administrator command:"
 _STATEMENT_TYPE_CHARS = 20
@@ -60,13 +60,20 @@ def describe_statement(fingerprint: str, *examples: str) -> StatementInfo:
     statement_type = "".join(c for c in word if c.isalpha())[:_STATEMENT_TYPE_CHARS] or "other"
     # The fingerprint's own forms (in(?+), values(?+), ?, ...) are written back as SQL first.
     for text in (*examples, normalise_fingerprint(fingerprint)):
-        tables = _tables(text)
+        tables = tables_read(text)
         if tables is not None:
             return StatementInfo(statement_type, tables)
     return StatementInfo(statement_type, ())
 
 
-def _tables(text: str) -> tuple[str, ...] | None:
+def tables_read(text: str) -> tuple[str, ...] | None:
+    """The tables (and views) a statement names, as ``db.table`` or ``table``, CTEs left
+    out; None when it does not parse (or is too long to).
+
+    Example:
+        >>> tables_read("with c as (select 1) select * from c join `shop`.`t` using (id)")
+        ('shop.t',)
+    """
     if len(text) > MAX_PARSE_CHARS:
         return None
     try:

@@ -127,6 +127,13 @@ class Settings(BaseSettings):
     schema_snapshot_max_age_hours: int = Field(
         default=24, ge=1, description="A table's snapshot is read again when older than this."
     )
+    snapshot_refresh_min_seconds: int = Field(
+        default=300,
+        ge=0,
+        description="A schema statement seen in ingest (or a plan using an unknown index) "
+        "re-reads a table's snapshot at most once per this many seconds; a later one waits "
+        "for the end of the window.",
+    )
     advice_top_queries: int = Field(
         default=20, ge=1, description="Daily, each instance's top N queries by load are advised."
     )

@@ -4,8 +4,12 @@ A request stores a queued run and enqueues it after commit; the worker runs it (
 quanta.monitored, which sends nothing but SELECT, EXPLAIN and SHOW) and stores the outcome
 on the run: the plan (literals masked by the example policy) and its findings, or the ranked
 profile, or the one-line reason it failed (Quanta's sentence for the server's error code,
-never the server's message, which can quote data) or was refused (Quanta's reason). Beat
-does the same once a day for each instance's top queries.
+never the server's message, which can quote data) or was refused (Quanta's reason: also
+when a view or column it reaches calls something outside the allowlist). An EXPLAIN stopped
+by its time limit, or any statement Quanta stopped waiting for (it is then killed on the
+server), is a failed run, never "ok" with a note (an ANALYZE on the execution target stopped
+by its limit is a note: the server stopped it, the plan stands). Beat does the same once a
+day for each instance's top queries.
 
 EXPLAIN runs on the monitored server and never executes the example; ANALYZE and profiles
 run only on the instance's execution target, verified read-only first; an account with more
@@ -50,6 +54,7 @@ from quanta.instances.models import Instance
 from quanta.monitored import (
     ExplainResult,
     MonitoredError,
+    ServerError,
     StatementRefused,
     explain_on,
     profile_on,
@@ -478,7 +483,9 @@ def _analyze_on_target(
     rows_examined: float | None,
 ) -> tuple[ExplainResult | None, str | None]:
     """ANALYZE of the example on the execution target (verified read-only just before),
-    or why not: no target, or one that is not usable now (the EXPLAIN stands either way)."""
+    or why not: no target, or one that is not usable now (the EXPLAIN stands either way;
+    ANALYZE stopped by its time limit is a note). A statement Quanta gave up waiting for
+    (ServerError.abandoned) fails the run: it may have run on past the answer."""
     if instance.target_dsn_encrypted is None:
         return None, f"{_ANALYZE_NOTE}: no execution target (EXPLAIN never executes)"
     try:
@@ -494,6 +501,10 @@ def _analyze_on_target(
                 rows_sent=rows_sent,
                 rows_examined=rows_examined,
             )
+    except ServerError as exc:
+        if exc.abandoned:  # Quanta gave up on a statement there: the run failed
+            raise
+        return None, f"{_ANALYZE_NOTE}: {exc}"
     except (*_REFUSALS, *_UNREACHABLE) as exc:
         return None, f"{_ANALYZE_NOTE}: {exc}"
     skipped = next((n for n in measured.notes if n.startswith(_ANALYZE_NOTE)), None)

@@ -249,8 +249,9 @@ def process_batch(
         example_max_chars=settings.example_max_chars,
     )
     _mark_runners(session, digest, monitoring_user(settings, instance))
-    # An ALTER TABLE / CREATE INDEX / DROP INDEX just ran: read that table again now, so an
-    # applied suggestion becomes "applied" within minutes, not at the daily refresh.
+    # An ALTER TABLE / CREATE INDEX / DROP INDEX just ran: read that table again soon, so an
+    # applied suggestion becomes "applied" within minutes, not at the daily refresh (only a
+    # statement that succeeded; debounced, and only tables already snapshotted: refresh_soon).
     refresh_soon(
         session=session,
         settings=settings,
@@ -336,14 +337,29 @@ def _mark_runners(session: Session, digest: BatchDigest, monitor: str | None) ->
 
 
 def _statements(digest: BatchDigest) -> list[tuple[str, str | None]]:
-    """Each class's statement with a database it ran in (to qualify a DDL's table)."""
+    """Each class's statement with a database it ran in (to qualify a DDL's table), for the
+    classes that succeeded at least once: those whose every execution reported an error
+    (slow-log Errno, performance_schema SUM_ERRORS) changed nothing. Where no error number
+    is known (MariaDB's slow log has none), the class counts as succeeded."""
     schemas: dict[str, str] = {}
-    for key in digest.buckets:
+    executions: dict[str, int] = {}
+    failures: dict[str, int | None] = {}
+    for key, metrics in digest.buckets.items():
         if key.schema:
             schemas.setdefault(key.query_id, key.schema)
+        executions[key.query_id] = executions.get(key.query_id, 0) + metrics.count
+        errors = metrics.sums.get("errors")
+        known = failures.get(key.query_id, 0)
+        failures[key.query_id] = None if errors is None or known is None else known + int(errors)
     return [
-        (seen.sample or seen.fingerprint, schemas.get(qid)) for qid, seen in digest.queries.items()
+        (seen.sample or seen.fingerprint, schemas.get(qid))
+        for qid, seen in digest.queries.items()
+        if not _always_failed(executions.get(qid, 0), failures.get(qid))
     ]
+
+
+def _always_failed(executions: int, failures: int | None) -> bool:
+    return failures is not None and executions > 0 and failures >= executions
 
 
 def _stricter_policy(instance_policy: str, agent_policy: str) -> str:

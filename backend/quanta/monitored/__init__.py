@@ -1,10 +1,14 @@
 """Reading monitored MySQL/MariaDB servers: EXPLAIN, profiles, schema snapshots, checks.
 
-Everything here talks to a monitored server through
-:class:`~quanta.monitored.connection.GuardedConnection`: only SELECT (and EXPLAIN/SHOW and
-a fixed list of session statements) is ever sent, inside read-only transactions, with a
-statement time limit the server enforces. The pure parts (statement classification, plan
-findings, profile ranking) live in :mod:`quanta.analysis`.
+Every session Quanta opens on a customer server (monitored server, execution target,
+suggestion sandbox) is a :class:`~quanta.monitored.connection.GuardedSession`: one gate
+(:mod:`~quanta.monitored.guard`), Quanta's sql_mode, limits written into every statement,
+and ``KILL QUERY`` of its own statement when the client gives up. On a monitored server or
+an execution target (:class:`~quanta.monitored.connection.GuardedConnection`) only SELECT,
+EXPLAIN, SHOW and a fixed list of session statements are ever sent, inside read-only
+transactions, and what a statement reaches (views, generated columns) is checked before it
+is explained or executed (:mod:`~quanta.monitored.objects`). The pure parts (statement
+classification, plan findings, profile ranking) live in :mod:`quanta.analysis`.
 """
 
 from quanta.monitored.check import Capability, ConnectionReport, test_connection

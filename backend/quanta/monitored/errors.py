@@ -16,7 +16,32 @@ class StatementRefused(MonitoredError):
 
 
 class ServerError(MonitoredError):
-    """The server refused or stopped a statement (privileges, syntax, time limit)."""
+    """The server refused or stopped a statement (privileges, syntax, time limit), or the
+    client gave up on it.
+
+    Attributes:
+        code: The server's (or the driver's) error number, when there is one.
+        abandoned: The client stopped waiting (its read timed out) or lost the connection:
+            the statement may still be running, so Quanta tried to stop it on the server
+            (the message says how that went). A run that saw this failed, whatever else
+            it got.
+    """
+
+    def __init__(self, message: str, *, code: int | None = None, abandoned: bool = False):
+        """A one-line message a person can act on, with what is known of the cause."""
+        super().__init__(message)
+        self.code = code
+        self.abandoned = abandoned
+
+    @property
+    def stopped(self) -> bool:
+        """The server stopped it at one of its limits (time, lock wait), or it was killed."""
+        return self.code in STOPPED_CODES
+
+
+# max_statement_time (MariaDB), interrupted (KILL QUERY), max_execution_time (MySQL),
+# lock_wait_timeout.
+STOPPED_CODES = frozenset((1969, 1317, 3024, 1205))
 
 
 class FeatureUnavailable(MonitoredError):

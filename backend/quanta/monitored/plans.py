@@ -1,11 +1,17 @@
 """EXPLAIN of a real example on a monitored server, and the findings of its plan.
 
-EXPLAIN never executes the statement and is all that runs on the monitored server, in a
-READ ONLY transaction: DML is explained as its equivalent SELECT
-(:attr:`~quanta.analysis.sqlkind.Classification.explain_text`). MariaDB's ANALYZE, which
+EXPLAIN never executes the statement and is all that runs on the monitored server: DML is
+explained as its equivalent SELECT
+(:attr:`~quanta.analysis.sqlkind.Classification.explain_text`). Each EXPLAIN (tabular, then
+FORMAT=JSON) runs in a READ ONLY transaction of its own, right after what the example
+reaches was resolved and checked in it (:func:`~quanta.monitored.objects.check_reached`:
+views recursively, generated columns, DEFAULTs), and that check is made again before the
+transaction ends: an object changed in between fails the run. One statement per
+transaction: the metadata locks EXPLAIN takes are held no longer than that statement, so a
+concurrent ALTER TABLE waits at most the statement's time limit. MariaDB's ANALYZE, which
 executes the SELECT, runs only when the caller passes an execution target, and only on a
 session that verified it read-only as it opened
-(:class:`~quanta.monitored.target.TargetConnection`).
+(:class:`~quanta.monitored.target.TargetConnection`), checked the same way.
 """
 
 from __future__ import annotations
@@ -22,10 +28,11 @@ from quanta.analysis.explain import Finding, explain_findings
 from quanta.analysis.sqlkind import Classification, StatementKind, classify_statement
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import ServerError, StatementRefused
+from quanta.monitored.objects import ObjectRefused, check_reached
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetConnection
 
-__all__ = ["ExplainResult", "explain", "explain_on"]
+__all__ = ["ExplainResult", "checked_query", "explain", "explain_on"]
 
 # A \' not preceded by another backslash (an even run of backslashes is escaped backslashes).
 _QUOTE_ESCAPE_RE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
@@ -111,8 +118,7 @@ def explain(
     """
     classification, statement = _explainable(sql, truncated)
     with GuardedConnection(options, settings) as conn:
-        with conn.read_only():
-            plans = _explain_both(conn, statement)
+        plans = _explain_both(conn, statement)
         version, mariadb = conn.version, conn.is_mariadb
     # Not connected yet: the target's session opens (and is verified) only if ANALYZE is due.
     target = TargetConnection(execute_on, settings) if execute_on is not None else None
@@ -146,8 +152,7 @@ def explain_on(
         StatementRefused, ServerError: as for :func:`explain`.
     """
     classification, statement = _explainable(sql, truncated)
-    with conn.read_only():
-        plans = _explain_both(conn, statement)
+    plans = _explain_both(conn, statement)
     # The caller's session: entering the null context neither opens nor closes it.
     target = contextlib.nullcontext(execute_on) if execute_on is not None else None
     return _result(
@@ -214,12 +219,40 @@ def _one_statement(sql: str) -> str:
 
 
 def _explain_both(conn: GuardedConnection, statement: str) -> _Plans:
-    tabular = [_json_safe(row) for row in conn.query(f"EXPLAIN {statement}")]
+    tabular = [_json_safe(row) for row in checked_query(conn, f"EXPLAIN {statement}", statement)]
     try:
-        document = _document(conn.query(f"EXPLAIN FORMAT=JSON {statement}"))
-    except ServerError as exc:  # servers before MySQL 5.6 / MariaDB 10.1
+        document = _document(checked_query(conn, f"EXPLAIN FORMAT=JSON {statement}", statement))
+    except ServerError as exc:
+        if exc.abandoned or exc.stopped:  # a time limit, a lost answer: the run failed
+            raise
+        # Servers before MySQL 5.6 / MariaDB 10.1 have no JSON plan.
         return tabular, None, (f"EXPLAIN FORMAT=JSON failed: {exc}",)
     return tabular, document, ()
+
+
+def checked_query(conn: GuardedConnection, sql: str, statement: str) -> list[dict[str, Any]]:
+    """``sql`` (EXPLAIN or ANALYZE of ``statement``) in a read-only transaction of its own,
+    after what ``statement`` reaches was checked in it, and checked again before it ends.
+
+    Raises:
+        StatementRefused: something it reaches may not be evaluated ("not explained: ..."),
+            or changed while the statement ran.
+        ServerError: as for any statement.
+    """
+    with conn.read_only():
+        try:
+            reached = check_reached(conn, statement)
+        except ObjectRefused as exc:
+            raise StatementRefused(f"not explained: {exc}") from exc
+        rows = conn.query(sql)
+        # The statement's metadata locks are held now: what it opened cannot change until
+        # the transaction ends. Different from before: swapped in between, so not vouched for.
+        if check_reached(conn, statement) != reached:
+            raise ServerError(
+                f"{conn.options.address}: what the example reaches (a view, a table) changed "
+                "while it was explained: the run is not trusted"
+            )
+    return rows
 
 
 def _analyze(
@@ -234,8 +267,7 @@ def _analyze(
     with target as conn:
         if not conn.is_mariadb:
             return None, "ANALYZE skipped: the execution target is not MariaDB"
-        with conn.read_only():
-            analyzed = conn.query(conn.time_limited(f"ANALYZE FORMAT=JSON {statement}"))
+        analyzed = checked_query(conn, f"ANALYZE FORMAT=JSON {statement}", statement)
     try:
         return _document(analyzed), None
     except ServerError as exc:

@@ -1,5 +1,15 @@
 """What the account Quanta connects with may do on a server, from its own SHOW GRANTS.
 
+``SHOW GRANTS FOR CURRENT_USER()`` lists a role's name, not what the role grants, and
+nothing granted to MariaDB's PUBLIC (10.11+: ``GRANT SUPER ON *.* TO PUBLIC`` is accepted
+and works). So on MariaDB the account's privileges are those lines, plus ``SHOW GRANTS``
+(the roles enabled in this session, default roles included, and PUBLIC), plus
+``SHOW GRANTS FOR r`` of every role the account may ``SET ROLE`` to
+(``information_schema.APPLICABLE_ROLES``, nested roles included): what any session of the
+account can have. On MySQL a role's privileges depend on which are active (and on
+``mandatory_roles``): its roles are left unresolved (:attr:`AccountPrivileges.unresolved_roles`)
+and an execution target refuses such an account.
+
 The parsing is pure (:mod:`quanta.analysis.grants`); this reads the lines. The grant lines
 themselves are never passed on: MariaDB prints the account's password hash in them.
 """
@@ -8,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from quanta.analysis.grants import excess_privileges, granted
+from quanta.analysis.grants import excess_privileges, granted, parse_grant
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 
@@ -23,11 +33,13 @@ class AccountPrivileges:
         account: ``CURRENT_USER()``, e.g. ``quanta@%``.
         privileges: Each granted privilege as ``PRIVILEGE ON level`` (roles as ``role r``).
         excess: Those beyond SELECT, PROCESS, SHOW VIEW, REPLICATION CLIENT (sorted).
+        unresolved_roles: Roles whose privileges could not be read (MySQL), sorted.
     """
 
     account: str
     privileges: tuple[str, ...]
     excess: tuple[str, ...]
+    unresolved_roles: tuple[str, ...] = ()
 
     @property
     def least(self) -> bool:
@@ -46,16 +58,44 @@ class AccountPrivileges:
 
 
 def read_privileges(conn: GuardedConnection) -> AccountPrivileges:
-    """The connected account's privileges, from ``SHOW GRANTS FOR CURRENT_USER()``."""
+    """The connected account's privileges, roles and MariaDB's PUBLIC resolved (see above)."""
+    unresolved: set[str] = set()
     with conn.read_only():
         account = str(conn.query("SELECT CURRENT_USER() AS u")[0]["u"])
-        rows = conn.query("SHOW GRANTS FOR CURRENT_USER()")
-    lines = [str(next(iter(row.values()))) for row in rows]
+        lines = _lines(conn.query("SHOW GRANTS FOR CURRENT_USER()"))
+        if conn.is_mariadb:
+            lines += _lines(conn.query("SHOW GRANTS"))  # enabled roles, PUBLIC
+            for role in conn.query(
+                "SELECT DISTINCT ROLE_NAME FROM information_schema.APPLICABLE_ROLES"
+            ):
+                lines += _lines(conn.query(f"SHOW GRANTS FOR {_quoted(str(role['ROLE_NAME']))}"))
+        else:
+            unresolved = {role for line in lines for role in _roles(line)}
+            mandatory = conn.query("SHOW GLOBAL VARIABLES LIKE 'mandatory_roles'")
+            if mandatory and str(mandatory[0]["Value"] or "").strip():
+                unresolved.add(f"mandatory_roles={mandatory[0]['Value']}")
     return AccountPrivileges(
         account=account,
         privileges=tuple(granted(lines)),
         excess=tuple(excess_privileges(lines)),
+        unresolved_roles=tuple(sorted(unresolved)),
     )
+
+
+def _lines(rows: list[dict[str, object]]) -> list[str]:
+    return [str(next(iter(row.values()))) for row in rows]
+
+
+def _roles(line: str) -> tuple[str, ...]:
+    try:
+        grant = parse_grant(line)
+    except ValueError:
+        return ()
+    return grant.roles if grant is not None else ()
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def account_privileges(

@@ -21,12 +21,14 @@ from quanta.analysis.profile import (
 from quanta.analysis.sqlkind import classify_statement
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import FeatureUnavailable, StatementRefused
+from quanta.monitored.objects import ObjectRefused, check_reached
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetConnection
 
 __all__ = ["ProfilingMethod", "profile", "profile_on", "profiling_method"]
 
 _ENABLED = "YES"
+_COMPARED_CHARS = 256
 
 
 class ProfilingMethod(enum.StrEnum):
@@ -53,8 +55,9 @@ def profile(
 ) -> Profile:
     """Run a SELECT ``runs`` times with profiling and rank where its time goes.
 
-    Each run is one read-only transaction, rolled back, with the statement time limit
-    written into the statement (MariaDB ``SET STATEMENT max_statement_time``, MySQL's
+    Each run is one read-only transaction, rolled back, in which what the example reaches
+    is checked first (views, generated columns: :mod:`quanta.monitored.objects`), with the
+    limits written into the statement (MariaDB ``SET STATEMENT max_statement_time``, MySQL's
     ``MAX_EXECUTION_TIME`` hint); its rows are read and thrown away. Stages come from
     SHOW PROFILE, or on servers without it from performance_schema's
     events_stages_history_long for this session's thread.
@@ -124,7 +127,7 @@ def _profiled(
     conn: TargetConnection, statement: str, count: int, method: ProfilingMethod | None
 ) -> Profile:
     chosen = method or profiling_method(conn)
-    prepared = _prepare(conn, chosen, conn.time_limited(statement))
+    prepared = _prepare(conn, chosen, statement)
     return rank_profile([_run(conn, chosen, prepared) for _ in range(count)])
 
 
@@ -163,32 +166,49 @@ def _prepare(conn: GuardedConnection, method: ProfilingMethod, statement: str) -
 
 def _run(conn: GuardedConnection, method: ProfilingMethod, target: _Target) -> ProfileRun:
     with conn.read_only():
+        try:  # what it reaches, checked in the transaction it runs in
+            check_reached(conn, target.statement)
+        except ObjectRefused as exc:
+            raise StatementRefused(f"not profiled: {exc}") from exc
         rows_sent, response_us = conn.stream(target.statement)
         if method is ProfilingMethod.SHOW_PROFILE:
-            stages = _show_profile_stages(conn, target.statement)
+            stages = _show_profile_stages(conn, conn.time_limited(target.statement))
         else:
             stages = _performance_schema_stages(conn, target)
     return ProfileRun(response_us, stages, rows_sent)
 
 
-def _show_profile_stages(conn: GuardedConnection, statement: str) -> tuple[Stage, ...]:
-    # The statement just run is the newest entry: SHOW statements are not profiled.
+def _show_profile_stages(conn: GuardedConnection, sent: str) -> tuple[Stage, ...]:
+    # The statement just run (``sent``: as sent, its limits written in) is the newest entry
+    # with its text: SHOW statements are not profiled, Quanta's session statements are.
     entries = conn.query("SHOW PROFILES")
-    ours = [e for e in entries if str(e.get("Query", "")).startswith(statement[:64])]
+    ours = [e for e in entries if _same_start(str(e.get("Query", "")), sent)]
     if not ours:
         raise FeatureUnavailable("SHOW PROFILES does not list the profiled statement")
     query_id = max(int(e["Query_ID"]) for e in ours)
     return stages_from_show_profile(conn.query(f"SHOW PROFILE FOR QUERY {query_id}"))
 
 
+def _same_start(recorded: str, sent: str) -> bool:
+    """Whether the server's record of a statement (SHOW PROFILES keeps 300 characters,
+    performance_schema 1024) is of the text sent."""
+    length = min(len(recorded), len(sent), _COMPARED_CHARS)
+    return length > 0 and recorded[:length] == sent[:length]
+
+
 def _performance_schema_stages(conn: GuardedConnection, target: _Target) -> tuple[Stage, ...]:
-    # The newest finished statement of this thread is the one just run: the lookup itself
-    # is still running, so it is not in the history yet.
-    events = conn.query(
-        "SELECT EVENT_ID FROM performance_schema.events_statements_history "
-        "WHERE THREAD_ID = %s ORDER BY EVENT_ID DESC LIMIT 1",
-        (target.thread_id,),
-    )
+    # The newest finished statement of this thread with the text sent is the one just run
+    # (MySQL: Quanta's limits, sent again before every statement, come after it).
+    sent = conn.time_limited(target.statement)
+    events = [
+        event
+        for event in conn.query(
+            "SELECT EVENT_ID, SQL_TEXT FROM performance_schema.events_statements_history "
+            "WHERE THREAD_ID = %s ORDER BY EVENT_ID DESC",
+            (target.thread_id,),
+        )
+        if _same_start(str(event["SQL_TEXT"] or ""), sent)
+    ]
     if not events:
         raise FeatureUnavailable(
             "performance_schema's events_statements_history has no entry for the run "

@@ -11,6 +11,10 @@ configures, and only while that server is read-only for the account Quanta uses 
   locks) and ``NO_LOCK_NO_ADMIN`` (read-only for everyone, as MySQL's super_read_only);
 * ``innodb_read_only=ON`` alone is not enough: MyISAM and Aria tables stay writable.
 
+The account's privileges include what its roles grant (MariaDB: default roles, every role
+it may SET ROLE to, and PUBLIC; see :mod:`quanta.monitored.privileges`); an account with a
+role whose privileges cannot be read (MySQL) is refused.
+
 The check runs on every connection opened with :class:`TargetConnection`, before any
 statement of the caller is sent: ANALYZE (plans.py) and profiles (profiling.py) open their
 sessions with it, and :func:`verify_target` opens one to show what was found.
@@ -70,14 +74,19 @@ class ReadOnlyState:
 
 
 def read_only_refusal(
-    address: str, variables: Mapping[str, str], privileges: Collection[str]
+    address: str,
+    variables: Mapping[str, str],
+    privileges: Collection[str],
+    *,
+    unresolved_roles: Collection[str] = (),
 ) -> str | None:
     """Why the target is not read-only for the account, or None when it is.
 
     Args:
         address: ``host:port``, for the sentence.
         variables: ``read_only``, ``super_read_only``, ``innodb_read_only`` as reported.
-        privileges: The account's grants as ``PRIVILEGE ON level``.
+        privileges: The account's grants as ``PRIVILEGE ON level``, its roles' included.
+        unresolved_roles: Roles whose privileges could not be read: refused outright.
 
     Example:
         >>> read_only_refusal("db:3306", {"read_only": "ON"}, ["SELECT ON *.*"]) is None
@@ -88,6 +97,13 @@ def read_only_refusal(
         return None
     if read_only in _READ_ONLY_FOR_ALL:
         return None
+    if unresolved_roles:
+        return (
+            f"the execution target {address} cannot be vouched for: Quanta's account there "
+            f"has roles ({', '.join(sorted(unresolved_roles))}) whose privileges it cannot "
+            "read, and one may let it write. Use an account without roles there, or make the "
+            "server read-only for everyone (MySQL: SET GLOBAL super_read_only=ON)"
+        )
     fix = (
         "SET GLOBAL read_only=ON there (MySQL: and super_read_only=ON; MariaDB 11.x: "
         "read_only=NO_LOCK_NO_ADMIN), or point the execution target at a replica started "
@@ -156,7 +172,12 @@ def _verify(conn: GuardedConnection) -> ReadOnlyState:
     variables = {name: found[name] for name in READ_ONLY_VARIABLES if name in found}
     account = read_privileges(conn)
     state = ReadOnlyState(conn.options.address, variables, account, conn.version)
-    refusal = read_only_refusal(conn.options.address, variables, account.privileges)
+    refusal = read_only_refusal(
+        conn.options.address,
+        variables,
+        account.privileges,
+        unresolved_roles=account.unresolved_roles,
+    )
     if refusal is not None:
         raise TargetNotReadOnly(refusal)
     return state

@@ -19,6 +19,7 @@ class TableSnapshot(Base):
     One row per (instance, table), replaced by each refresh: ``taken_at`` says how fresh it
     is, ``content_hash`` fingerprints its structure (not its statistics) and ``changed_at``
     is when that last changed, so a schema change is a hash that differs from the stored one.
+    ``refresh_due_at`` debounces re-reads asked for by what ingest sees (tables.service).
     """
 
     __tablename__ = "table_snapshots"
@@ -33,3 +34,5 @@ class TableSnapshot(Base):
     server_version: Mapped[str] = mapped_column(String(100))
     content_hash: Mapped[str] = mapped_column(String(64))
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # When the re-read queued for it (a schema statement was seen) is due; None: none queued.
+    refresh_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

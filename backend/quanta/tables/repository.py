@@ -32,6 +32,25 @@ def find_many(
     return {row.table_name: row for row in rows}
 
 
+def lock_many(
+    session: Session, instance_id: int, table_names: Sequence[str]
+) -> list[TableSnapshot]:
+    """The snapshots of these tables of an instance, locked for update until the transaction
+    ends (in name order, so that two writers never wait on each other crosswise)."""
+    if not table_names:
+        return []
+    stmt = (
+        select(TableSnapshot)
+        .where(
+            TableSnapshot.instance_id == instance_id,
+            TableSnapshot.table_name.in_(sorted(set(table_names))),
+        )
+        .order_by(TableSnapshot.table_name)
+        .with_for_update()
+    )
+    return list(session.scalars(stmt))
+
+
 def all_of(session: Session, instance_id: int) -> dict[str, TableSnapshot]:
     """Every table snapshot of an instance, by table name."""
     rows = session.scalars(select(TableSnapshot).where(TableSnapshot.instance_id == instance_id))

@@ -83,18 +83,78 @@ def changed_tables(statements: Iterable[tuple[str, str | None]]) -> list[str]:
 
 
 def refresh_soon(
-    *, session: Session, settings: Settings, instance: Instance, tables: Sequence[str]
-) -> None:
-    """After the commit, queue a forced refresh of these tables' snapshots (and the
-    re-evaluation of the suggestions on those that changed) when the instance has a DSN:
-    a schema change just seen should not wait for the daily refresh."""
+    *,
+    session: Session,
+    settings: Settings,
+    instance: Instance,
+    tables: Sequence[str],
+    now: datetime | None = None,
+) -> dict[str, datetime]:
+    """After the commit, queue a re-read of these tables' snapshots (and the re-evaluation of
+    the suggestions on those that changed) when the instance has a DSN: a schema change just
+    seen should not wait for the daily refresh. What ingest sees is hostile input (anyone who
+    can reach the server can put a statement in its log), so:
+
+    * only tables already snapshotted are re-read: a statement never makes Quanta read a
+      table (or a database) it did not read before;
+    * at most one re-read per table per QUANTA_SNAPSHOT_REFRESH_MIN_SECONDS: the first at
+      once, one asked for sooner after it is queued for the end of the window
+      (:func:`refresh_due`), and one already queued absorbs the rest.
+
+    Returns when each queued table's re-read is due.
+    """
     if not tables or instance.dsn_encrypted is None:
-        return
-    args = [instance.id, list(tables)]
+        return {}
+    now = now or utcnow()
+    window = timedelta(seconds=settings.snapshot_refresh_min_seconds)
+    queued: dict[str, datetime] = {}
+    for row in repository.lock_many(session, instance.id, qualify_tables(tables, None)):
+        due = refresh_due(taken_at=row.taken_at, queued=row.refresh_due_at, now=now, window=window)
+        if due is not None:
+            row.refresh_due_at = queued[row.table_name] = due
+    by_due: dict[datetime, list[str]] = {}
+    for name, due in sorted(queued.items()):
+        by_due.setdefault(due, []).append(name)
+    for due, names in by_due.items():
+        _enqueue_refresh(session, settings, instance.id, names, (due - now).total_seconds())
+    return queued
+
+
+def refresh_due(
+    *, taken_at: datetime, queued: datetime | None, now: datetime, window: timedelta
+) -> datetime | None:
+    """When a table's re-read asked for ``now`` is due, or None: one is queued already.
+
+    ``queued`` is when the previous re-read asked for this way was due. One is queued when
+    none is (or the one queued was lost: due a window ago and still not done), no sooner
+    than a window after the previous one; a snapshot read for another reason (advice, the
+    daily refresh) does not delay it: the first schema change seen is read at once.
+
+    Example:
+        >>> from datetime import datetime as dt
+        >>> five = timedelta(minutes=5)
+        >>> refresh_due(taken_at=dt(2026, 1, 2), queued=None, now=dt(2026, 1, 2, 0, 1), window=five)
+        datetime.datetime(2026, 1, 2, 0, 1)
+        >>> refresh_due(  # the previous one ran at 00:00:10
+        ...     taken_at=dt(2026, 1, 2, 0, 0, 10), queued=dt(2026, 1, 2), now=dt(2026, 1, 2, 0, 1),
+        ...     window=five)
+        datetime.datetime(2026, 1, 2, 0, 5)
+    """
+    pending = queued is not None and queued > taken_at and queued > now - window
+    if pending:
+        return None
+    return max(now, queued + window) if queued is not None else now
+
+
+def _enqueue_refresh(
+    session: Session, settings: Settings, instance_id: int, tables: list[str], delay: float
+) -> None:
+    args = [instance_id, tables]
+    countdown = max(0.0, delay)
 
     def enqueue() -> None:
         try:
-            celery_client(settings).send_task(REFRESH_TABLES_TASK, args=args)
+            celery_client(settings).send_task(REFRESH_TABLES_TASK, args=args, countdown=countdown)
         except Exception:  # the daily refresh still reads them
             log.exception("could not queue the refresh of %s", args)
 
@@ -147,8 +207,9 @@ def refresh_if_plan_is_newer(
     plan: Sequence[Mapping[str, Any]] | None,
 ) -> list[str]:
     """When a tabular EXPLAIN of a query on these tables (``db.table``) uses an index none of
-    their stored snapshots has (it was created since), queue their refresh (refresh_soon);
-    the tables queued. Tables never snapshotted are left to the advisor, which reads them."""
+    their stored snapshots has (it was created since), queue their refresh (refresh_soon,
+    debounced); the tables queued. Tables never snapshotted are left to the advisor, which
+    reads them."""
     used = {
         name.strip().lower()
         for row in plan or []
@@ -163,9 +224,9 @@ def refresh_if_plan_is_newer(
     }
     if used <= known:
         return []
-    names = sorted(stored)
-    refresh_soon(session=session, settings=settings, instance=instance, tables=names)
-    return names
+    return sorted(
+        refresh_soon(session=session, settings=settings, instance=instance, tables=sorted(stored))
+    )
 
 
 def structure_hash(document: Mapping[str, Any]) -> str:
