@@ -4,8 +4,8 @@ A schema statement seen in ingest queues a re-read of the tables it names; ``ref
 keeps that to one per table per QUANTA_SNAPSHOT_REFRESH_MIN_SECONDS.
 
 Revision ID: e3a7c9b1d5f4
-Revises: a1c5e7b9d3f2
-Create Date: 2026-11-26 10:00:00
+Revises: e7a3c5b1d9f4
+Create Date: 2026-11-28 14:00:00
 """
 
 from collections.abc import Sequence
@@ -16,7 +16,7 @@ from alembic import op
 import quanta.core.db
 
 revision: str = "e3a7c9b1d5f4"
-down_revision: str | None = "a1c5e7b9d3f2"
+down_revision: str | None = "e7a3c5b1d9f4"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
