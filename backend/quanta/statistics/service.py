@@ -149,7 +149,9 @@ def snapshot_tables(
     if not wanted:
         return []
     names = sorted({f"{schema}.{table}".lower() for schema, table in wanted})
-    tables_service.refresh_soon(session=session, settings=settings, instance=instance, tables=names)
+    tables_service.refresh_soon(
+        session=session, settings=settings, instance=instance, tables=names, first_snapshots=True
+    )
     repository.mark_snapshot_requested(session, instance.id, wanted, now)
     return names
 

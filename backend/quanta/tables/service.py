@@ -88,6 +88,7 @@ def refresh_soon(
     settings: Settings,
     instance: Instance,
     tables: Sequence[str],
+    first_snapshots: bool = False,
     now: datetime | None = None,
 ) -> dict[str, datetime]:
     """After the commit, queue a re-read of these tables' snapshots (and the re-evaluation of
@@ -96,7 +97,9 @@ def refresh_soon(
     can reach the server can put a statement in its log), so:
 
     * only tables already snapshotted are re-read: a statement never makes Quanta read a
-      table (or a database) it did not read before;
+      table (or a database) it did not read before. ``first_snapshots``: tables never read
+      are read too, for names the server's own counters gave (table statistics: a table
+      someone read, not a name someone wrote), which their caller bounds per batch;
     * at most one re-read per table per QUANTA_SNAPSHOT_REFRESH_MIN_SECONDS: the first at
       once, one asked for sooner after it is queued for the end of the window
       (:func:`refresh_due`), and one already queued absorbs the rest.
@@ -107,11 +110,15 @@ def refresh_soon(
         return {}
     now = now or utcnow()
     window = timedelta(seconds=settings.snapshot_refresh_min_seconds)
+    names = qualify_tables(tables, None)
     queued: dict[str, datetime] = {}
-    for row in repository.lock_many(session, instance.id, qualify_tables(tables, None)):
+    rows = repository.lock_many(session, instance.id, names)
+    for row in rows:
         due = refresh_due(taken_at=row.taken_at, queued=row.refresh_due_at, now=now, window=window)
         if due is not None:
             row.refresh_due_at = queued[row.table_name] = due
+    if first_snapshots:
+        queued.update(dict.fromkeys(set(names) - {row.table_name for row in rows}, now))
     by_due: dict[datetime, list[str]] = {}
     for name, due in sorted(queued.items()):
         by_due.setdefault(due, []).append(name)
