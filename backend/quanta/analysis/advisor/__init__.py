@@ -9,7 +9,8 @@ suggests at most one index, following how the server uses a B-tree:
 2. then at most one range column (``<``, ``>``, ``BETWEEN``, ``LIKE 'x%'``, a several-value
    ``IN`` before a sort), the most selective; or instead the ORDER BY / GROUP BY columns,
    since an index is in order only after equalities: when a range and a sort compete, both
-   candidates are offered;
+   candidates are offered; an IN list before a sort with a LIMIT is weighed, (equalities,
+   IN, sort) against (equalities, sort), by the rows each reads;
 3. then the other columns the query reads, only when covering pays: the query reads enough
    rows per call through the index for the saved primary-key lookups to matter, and the
    added columns are few and narrow next to the row, never the whole row (the policy and
@@ -24,10 +25,14 @@ competing sort. Every suggestion carries the estimated rows examined per call wi
 best existing index and with the new one, and the new index's width in bytes per row.
 
 Nothing is suggested that an existing index serves as a left-most prefix; a table joined on
-its primary key needs nothing; an OR across columns gets one index per branch; UPDATE and
-DELETE are advised as their SELECT, never indexing a SET column. When no index can help the
-reason says why: a function on the column, a leading wildcard, a string compared to a
-number, a column with two values.
+its primary key needs nothing; a suggested index never ends with the primary key InnoDB
+appends; an OR across columns gets one index per branch; UPDATE and DELETE are advised as
+their SELECT, never indexing a SET column (unless an equality on it must lead an ORDER BY
+... LIMIT). When no index can help, or none pays, the reason says why: a function on the
+column, a leading wildcard, a string compared to a number, a column with two values, an
+index that would still read more than the scan share of the table (a full scan is
+cheaper), a change that saves fewer than 100 rows per call where an existing index already
+narrows (see :mod:`.cost`).
 
 Example:
     >>> schema = parse_schema({"server": {"flavor": "mysql", "version": "8.0.36"},
