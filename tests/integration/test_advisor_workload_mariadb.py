@@ -53,7 +53,7 @@ def test_plan_indexes_serve_their_queries(
     schema = snapshot(connection)
     total = sum(calls for _, calls, _ in WORKLOAD)
     queries = [
-        WorkloadQuery(query_id, sql, DB, calls, calls / 1000, 0.0, calls / total)
+        WorkloadQuery(query_id, sql, DB, calls, calls / 1000, None, calls / total)
         for query_id, calls, sql in WORKLOAD
     ]
     # Every saving counts here: the customer queries save little next to the phone scans.
