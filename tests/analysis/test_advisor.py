@@ -248,8 +248,8 @@ def test_cli_text_with_usage(schema_file: Path, tmp_path: Path) -> None:
         " with no sort.",
         "-- --   Not covering: the query is estimated to read about 2 rows per call through the"
         " index; 2 primary-key lookups cost less than a 3-column index.",
-        "-- --   Rows examined per call, estimated: about 10,000,000 now, about 2 with the index; the"
-        " index takes 34 bytes per row.",
+        "-- --   Rows examined per call, estimated: about 10,000,000 now, about 2 with the index;"
+        " the index takes 34 bytes per row.",
         "-- ALTER TABLE shop.orders ADD INDEX idx_orders_phone_shipped_at (phone, shipped_at);",
         "-- Existing indexes that can go:",
         "-- shop.orders.idx_status_created (unused): idx_status_created has not been read since"
