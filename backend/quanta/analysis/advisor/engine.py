@@ -43,6 +43,7 @@ __all__ = [
     "effective_parts",
     "index_ddl",
     "index_name",
+    "leads_with",
 ]
 
 _MIN_MAX = ("min", "max")
@@ -679,6 +680,19 @@ def effective_parts(index: Index, table: Table) -> tuple[IndexPart, ...]:
         return index.parts
     present = {p.name for p in index.parts if p.sub_part is None}
     return index.parts + tuple(IndexPart(c) for c in table.primary_key if c not in present)
+
+
+def leads_with(table: Table, index: Sequence[str], wanted: Sequence[str]) -> bool:
+    """Whether an index with these columns holds ``wanted`` as its left-most columns,
+    counting the primary key InnoDB appends to it: on InnoDB (email) leads with (email, id).
+
+    Example:
+        >>> table = Table("db.t", "innodb", None, {}, ("id",), ())
+        >>> leads_with(table, ["email"], ["email", "id"]), leads_with(table, ["a"], ["b"])
+        (True, False)
+    """
+    held = [p.name for p in effective_parts(Index("i", tuple(IndexPart(c) for c in index)), table)]
+    return held[: len(wanted)] == list(wanted)
 
 
 def _served_by(candidate: _Candidate, table: Table) -> Index | None:

@@ -94,26 +94,28 @@ def render_text(advice: Sequence[TableAdvice], findings: Sequence[IndexFinding] 
     return "".join(line + "\n" for line in lines)
 
 
-def numbers_text(item: TableAdvice, measured: float | None = None) -> str:
+def numbers_text(item: TableAdvice) -> str:
     """The rows examined per call of a suggestion as one sentence, saying which figures are
     measured and which estimated; empty when nothing is suggested.
 
-    ``measured`` is this access's share of the rows examined per call the server measured
-    for the query (:func:`quanta.analysis.advisor.cost.split_measured`); the figure with the
-    index is then the measured one scaled by the estimated saving.
+    With ``rows_measured`` (this access's share of the rows examined per call the server
+    measured for the query) the figure with the index is the measured one cut by the
+    estimated saving.
 
     Example:
         >>> item = TableAdvice("db.t", Action.ADD, rows_before=1000, rows_after=10,
         ...     index_bytes=12)
         >>> numbers_text(item)[:66]
         'Rows examined per call, estimated: about 1,000 now, about 10 with '
-        >>> numbers_text(item, measured=500)[:64]
+        >>> from dataclasses import replace
+        >>> numbers_text(replace(item, rows_measured=500))[:64]
         'Rows examined per call: 500 measured now, about 5 with the index'
     """
     if item.rows_after is None:
         return ""
     width = f"the index takes {item.index_bytes} bytes per row."
     before = item.rows_before or 0
+    measured = item.rows_measured
     if measured is None:
         return (
             f"Rows examined per call, estimated: about {before:,} now, about "

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from quanta.analysis.advisor import cost
+from quanta.analysis.advisor import cost, weigh_accesses
 from quanta.analysis.advisor.engine import (
     BTREE,
     access_rows,
     add_index_clause,
-    advise_access,
     alter_table_ddl,
     effective_parts,
     index_name,
@@ -35,13 +34,12 @@ from quanta.analysis.advisor.model import (
     Action,
     AdviceColumn,
     AdviceError,
-    Role,
     Rule,
     TableAccess,
     TableAdvice,
 )
 from quanta.analysis.advisor.schema import Index, IndexPart, Schema, Server, Table
-from quanta.analysis.advisor.statement import MAX_PARSE_CHARS, table_accesses
+from quanta.analysis.advisor.statement import MAX_PARSE_CHARS
 
 __all__ = [
     "DEFAULT_MIN_GAIN_SHARE",
@@ -57,6 +55,7 @@ __all__ = [
     "TablePlan",
     "TableWrites",
     "WorkloadQuery",
+    "left_out_note",
     "plan_workload",
     "rate_text",
 ]
@@ -304,30 +303,23 @@ def _scans(query: WorkloadQuery, schema: Schema, window_seconds: float) -> list[
     docstring).
     """
     rate = query.calls / window_seconds
-    found: list[_Scan] = []
-    for access in table_accesses(query.sql, schema, query.default_db):
-        table = schema.tables[access.table]
-        advice = advise_access(access, table, schema.server)
-        branches = _or_branches(access) if len(advice) > 1 else [access]
-        for branch, item in zip(branches, advice, strict=False):
-            estimate = access_rows(branch, table, schema.server)
-            found.append(_Scan(query, table, branch, (item,), rate, estimate, estimate))
-    if query.rows_examined is None or query.calls <= 0 or not found:
-        return found
-    parts = cost.split_measured(
-        query.rows_examined / query.calls,
-        [(scan.estimated, scan.access.role is Role.DRIVING) for scan in found],
+    measured = (
+        query.rows_examined / query.calls
+        if query.rows_examined is not None and query.calls > 0
+        else None
     )
     return [
-        replace(scan, before=part, measured=True) for scan, part in zip(found, parts, strict=True)
-    ]
-
-
-def _or_branches(access: TableAccess) -> list[TableAccess]:
-    """The accesses the engine advises an OR across columns as: one per branch."""
-    return [
-        replace(access, predicates=branch, or_branches=(), dml=True)
-        for branch in access.or_branches
+        _Scan(
+            query,
+            weighed.table,
+            weighed.access,
+            (weighed.advice,),
+            rate,
+            weighed.estimated if weighed.measured is None else weighed.measured,
+            weighed.estimated,
+            measured=weighed.measured is not None,
+        )
+        for weighed in weigh_accesses(query.sql, schema, query.default_db, measured)
     ]
 
 
@@ -807,10 +799,21 @@ def _notes(
         f"CP-SAT chose {len(chosen)} of {len(priced)} candidate indexes "
         f"({len(priced) - merged} suggested for single queries, {merged} merged): {status}."
     ]
-    notes += [
-        f"Left out {item.name} ({', '.join(item.columns)}): {item.reason}." for item in left_out
-    ]
+    notes += [left_out_note(item) for item in left_out]
     return tuple(notes)
+
+
+def left_out_note(item: LeftOut, in_chat: Sequence[str] = ()) -> str:
+    """The plan's note on a left-out suggestion; ``in_chat`` names the queries it was already
+    suggested for in chat, so that the plan says why it disagrees.
+
+    Example:
+        >>> item = LeftOut("idx_t_a", ("a",), ("Q1",), "another combination saves more")
+        >>> left_out_note(item, ["Q1"])
+        'Left out idx_t_a (a), already suggested in chat for Q1: another combination saves more.'
+    """
+    chat = f", already suggested in chat for {', '.join(in_chat)}" if in_chat else ""
+    return f"Left out {item.name} ({', '.join(item.columns)}){chat}: {item.reason}."
 
 
 def rate_text(value: float) -> str:
