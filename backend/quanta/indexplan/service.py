@@ -64,6 +64,7 @@ __all__ = [
     "QueueUnavailable",
     "instance_plans",
     "plan_instance",
+    "replan",
     "request_plans",
 ]
 
@@ -136,6 +137,17 @@ def request_plans(
             "The task queue is unreachable, so the plan was not queued; try again shortly."
         ) from exc
     return PlanRequested(instance_id=instance.id, instance=instance.name)
+
+
+def replan(*, settings: Settings, instance_id: int) -> bool:
+    """Queue a plan of the instance, whose plan went stale (a suggestion was just applied);
+    False when the broker is down (logged: the daily run plans it anyway)."""
+    try:
+        celery_client(settings).send_task(PLAN_INDEXES_TASK, args=[instance_id])
+    except Exception:
+        log.exception("could not queue a new index plan of instance %s", instance_id)
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- runs

@@ -121,12 +121,17 @@ def numbers_text(item: TableAdvice) -> str:
             f"Rows examined per call, estimated: about {before:,} now, about "
             f"{item.rows_after:,} with the index; {width}"
         )
-    after = measured * item.rows_after / before if before else 0.0
+    after = min(measured, measured * item.rows_after / before if before else 0.0)
     return (
-        f"Rows examined per call: {measured:,.0f} measured now, about {min(measured, after):,.0f} "
-        f"with the index (the measured figure cut by the estimated saving; the statistics "
-        f"estimate {before:,} now and {item.rows_after:,} with it); {width}"
+        f"Rows examined per call: {_rows(measured)} measured now, about {_rows(after)} with the "
+        f"index (the measured figure cut by the estimated saving; the statistics estimate "
+        f"{before:,} now and {item.rows_after:,} with it); {width}"
     )
+
+
+def _rows(value: float) -> str:
+    """Rows per call for a sentence: whole rows, and 'under 1' for a fraction of one."""
+    return "under 1" if 0 < value < 0.5 else f"{value:,.0f}"
 
 
 def _advice_lines(item: TableAdvice) -> list[str]:
