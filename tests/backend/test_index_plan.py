@@ -758,6 +758,11 @@ def test_the_plan_tells_each_open_suggestion_what_it_did_and_chat_why(
             "examined) plus 0.5% of the workload's 17 rows examined/s (measured)."
         )
         plan_id = row.id
+    plans = client.get(f"/api/v1/instances/{db1}/index-plan").json()["plans"]
+    assert plans[0]["left_out"] == [
+        {"name": "idx_orders_amount", "columns": ["amount"], "query_ids": [BY_AMOUNT],
+         "reason": note.split(": ", 1)[1].rstrip("."), "in_chat": [BY_AMOUNT]}
+    ]  # fmt: skip
     body = client.get(f"/api/v1/queries/{BY_AMOUNT}/suggestions").json()
     [suggestion] = body["suggestions"]
     assert suggestion["instance_id"] == db1

@@ -65,10 +65,10 @@ class SuggestionOut(BaseModel):
         "when the instance has no sandbox DSN."
     )
     merged_into: MergedIntoOut | None = Field(
-        default=None, description="The suggestion this superseded one was merged into."
+        description="The suggestion this superseded one was merged into."
     )
     plan: PlanVerdictOut | None = Field(
-        default=None, description="The latest workload index plan's verdict; null before one."
+        description="The latest workload index plan's verdict; null before one."
     )
     created_at: datetime
     updated_at: datetime

@@ -39,15 +39,9 @@ class ServedQueryOut(BaseModel):
         description="... with the plan: the measured rows cut by the estimated saving when "
         "measured, else the estimate."
     )
-    measured: bool = Field(
-        default=False, description="rows_before is measured (rows_after derives from it)."
-    )
-    estimated_before: int | None = Field(
-        default=None, description="The advisor's estimate of rows_before."
-    )
-    estimated_after: int | None = Field(
-        default=None, description="The advisor's estimate of rows_after."
-    )
+    measured: bool = Field(description="rows_before is measured (rows_after derives from it).")
+    estimated_before: int | None = Field(description="The advisor's estimate of rows_before.")
+    estimated_after: int | None = Field(description="The advisor's estimate of rows_after.")
     from_example: bool = Field(description="Planned from a real example (else the fingerprint).")
     sandbox: SandboxCheckOut | None = None
 
@@ -81,6 +75,7 @@ class LeftOutIndexOut(BaseModel):
     columns: list[str]
     query_ids: list[str] = Field(description="The queries it was suggested for.")
     reason: str
+    in_chat: list[str] = Field(description="Of those, the ones chat already received it for.")
 
 
 class RejectedIndexOut(BaseModel):
@@ -110,7 +105,7 @@ class TablePlanOut(BaseModel):
     rejected: list[RejectedIndexOut]
     unserved: list[ServedQueryOut] = Field(description="Queries on the table no index helps.")
     left_out: list[LeftOutIndexOut] = Field(
-        default_factory=list, description="The queries' own suggestions the plan left out."
+        description="The queries' own suggestions the plan left out."
     )
     notes: list[str]
     validation: dict[str, Any] | None = Field(

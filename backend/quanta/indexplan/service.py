@@ -304,7 +304,7 @@ def _out(row: IndexPlan) -> TablePlanOut:
         drops=[DroppedIndexOut(**d) for d in plan["drops"]],
         rejected=[RejectedIndexOut(**r) for r in plan["rejected"]],
         unserved=[served(q, None, None) for q in plan["unserved"]],
-        left_out=[LeftOutIndexOut(**item) for item in plan.get("left_out", [])],
+        left_out=[LeftOutIndexOut(**{"in_chat": [], **item}) for item in plan.get("left_out", [])],
         notes=list(plan["notes"]),
         validation=row.validation,
         computed_at=row.computed_at,

@@ -120,6 +120,7 @@ def _document(item: CheckedPlan, workload: Workload) -> dict[str, Any]:
                 "columns": list(item.columns),
                 "query_ids": list(item.query_ids),
                 "reason": item.reason,
+                "in_chat": list(item.in_chat),
             }
             for item in plan.left_out
         ],

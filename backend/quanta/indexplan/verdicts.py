@@ -34,28 +34,30 @@ def chat_notes(
     suggestions: Sequence[PlannedSuggestion],
     in_chat: Collection[tuple[str, str]],
 ) -> TablePlan:
-    """The plan with each left-out index's note naming the queries chat already received that
-    index for (``in_chat``: their (query_id, DDL))."""
+    """The plan with each left-out index marked with, and its note naming, the queries chat
+    already received that index for (``in_chat``: their (query_id, DDL))."""
     if not plan.left_out:
         return plan
     plain = {left_out_note(item) for item in plan.left_out}
-    told = [
-        left_out_note(
+    told = tuple(
+        replace(
             item,
-            sorted(
-                {
-                    s.query_id
-                    for s in suggestions
-                    if s.table == plan.table
-                    and s.columns == item.columns
-                    and (s.query_id, s.ddl) in in_chat
-                }
+            in_chat=tuple(
+                sorted(
+                    {
+                        s.query_id
+                        for s in suggestions
+                        if s.table == plan.table
+                        and s.columns == item.columns
+                        and (s.query_id, s.ddl) in in_chat
+                    }
+                )
             ),
         )
         for item in plan.left_out
-    ]
-    notes = (*(n for n in plan.notes if n not in plain), *told)
-    return replace(plan, notes=notes)
+    )
+    notes = (*(n for n in plan.notes if n not in plain), *(left_out_note(i) for i in told))
+    return replace(plan, notes=notes, left_out=told)
 
 
 def verdicts(

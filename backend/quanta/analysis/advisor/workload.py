@@ -166,6 +166,7 @@ class LeftOut:
     columns: tuple[str, ...]
     query_ids: tuple[str, ...]  # the queries it was suggested for
     reason: str
+    in_chat: tuple[str, ...] = ()  # of those, the ones chat already received it for
 
 
 @dataclass(frozen=True)
@@ -803,16 +804,16 @@ def _notes(
     return tuple(notes)
 
 
-def left_out_note(item: LeftOut, in_chat: Sequence[str] = ()) -> str:
-    """The plan's note on a left-out suggestion; ``in_chat`` names the queries it was already
-    suggested for in chat, so that the plan says why it disagrees.
+def left_out_note(item: LeftOut) -> str:
+    """The plan's note on a left-out suggestion, naming the queries chat already received it
+    for (``in_chat``), so that the plan says why it disagrees with chat.
 
     Example:
-        >>> item = LeftOut("idx_t_a", ("a",), ("Q1",), "another combination saves more")
-        >>> left_out_note(item, ["Q1"])
+        >>> item = LeftOut("idx_t_a", ("a",), ("Q1",), "another combination saves more", ("Q1",))
+        >>> left_out_note(item)
         'Left out idx_t_a (a), already suggested in chat for Q1: another combination saves more.'
     """
-    chat = f", already suggested in chat for {', '.join(in_chat)}" if in_chat else ""
+    chat = f", already suggested in chat for {', '.join(item.in_chat)}" if item.in_chat else ""
     return f"Left out {item.name} ({', '.join(item.columns)}){chat}: {item.reason}."
 
 
