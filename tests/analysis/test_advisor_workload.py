@@ -12,6 +12,7 @@ from quanta.analysis.advisor import parse_schema
 from quanta.analysis.advisor.schema import Schema
 from quanta.analysis.advisor.workload import (
     PlanRules,
+    ServedQuery,
     TablePlan,
     TableWrites,
     WorkloadQuery,
@@ -42,10 +43,17 @@ def case_queries(spec: dict[str, Any]) -> list[WorkloadQuery]:
     """The case's queries; each one's load share is its share of the calls."""
     total = sum(calls for _, calls, _ in spec["queries"])
     return [
-        WorkloadQuery(query_id, sql, spec.get("database", "plan"), calls, calls / 1000, 0.0,
-                      round(calls / total, 4))
+        WorkloadQuery(query_id, sql, spec.get("database", "plan"), calls, calls / 1000,
+                      _measured(spec, query_id, calls), round(calls / total, 4))
         for query_id, calls, sql in spec["queries"]
     ]  # fmt: skip
+
+
+def _measured(spec: dict[str, Any], query_id: str, calls: float) -> float | None:
+    """The rows examined the case says the server measured for a query, per call times its
+    calls; None (estimates only) when it says nothing."""
+    per_call = spec.get("measured", {}).get(query_id)
+    return None if per_call is None else per_call * calls
 
 
 def case_plans(spec: dict[str, Any], queries: list[WorkloadQuery] | None = None) -> list[TablePlan]:
@@ -66,7 +74,7 @@ def as_fixture(plan: TablePlan) -> dict[str, Any]:
         entry["adds"] = {
             add.name: {
                 "evidence": f"width {add.width_bytes} B, {add.entries_per_s:g} entries/s",
-                "served": [f"{q.query_id} {q.rows_before} -> {q.rows_after}" for q in add.served],
+                "served": [_served(q) for q in add.served],
             }
             for add in plan.adds
         }
@@ -77,6 +85,15 @@ def as_fixture(plan: TablePlan) -> dict[str, Any]:
         entry["unserved"] = list(plan.unserved)
     entry["notes"] = list(plan.notes)
     return entry
+
+
+def _served(query: ServedQuery) -> str:
+    """'Q1 1000 -> 10', and for a measured query 'Q1 1000 -> 10 measured (estimated 5000 ->
+    50)'."""
+    text = f"{query.query_id} {query.rows_before} -> {query.rows_after}"
+    if query.measured:
+        text += f" measured (estimated {query.estimated_before} -> {query.estimated_after})"
+    return text
 
 
 def test_fixtures_have_enough_cases() -> None:
@@ -106,7 +123,7 @@ def test_plan_is_deterministic(case: Case) -> None:
 def test_every_fixture_query_at_once_is_deterministic() -> None:
     """One bigger model: every case's queries (renamed apart) together, shuffled."""
     queries = [
-        WorkloadQuery(f"{n}-{q.query_id}", q.sql, q.default_db, q.calls, q.load, 0.0, q.load_share)
+        WorkloadQuery(f"{n}-{q.query_id}", q.sql, q.default_db, q.calls, q.load, None, q.load_share)
         for n, case in enumerate(CASES)
         for q in case_queries(case.spec)
     ]
@@ -133,7 +150,7 @@ def test_hostile_statements_are_skipped() -> None:
     huge = "select id from orders where customer_id in (" + "1, " * 400_000 + "1)"
     good = "select id from orders where customer_id = ?"
     queries = [
-        WorkloadQuery(query_id, sql, "plan", 36000, 1.0, 0.0, 0.3)
+        WorkloadQuery(query_id, sql, "plan", 36000, 1.0, None, 0.3)
         for query_id, sql in (("N", nested), ("H", huge), ("G", good))
     ]
     [plan] = plan_workload(queries, case_schema({}), window_seconds=WINDOW_SECONDS)
@@ -183,6 +200,7 @@ def test_access_rows_is_the_advisors_own_estimate() -> None:
     "module",
     [
         "quanta.analysis.advisor.workload",
+        "quanta.analysis.advisor.cost",
         "quanta.analysis.advisor.engine",
         "quanta.analysis.advisor.render",
         "quanta.analysis.statement",

@@ -49,7 +49,9 @@ ORDERS: dict[str, Any] = {
     "rows": 100000,
     "columns": {
         "id": {"type": "int", "nullable": False, "distinct": 100000},
-        "customer_id": {"type": "int", "nullable": False, "distinct": 5000},
+        # 2,000 rows per customer: extending idx_customer saves more than the 100 rows per
+        # call a change must save (issue 41).
+        "customer_id": {"type": "int", "nullable": False, "distinct": 50},
         # 2,000 rows per phone: enough rows per call for covering (amount) to pay.
         "phone": {"type": "varchar(20)", "nullable": False, "distinct": 50},
         "amount": {"type": "int", "nullable": False},
@@ -200,16 +202,17 @@ def test_same_advice_keeps_the_row_and_a_dismissal(
     assert response.json()["status"] == "new"
 
 
-def test_changed_advice_updates_the_row_and_makes_it_new_again(
+def test_advice_with_nothing_left_to_do_is_superseded_never_an_empty_new(
     factory: sessionmaker[Session], settings: Settings, client: TestClient
 ) -> None:
     advise(factory, settings)
     client.patch("/api/v1/suggestions/1", json={"status": "dismissed"})
-    # An index on phone alone now serves the filter: the advice becomes "none".
+    # An index on phone alone now serves the filter: the advice becomes "none" (issue 41:
+    # it stayed "new", an empty SQL box with a Dismiss button).
     change_schema(factory, with_index("idx_phone", "phone"))
     created, changed, rows = advise(factory, settings)
     assert (created, changed) == ((), (1,))
-    assert rows == [(1, "shop.orders", "none", "", "new")]
+    assert rows == [(1, "shop.orders", "none", "", "superseded")]
     with session_scope(factory) as session:
         assert session.get_one(Suggestion, 1).reason == (
             "The existing index idx_phone (phone, id) already serves this filter as a "
@@ -235,6 +238,67 @@ def test_an_index_with_the_suggested_columns_makes_it_applied_and_dropping_it_ne
     change_schema(factory, ORDERS)
     _, _, rows = advise(factory, settings)
     assert rows == [(1, "shop.orders", "add", PHONE_AMOUNT_DDL, "new")]
+
+
+def test_an_index_holding_the_suggestion_with_the_primary_key_appended_applies_it(
+    factory: sessionmaker[Session], settings: Settings
+) -> None:
+    """A suggestion of (phone, id), as Quanta gave before it left out the primary key InnoDB
+    appends, is applied by an index on (phone): the same index (issue 41)."""
+    advise(factory, settings)
+    with session_scope(factory) as session:
+        row = session.get_one(Suggestion, 1)
+        row.columns = [
+            {"name": "phone", "desc": False, "rule": "equality"},
+            {"name": "id", "desc": False, "rule": "order_by"},
+        ]
+        row.ddl = "ALTER TABLE shop.orders ADD INDEX idx_orders_phone_id (phone, id)"
+    change_schema(factory, with_index("idx_phone", "phone"))
+    _, _, rows = advise(factory, settings)
+    assert [r[2:] for r in rows] == [
+        ("add", "ALTER TABLE shop.orders ADD INDEX idx_orders_phone_id (phone, id)", "applied")
+    ]
+
+
+def test_redundant_suggestions_of_two_queries_are_merged_until_the_wider_one_goes(
+    factory: sessionmaker[Session], settings: Settings, client: TestClient
+) -> None:
+    """(phone), by another query, is the left-most part of (phone, amount): merged into it,
+    so chat and the plan see one index; dismissed, the wider one no longer holds it."""
+    with session_scope(factory) as session:
+        add_query(session, OTHER_QUERY, "select id from orders where phone = ?",
+                  "SELECT id FROM orders WHERE phone = '555-0001'")  # fmt: skip
+    advise(factory, settings)
+    _, _, rows = advise(factory, settings, OTHER_QUERY)
+    assert [r[2:] for r in rows] == [
+        ("add", "ALTER TABLE shop.orders ADD INDEX idx_orders_phone (phone)", "superseded")
+    ]
+    body = client.get(f"/api/v1/queries/{OTHER_QUERY}/suggestions").json()
+    [merged] = body["suggestions"]
+    assert merged["merged_into"] == {"id": 1, "query_id": QUERY, "ddl": PHONE_AMOUNT_DDL}
+    assert merged["instance_id"] == body["suggestions"][0]["instance_id"]
+    client.patch("/api/v1/suggestions/1", json={"status": "dismissed"})
+    _, _, rows = advise(factory, settings, OTHER_QUERY)
+    assert [r[4] for r in rows] == ["new"]
+    [alone] = client.get(f"/api/v1/queries/{OTHER_QUERY}/suggestions").json()["suggestions"]
+    assert alone["merged_into"] is None
+
+
+def test_the_numbers_note_weighs_the_measured_rows_and_says_so(
+    factory: sessionmaker[Session], settings: Settings
+) -> None:
+    with session_scope(factory) as session:
+        add_load(session, QUERY, 1.0, NOW.replace(second=0) - timedelta(hours=1), 5_000)
+    advise(factory, settings)
+    with session_scope(factory) as session:
+        notes = session.get_one(Suggestion, 1).notes
+    # 5,000 rows over 10 calls measured; the statistics say a full scan (100,000 rows), and
+    # 2,000 per phone with the index: a fiftieth of the measured 500.
+    assert notes[-1] == (
+        "Rows examined per call: 500 measured now, about 10 with the index (the measured figure "
+        "cut by the estimated saving; the statistics estimate 100,000 now and 2,000 with it); "
+        "the index takes 29 bytes per row."
+    )
 
 
 def test_reevaluation_reruns_every_query_on_a_changed_table(
@@ -474,8 +538,15 @@ def test_daily_work_lists_reachable_instances_with_their_top_queries(
     assert units == [work.DailyUnit(instance_id=db1, instance="db1", top_queries=(QUERY,))]
 
 
-def add_load(session: Session, query_id: str, seconds: float, start: datetime) -> None:
-    """What record_digest writes for one bucket of a query on db1: buckets and totals."""
+def add_load(
+    session: Session,
+    query_id: str,
+    seconds: float,
+    start: datetime,
+    rows_examined: int | None = None,
+) -> None:
+    """What record_digest writes for one bucket of a query on db1 (10 calls): buckets and
+    totals."""
     dimensions = {"schema_name": "shop", "user_name": "app", "client_host": "h"}
     for model, extra in (
         (QueryBucketMinute, dimensions),
@@ -490,6 +561,7 @@ def add_load(session: Session, query_id: str, seconds: float, start: datetime) -
                 source="slowlog",
                 count=10,
                 query_time_sum=seconds,
+                rows_examined_sum=rows_examined,
                 **extra,
             )
         )

@@ -19,30 +19,35 @@ LOG = DATA / "workload_slow.log"  # 631 events over 600 s: 4 read shapes and 3 w
 SCHEMA = DATA / "workload_schema.json"
 cli = CliRunner()
 
+# The log's Rows_examined are measured: 100,000 per call for every reading class, though the
+# snapshot's idx_customer would make some of them 1,000 by the estimates; the plan weighs the
+# measured figures (issue 41), each index saving the share of them the estimates say it saves.
 PLAN = """\
 # Index plan (600 s of log)
--- shop.orders: 3 new indexes, 1 drop; rows examined about 3,650/s now, about 329/s with the \
-plan; 4.70 more index entries/s to maintain.
---   + idx_orders_status_created_at (status, created_at): 26 bytes per row, 1.70 index \
-entries/s to maintain
---       serves FE58E7D7B8F5891D (46.8% of the load): about 100,000 rows examined per call \
-now, 6,667 with it
---   + idx_orders_created_at (created_at): 9 bytes per row, 1.50 index entries/s to maintain
---       serves 5F7779F96610607F (5.9% of the load): about 100,000 rows examined per call now, \
-33,333 with it
+-- shop.orders: 3 new indexes, 1 drop; rows examined about 18,500/s now, about 1,489/s with \
+the plan; 4.90 more index entries/s to maintain.
 --   + idx_orders_customer_id_created_at (customer_id, created_at): 13 bytes per row, 1.50 \
 index entries/s to maintain
---       serves 2ABC96F8BE6E0395 (35.1% of the load): about 1,000 rows examined per call now, \
-10 with it
+--       serves 2ABC96F8BE6E0395 (35.1% of the load): 100,000 rows examined per call now \
+(measured), about 1,000 with it (estimated: 1,000 -> 10)
+--   + idx_orders_customer_id_status (customer_id, status): 25 bytes per row, 1.70 index \
+entries/s to maintain
+--       serves E9946B5EBEDCC3E8 (7.0% of the load): 100,000 rows examined per call now \
+(measured), about 20,000 with it (estimated: 1,000 -> 200)
+--   + idx_orders_status_created_at (status, created_at): 26 bytes per row, 1.70 index \
+entries/s to maintain
+--       serves FE58E7D7B8F5891D (46.8% of the load): 100,000 rows examined per call now \
+(measured), about 6,667 with it (estimated: 100,000 -> 6,667)
 --   - idx_customer: idx_customer (customer_id) is a left-most prefix of \
-idx_orders_customer_id_created_at (customer_id, created_at), which serves every lookup it serves.
+idx_orders_customer_id_created_at (customer_id, created_at), which serves every lookup it \
+serves.
 --   No new index helps: 20396FDD03465236.
 --   CP-SAT chose 3 of 4 candidate indexes (4 suggested for single queries, 0 merged): optimal.
---   Left out idx_orders_customer_id_status (customer_id, status): the plan holds the 3 new \
-indexes the rules allow.
-ALTER TABLE shop.orders DROP INDEX idx_customer, ADD INDEX idx_orders_status_created_at \
-(status, created_at), ADD INDEX idx_orders_created_at (created_at), ADD INDEX \
-idx_orders_customer_id_created_at (customer_id, created_at);
+--   Left out idx_orders_created_at (created_at): the plan holds the 3 new indexes the rules \
+allow.
+ALTER TABLE shop.orders DROP INDEX idx_customer, ADD INDEX idx_orders_customer_id_created_at \
+(customer_id, created_at), ADD INDEX idx_orders_customer_id_status (customer_id, status), ADD \
+INDEX idx_orders_status_created_at (status, created_at);
 -- shop.customers: no change; about 0.17 rows examined/s.
 --   No new index helps: 0A99C993D6BD8A4A.
 --   No query here has an index to gain from.
@@ -68,18 +73,21 @@ def test_report_then_plan() -> None:
 @pytest.mark.parametrize(
     ("options", "ddl"),
     [
-        # The 26-byte (status, created_at) passes the budget: the best that fits is (created_at).
+        # The 26-byte (status, created_at) passes the budget: the best that fits is the 13-byte
+        # (customer_id, created_at), which saves 99% of its query's measured 100,000 rows.
         (
             ["--max-new-indexes", "1", "--width-budget", "20"],
-            "ALTER TABLE shop.orders ADD INDEX idx_orders_created_at (created_at);",
+            "ALTER TABLE shop.orders DROP INDEX idx_customer, ADD INDEX "
+            "idx_orders_customer_id_created_at (customer_id, created_at);",
         ),
         # A fourth index allowed, free writes and no floor: the fourth suggestion goes in too.
         (
             ["--max-new-indexes", "4", "--min-gain-share", "0", "--write-entry-cost", "0"],
             "ALTER TABLE shop.orders DROP INDEX idx_customer, ADD INDEX "
+            "idx_orders_customer_id_created_at (customer_id, created_at), ADD INDEX "
+            "idx_orders_customer_id_status (customer_id, status), ADD INDEX "
             "idx_orders_status_created_at (status, created_at), ADD INDEX idx_orders_created_at "
-            "(created_at), ADD INDEX idx_orders_customer_id_created_at (customer_id, created_at), "
-            "ADD INDEX idx_orders_customer_id_status (customer_id, status);",
+            "(created_at);",
         ),
     ],
 )

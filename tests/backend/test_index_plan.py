@@ -16,6 +16,8 @@ from fastapi.testclient import TestClient
 from kombu import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
+from quanta.advice import service as advice_service
+from quanta.advice.models import Suggestion
 from quanta.analysis.advisor import AdviceColumn, Rule
 from quanta.analysis.advisor.workload import DroppedIndex, PlannedIndex, ServedQuery, TablePlan
 from quanta.core.config import Settings
@@ -673,3 +675,138 @@ def test_a_requested_window_is_the_one_weighed(
         )  # fmt: skip
         (row,) = run.plans
         assert row.window_start == NOW - timedelta(hours=6)
+
+
+# --------------------------------------------------------------------------- issue 41
+
+BY_AMOUNT = "00000000000000A6"
+
+
+def advise_all(factory: sessionmaker[Session], settings: Settings) -> None:
+    """Per-query advice of every query of db1, as beat's daily run does before the plan."""
+    with session_scope(factory) as session:
+        for query_id in (BY_PHONE, BY_PHONE_DATE, BY_CUSTOMER, BY_AMOUNT):
+            advice_service.advise_query(
+                session=session, settings=settings, query_id=query_id,
+                instance_id=db1_id(session), now=NOW,
+            )  # fmt: skip
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)  # no JSON of its own to read back
+def test_a_plan_weighs_the_measured_rows_and_says_which_are_estimates(
+    factory: sessionmaker[Session], settings: Settings, client: TestClient
+) -> None:
+    plan(factory, settings)
+    with session_scope(factory) as session:
+        db1 = db1_id(session)
+    (table,) = client.get(f"/api/v1/instances/{db1}/index-plan").json()["plans"]
+    served = {s["query_id"]: s for add in table["adds"] for s in add["served"]}
+    phone = served[BY_PHONE]
+    # 1,000,000 rows examined over 100 calls: 10,000 per call measured, though the advisor
+    # estimates a full scan of the 100,000-row table; 2 rows per phone with the index.
+    assert (phone["measured"], phone["rows_before"], phone["rows_examined_per_call"]) == (
+        True,
+        10_000,
+        10_000,
+    )
+    assert (phone["estimated_before"], phone["estimated_after"]) == (100_000, 2)
+    assert phone["rows_after"] == 0  # 10,000 x 2 / 100,000 = 0.2
+    # The table's rows per second are the measured ones: 1.5M rows over the day, not the
+    # estimates' 100,000 per call of each of the 200 phone queries.
+    measured = sum(q[4] for q in QUERIES.values() if q[2] == "select") / WINDOW_SECONDS
+    assert table["rows_before_per_s"] == pytest.approx(measured + 10 / WINDOW_SECONDS)
+
+
+def test_the_plan_tells_each_open_suggestion_what_it_did_and_chat_why(
+    factory: sessionmaker[Session], settings: Settings, client: TestClient
+) -> None:
+    """One story (issue 41): the plan leaves out the index chat suggested for a light query,
+    says so in its notes, and the query's Suggestions tab says why, with the plan's id."""
+    chat = settings.model_copy(update={"allow_private_webhooks": True})
+    with session_scope(factory) as session:
+        db1 = db1_id(session)
+        add_query(session, db1, BY_AMOUNT, "select id from orders where amount = ?",
+                  "SELECT id FROM orders WHERE amount = 5", "select")  # fmt: skip
+        # 20 rows examined per call measured: saving them is far under the plan's floor.
+        add_load(session, db1, BY_AMOUNT, NOW.replace(minute=0, second=0) - timedelta(hours=2),
+                 0.5, 2_000, None)  # fmt: skip
+        create_channel(
+            session=session, settings=chat,
+            data=ChannelCreate(name="chat", type=ChannelType.WEBHOOK,
+                               url="https://hooks.test/q", events=["new_suggestion"]),
+        )  # fmt: skip
+    advise_all(factory, chat)
+    with session_scope(factory) as session:
+        by_query = {s.query_id: s for s in session.query(Suggestion)}
+        amount = by_query[BY_AMOUNT]
+        assert (amount.ddl, amount.status) == (
+            "ALTER TABLE shop.orders ADD INDEX idx_orders_amount (amount)",
+            "new",
+        )
+        for delivery in session.query(Delivery):  # the messages went out
+            delivery.status = "sent"
+    plan(factory, chat)
+    with session_scope(factory) as session:
+        row = session.query(IndexPlan).one()
+        [note] = [n for n in row.plan["notes"] if n.startswith("Left out idx_orders_amount")]
+        # 2,000 rows over the day; the UPDATE of amount (8,640 rows a day) would move its
+        # entries, 10 rows examined each; the floor is 0.5% of the measured 17 rows/s.
+        assert note == (
+            f"Left out idx_orders_amount (amount), already suggested in chat for {BY_AMOUNT}: "
+            "it would save 0.02 rows examined/s more than the plan, less than the 1.09 a new "
+            "index must save here: 0.10 index entries/s to maintain (each worth 10 rows "
+            "examined) plus 0.5% of the workload's 17 rows examined/s (measured)."
+        )
+        plan_id = row.id
+    plans = client.get(f"/api/v1/instances/{db1}/index-plan").json()["plans"]
+    assert plans[0]["left_out"] == [
+        {"name": "idx_orders_amount", "columns": ["amount"], "query_ids": [BY_AMOUNT],
+         "reason": note.split(": ", 1)[1].rstrip("."), "in_chat": [BY_AMOUNT]}
+    ]  # fmt: skip
+    body = client.get(f"/api/v1/queries/{BY_AMOUNT}/suggestions").json()
+    [suggestion] = body["suggestions"]
+    assert suggestion["instance_id"] == db1
+    verdict = suggestion["plan"]
+    assert (verdict["plan_id"], verdict["verdict"], verdict["index"]) == (plan_id, "left_out", None)
+    assert verdict["sentence"].startswith(
+        "The index plan for shop.orders left this index out: it would save 0.02 rows examined/s"
+    )
+    planned = client.get(f"/api/v1/queries/{BY_PHONE_DATE}/suggestions").json()["suggestions"]
+    assert [(s["plan"]["verdict"], s["plan"]["index"]) for s in planned] == [
+        ("planned", "idx_orders_phone_created_at")
+    ]
+    # By phone alone is the left-most part of (phone, created_at): merged into it, so no
+    # verdict of its own, and its tab says which suggestion it was merged into.
+    [merged] = client.get(f"/api/v1/queries/{BY_PHONE}/suggestions").json()["suggestions"]
+    assert (merged["status"], merged["plan"]) == ("superseded", None)
+    assert merged["merged_into"]["query_id"] == BY_PHONE_DATE
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)  # no JSON of its own to read back
+def test_an_applied_suggestion_queues_a_new_plan(
+    factory: sessionmaker[Session], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quanta_worker.tasks import advice as tasks
+
+    monkeypatch.setattr(tasks, "get_settings", lambda: settings)
+    monkeypatch.setattr(tasks, "session_factory", lambda: factory)
+    with session_scope(factory) as session:
+        db1 = db1_id(session)
+    assert tasks.advise_query(BY_PHONE_DATE, db1) == 1
+    with Connection(settings.broker_url) as conn, conn.SimpleQueue(ANALYSIS_QUEUE) as queue:
+        assert queue.qsize() == 0  # nothing applied: no plan queued
+    indexed = {**ORDERS, "indexes": [*ORDERS["indexes"], {
+        "name": "idx_orders_phone_created_at", "columns": ["phone", "created_at"]}]}  # fmt: skip
+    with session_scope(factory) as session:
+        snapshot = session.query(TableSnapshot).one()
+        snapshot.document = indexed
+        snapshot.content_hash = tables.structure_hash(indexed)
+    assert tasks.advise_query(BY_PHONE_DATE, db1) == 1
+    with session_scope(factory) as session:
+        assert [s.status for s in session.query(Suggestion)] == ["applied"]
+    with Connection(settings.broker_url) as conn, conn.SimpleQueue(ANALYSIS_QUEUE) as queue:
+        message = queue.get(timeout=10)
+        message.ack()
+        assert queue.qsize() == 0
+    assert message.headers["task"] == PLAN_INDEXES_TASK
+    assert message.payload[0] == [db1]

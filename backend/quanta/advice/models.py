@@ -17,6 +17,9 @@ class SuggestionStatus(enum.StrEnum):
     NEW = "new"  # advised (or its advice changed) and not acted on
     APPLIED = "applied"  # an index with its columns now exists on the table
     DISMISSED = "dismissed"  # a person decided against it; kept while the advice is the same
+    # Nothing left to do: the advice for the table became "none" (another index serves the
+    # query now), or the index was merged into another suggestion's wider one (merged_into_id).
+    SUPERSEDED = "superseded"
 
 
 class Suggestion(Base):
@@ -28,6 +31,11 @@ class Suggestion(Base):
     row and its status, a different one updates it and makes it ``new`` again.
     ``validation`` holds the sandbox's plans before and after (``improved``), or the reason
     validation failed, or NULL when the instance has no sandbox.
+    ``merged_into_id`` is the suggestion (another query's, same table) whose wider index holds
+    this one's columns as its left-most ones, when this one is superseded by it; no foreign
+    key: a target deleted just ends the merge at the next pass. ``plan`` is what the
+    instance's latest workload index plan did with this suggestion (quanta.indexplan writes
+    it): ``{"plan_id", "verdict", "index", "sentence", "computed_at"}``, NULL before a plan.
     """
 
     __tablename__ = "suggestions"
@@ -52,5 +60,7 @@ class Suggestion(Base):
     status: Mapped[str] = mapped_column(String(10), default=SuggestionStatus.NEW.value)
     content_hash: Mapped[str] = mapped_column(String(64))
     validation: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    merged_into_id: Mapped[int | None] = mapped_column(default=None)
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -5,10 +5,18 @@ and :func:`store` upserts the items into the query's stored suggestions on an in
 
 * the same table and DDL with the same content keeps its row and its status (a dismissal
   stays dismissed);
-* advice that changed updates the row (same table) and makes it ``new`` again;
-* a suggestion whose columns are now the leading columns of an existing index becomes
-  ``applied`` (and ``new`` again if that index disappears);
+* advice that changed updates the row (same table) and makes it ``new`` again, except an
+  index suggestion whose advice became ``none`` (nothing left to do: another index serves
+  the query now), which becomes ``superseded``, never an empty ``new``;
+* a suggestion whose columns are now the leading columns of an existing index (counting the
+  primary key InnoDB appends to it) becomes ``applied`` (and ``new`` again if that index
+  disappears);
 * advice the advisor no longer gives is removed, unless it was applied.
+
+Across the queries of an instance, :func:`merge_redundant` merges a new suggestion whose
+columns another new suggestion's index holds as its left-most ones, primary key appended
+((email) into (email, name); (email, id) and (email) are one index on InnoDB) into that one:
+``superseded`` with ``merged_into_id``, back to ``new`` when the other goes.
 """
 
 import hashlib
@@ -21,18 +29,21 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from quanta.advice.models import Suggestion, SuggestionStatus
-from quanta.analysis.advisor import Action, TableAdvice
+from quanta.analysis.advisor import Action, SchemaError, TableAdvice
+from quanta.analysis.advisor.engine import leads_with
 from quanta.analysis.advisor.render import numbers_text
-from quanta.tables import service as tables_service
+from quanta.analysis.advisor.schema import Table, parse_table
 
 __all__ = [
     "INDEXED_ACTIONS",
     "Item",
     "item_of",
+    "merge_redundant",
     "needs_validation",
     "one_per_key",
     "rejected",
     "store",
+    "tables_of",
 ]
 
 INDEXED_ACTIONS = (Action.ADD.value, Action.REPLACE.value)
@@ -140,8 +151,9 @@ def store(
     now: datetime,
 ) -> tuple[list[int], list[int]]:
     """Upsert the advice into the stored suggestions; (ids created, ids changed)."""
+    tables = tables_of(documents)
     for stored in existing:
-        _track_applied(stored, documents.get(stored.table_name), now)
+        _track_applied(stored, tables.get(stored.table_name), now)
     applied_tables = {r.table_name for r in existing if r.status == SuggestionStatus.APPLIED}
     by_key = {(r.table_name, r.ddl): r for r in existing}
     new_keys = {(i.table, i.ddl) for i in items}
@@ -191,6 +203,10 @@ def store(
 
 
 def _fill(row: Suggestion, item: Item, now: datetime) -> None:
+    """The row says what the item says: ``new``, or ``superseded`` when an index suggestion
+    (or a superseded one) has nothing left to do."""
+    had_index = row.action in INDEXED_ACTIONS or row.status == SuggestionStatus.SUPERSEDED
+    nothing_left = item.action == Action.NONE.value and had_index
     row.table_name = item.table
     row.action = item.action
     row.columns = item.columns
@@ -199,25 +215,97 @@ def _fill(row: Suggestion, item: Item, now: datetime) -> None:
     row.notes = item.notes
     row.redundant = item.redundant
     row.content_hash = item.content_hash
-    row.status = SuggestionStatus.NEW.value
+    row.status = (SuggestionStatus.SUPERSEDED if nothing_left else SuggestionStatus.NEW).value
+    row.merged_into_id = None
     row.updated_at = now
 
 
-def _track_applied(row: Suggestion, document: Mapping[str, Any] | None, now: datetime) -> None:
-    """``applied`` when an index now starts with the suggested columns; back to ``new`` when
-    an applied suggestion's index is gone."""
-    if row.action not in INDEXED_ACTIONS or document is None:
+def tables_of(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Table]:
+    """The snapshot documents as the advisor's tables (one that does not parse is left out:
+    its suggestions keep their status)."""
+    tables = {}
+    for name, document in documents.items():
+        try:
+            tables[name] = parse_table(name, document)
+        except SchemaError:
+            continue
+    return tables
+
+
+def _columns(row: Suggestion) -> list[str]:
+    return [str(c["name"]).lower() for c in row.columns]
+
+
+def _track_applied(row: Suggestion, table: Table | None, now: datetime) -> None:
+    """``applied`` when an index now starts with the suggested columns (the primary key
+    InnoDB appends counted: (email) serves a suggested (email, id)); back to ``new`` when an
+    applied suggestion's index is gone."""
+    if row.action not in INDEXED_ACTIONS or table is None:
         return
-    wanted = tuple(str(c["name"]).lower() for c in row.columns)
-    present = any(
-        columns[: len(wanted)] == wanted for _name, columns in tables_service.indexes_of(document)
-    )
+    wanted = _columns(row)
+    present = any(leads_with(table, index.columns, wanted) for index in table.all_indexes)
     if present and row.status != SuggestionStatus.APPLIED:
         row.status = SuggestionStatus.APPLIED.value
+        row.merged_into_id = None
         row.updated_at = now
     elif not present and row.status == SuggestionStatus.APPLIED:
         row.status = SuggestionStatus.NEW.value
         row.updated_at = now
+
+
+def merge_redundant(
+    rows: Sequence[Suggestion], tables: Mapping[str, Table], now: datetime
+) -> list[int]:
+    """Merge redundant suggestions of one instance (see the module docstring); the ids merged
+    by this pass.
+
+    ``rows`` are every suggestion on ``tables`` of the instance. A new add/replace suggestion
+    whose columns another's index holds as its left-most ones (strictly fewer, or the same
+    index written otherwise with a lower id) is merged into the widest such one that is new,
+    not rejected by the sandbox, and not merged itself; one merged before whose target no
+    longer qualifies is new again.
+    """
+    merged: list[int] = []
+    for name, table in tables.items():
+        pool = [
+            r
+            for r in rows
+            if r.table_name == name
+            and r.action in INDEXED_ACTIONS
+            and not rejected(r)
+            and (
+                r.status == SuggestionStatus.NEW
+                or (r.status == SuggestionStatus.SUPERSEDED and r.merged_into_id is not None)
+            )
+        ]
+        redundant = {r.id for r in pool if any(_holds(table, other, r) for other in pool)}
+        targets = sorted(
+            (r for r in pool if r.id not in redundant), key=lambda r: (-len(r.columns), r.id)
+        )
+        for row in sorted(pool, key=lambda r: r.id):
+            target = next((t for t in targets if _holds(table, t, row)), None)
+            into = target.id if target is not None else None
+            if into == row.merged_into_id:
+                continue
+            row.merged_into_id = into
+            row.status = (
+                SuggestionStatus.NEW if into is None else SuggestionStatus.SUPERSEDED
+            ).value
+            row.updated_at = now
+            if into is not None:
+                merged.append(row.id)
+    return merged
+
+
+def _holds(table: Table, wider: Suggestion, row: Suggestion) -> bool:
+    """Whether ``wider``'s index makes ``row``'s redundant: it holds row's columns as its
+    left-most ones, and is wider (or the same index, written otherwise, with a lower id)."""
+    if wider.id == row.id or wider.ddl == row.ddl:
+        return False
+    mine, theirs = _columns(row), _columns(wider)
+    if not leads_with(table, theirs, mine):
+        return False
+    return not leads_with(table, mine, theirs) or wider.id < row.id
 
 
 def rejected(row: Suggestion) -> bool:

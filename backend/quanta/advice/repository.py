@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from quanta.advice.models import Suggestion
+from quanta.advice.models import Suggestion, SuggestionStatus
 from quanta.queries.models import QueryExample
 
 # Newest example buckets looked at for the latest usable statement: enough to get past a
@@ -106,3 +106,45 @@ def advised_query_ids(session: Session, instance_id: int, query_ids: Sequence[st
             .distinct()
         )
     )
+
+
+def on_tables(session: Session, instance_id: int, tables: Sequence[str]) -> list[Suggestion]:
+    """Every suggestion on these tables of an instance (all queries), by id."""
+    if not tables:
+        return []
+    return list(
+        session.scalars(
+            select(Suggestion)
+            .where(Suggestion.instance_id == instance_id, Suggestion.table_name.in_(tables))
+            .order_by(Suggestion.id)
+        )
+    )
+
+
+def of_instance(session: Session, instance_id: int) -> list[Suggestion]:
+    """Every suggestion of an instance, by id."""
+    return list(
+        session.scalars(
+            select(Suggestion).where(Suggestion.instance_id == instance_id).order_by(Suggestion.id)
+        )
+    )
+
+
+def applied_since(session: Session, instance_id: int, since: datetime) -> list[int]:
+    """The ids of an instance's suggestions that became applied at or after ``since``."""
+    return list(
+        session.scalars(
+            select(Suggestion.id).where(
+                Suggestion.instance_id == instance_id,
+                Suggestion.status == SuggestionStatus.APPLIED.value,
+                Suggestion.updated_at >= since,
+            )
+        )
+    )
+
+
+def by_ids(session: Session, ids: Sequence[int]) -> dict[int, Suggestion]:
+    """Suggestions by id (the ones that exist)."""
+    if not ids:
+        return {}
+    return {s.id: s for s in session.scalars(select(Suggestion).where(Suggestion.id.in_(ids)))}

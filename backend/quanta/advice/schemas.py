@@ -16,12 +16,37 @@ class SuggestionColumnOut(BaseModel):
     )
 
 
+class MergedIntoOut(BaseModel):
+    """The suggestion a superseded one was merged into: its wider index serves both."""
+
+    id: int
+    query_id: str
+    ddl: str
+
+
+class PlanVerdictOut(BaseModel):
+    """What the instance's latest workload index plan did with a suggestion."""
+
+    plan_id: int | None = Field(
+        description="The table's plan (GET /instances/{id}/index-plan); null: no plan of it."
+    )
+    verdict: Literal["planned", "served", "left_out", "not_weighed"] = Field(
+        description="planned: the plan adds this index; served: it serves the query with "
+        "another; left_out: it weighed this index and left it out; not_weighed: the query "
+        "is not among the plan's"
+    )
+    index: str | None = Field(description="The plan's index that serves the query, if one.")
+    sentence: str = Field(description="Why, in one sentence.")
+    computed_at: datetime
+
+
 class SuggestionOut(BaseModel):
     """One index suggestion for one table a query reads, on one instance."""
 
     id: int
     query_id: str
     instance: str
+    instance_id: int
     table: str = Field(description="db.table")
     action: str = Field(description="add, replace (drops the index it extends) or none")
     columns: list[SuggestionColumnOut]
@@ -30,12 +55,20 @@ class SuggestionOut(BaseModel):
     notes: list[str]
     redundant: list[str] = Field(description="Existing indexes the new one makes redundant.")
     status: str = Field(
-        description="new, applied (an index with these columns exists) or dismissed"
+        description="new, applied (an index with these columns exists), dismissed, or "
+        "superseded (nothing left to do: the advice became none, or merged_into's index "
+        "serves the query)"
     )
     content_hash: str = Field(description="Changes exactly when the advice changes.")
     validation: dict[str, Any] | None = Field(
         description="Sandbox check: plans before/after, improved, summary; or error; null "
         "when the instance has no sandbox DSN."
+    )
+    merged_into: MergedIntoOut | None = Field(
+        description="The suggestion this superseded one was merged into."
+    )
+    plan: PlanVerdictOut | None = Field(
+        description="The latest workload index plan's verdict; null before one."
     )
     created_at: datetime
     updated_at: datetime

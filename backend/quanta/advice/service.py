@@ -6,17 +6,24 @@ snapshots of the tables it reads (quanta.tables, read-only on the monitored serv
 the pure advisor and reconciles its advice with the stored suggestions, one per piece of
 advice (see :mod:`quanta.advice.reconcile`).
 
+The advisor weighs the rows examined per call the store measured for the query over the last
+day (each suggestion's note says which figures are measured and which estimated). After each
+run the instance's suggestions on the tables are merged where one's index holds another's
+(:func:`quanta.advice.reconcile.merge_redundant`).
+
 New or changed ``add``/``replace`` advice is checked on the instance's sandbox when one is
 configured (:mod:`quanta.advice.sandbox`): both plans are stored, and a suggestion whose
 plan does not improve is kept out of the list and out of chat; the others are announced
 (:mod:`quanta.advice.announce`). Which queries are advised without being asked is
-:mod:`quanta.advice.work`'s.
+:mod:`quanta.advice.work`'s. The workload index plan (quanta.indexplan) tells each
+suggestion what it did with it (:func:`record_plan_verdicts`).
 """
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -26,18 +33,23 @@ from quanta.advice.models import Suggestion, SuggestionStatus
 from quanta.advice.reconcile import (
     INDEXED_ACTIONS,
     item_of,
+    merge_redundant,
     needs_validation,
     one_per_key,
     rejected,
     store,
+    tables_of,
 )
 from quanta.advice.sandbox import validate_suggestions
 from quanta.advice.schemas import (
     AdviceRequested,
+    MergedIntoOut,
+    PlanVerdictOut,
     SuggestionColumnOut,
     SuggestionList,
     SuggestionOut,
 )
+from quanta.advice.work import DAILY_WINDOW
 from quanta.analysis.advisor import AdviceError, SchemaError, advise, parse_schema
 from quanta.analysis.statement import describe_statement
 from quanta.audit.service import Actor
@@ -57,6 +69,7 @@ from quanta.instances.service import (
 from quanta.monitored import MonitoredError
 from quanta.queries import service as queries_service
 from quanta.queries.service import QueryNotFound
+from quanta.queries.window import TimeWindow
 from quanta.tables import service as tables_service
 from quanta.tables.service import SnapshotRefresh
 
@@ -67,12 +80,16 @@ __all__ = [
     "InstanceNotFound",
     "InvalidStatusChange",
     "NoConnection",
+    "PlannedSuggestion",
     "QueryNotFound",
     "QueueUnavailable",
     "SuggestionNotFound",
     "advise_query",
     "advised_statement",
+    "instance_suggestions",
     "list_suggestions",
+    "newly_applied",
+    "record_plan_verdicts",
     "reevaluate_tables",
     "refresh_changed_tables",
     "refresh_suggested_tables",
@@ -143,8 +160,12 @@ def list_suggestions(
             names[row.instance_id] = find_instance(
                 session=session, instance_id=row.instance_id
             ).name
+    targets = repository.by_ids(session, [r.merged_into_id for r in rows if r.merged_into_id])
     return SuggestionList(
-        query_id=query_id, suggestions=[_out(row, names[row.instance_id]) for row in rows]
+        query_id=query_id,
+        suggestions=[
+            _out(row, names[row.instance_id], targets.get(row.merged_into_id or 0)) for row in rows
+        ],
     )
 
 
@@ -165,7 +186,8 @@ def set_status(*, session: Session, suggestion_id: int, status: str) -> Suggesti
         row.updated_at = utcnow()
         session.flush()
     instance = find_instance(session=session, instance_id=row.instance_id)
-    return _out(row, instance.name)
+    target = repository.get(session, row.merged_into_id) if row.merged_into_id else None
+    return _out(row, instance.name, target)
 
 
 # --------------------------------------------------------------------------- requests
@@ -329,6 +351,61 @@ class AdvisedStatement:
     from_example: bool
 
 
+def newly_applied(*, session: Session, instance_id: int, since: datetime) -> list[int]:
+    """The ids of an instance's suggestions that became applied at or after ``since`` (a plan
+    is computed again when one did)."""
+    return repository.applied_since(session, instance_id, since)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSuggestion:
+    """A suggestion as the workload index plan weighs it against its own adds."""
+
+    id: int
+    query_id: str
+    table: str
+    action: str
+    columns: tuple[str, ...]
+    ddl: str
+    status: str
+
+    @property
+    def asks_for_an_index(self) -> bool:
+        """An add/replace still open (new or dismissed): what a plan has a verdict on."""
+        return self.action in INDEXED_ACTIONS and self.status in (
+            SuggestionStatus.NEW,
+            SuggestionStatus.DISMISSED,
+        )
+
+
+def instance_suggestions(*, session: Session, instance_id: int) -> list[PlannedSuggestion]:
+    """Every suggestion of an instance, as the index plan weighs them, by id."""
+    return [
+        PlannedSuggestion(
+            row.id,
+            row.query_id,
+            row.table_name,
+            row.action,
+            tuple(str(c["name"]).lower() for c in row.columns),
+            row.ddl,
+            row.status,
+        )
+        for row in repository.of_instance(session, instance_id)
+    ]
+
+
+def record_plan_verdicts(
+    *, session: Session, instance_id: int, verdicts: Mapping[int, dict[str, Any]]
+) -> None:
+    """Store what the instance's latest index plan did with each suggestion (by id); the
+    instance's other suggestions lose an older plan's verdict."""
+    for row in repository.of_instance(session, instance_id):
+        verdict = verdicts.get(row.id)
+        if row.plan != verdict:
+            row.plan = verdict
+    session.flush()
+
+
 def advised_statement(
     *, session: Session, query_id: str, instance_id: int, fingerprint: str
 ) -> AdvisedStatement:
@@ -378,8 +455,12 @@ def _advise(
             f"None of the tables of query {query_id} ({', '.join(tables)}) exist on instance "
             f"'{instance.name}'."
         )
+    window = TimeWindow(now - DAILY_WINDOW, now)
+    measured = queries_service.rows_examined_per_call(
+        session=session, settings=settings, instance=instance.name, window=window, query_id=query_id
+    )
     try:
-        advice = advise(sql, parse_schema(document), default_db)
+        advice = advise(sql, parse_schema(document), default_db, measured_rows=measured)
     except (AdviceError, SchemaError) as exc:
         raise AdviceUnavailable(f"Query {query_id} cannot be advised: {exc}") from exc
     items = one_per_key([item_of(a, "" if usable else FINGERPRINT_NOTE) for a in advice])
@@ -405,6 +486,13 @@ def _advise(
         validations=validations,
         now=now,
     )
+    # Another query's wider suggestion may hold this one's index, or this one another's.
+    merge_redundant(
+        repository.on_tables(session, instance_id, sorted(document["tables"])),
+        tables_of(document["tables"]),
+        now,
+    )
+    session.flush()
     stored = repository.suggestions(session, query_id, instance_id)
     announced = [r for r in stored if r.action in INDEXED_ACTIONS and not rejected(r)]
     if any(r.id in created or r.id in changed for r in announced):
@@ -421,11 +509,12 @@ def _advise(
     )
 
 
-def _out(row: Suggestion, instance: str) -> SuggestionOut:
+def _out(row: Suggestion, instance: str, merged_into: Suggestion | None) -> SuggestionOut:
     return SuggestionOut(
         id=row.id,
         query_id=row.query_id,
         instance=instance,
+        instance_id=row.instance_id,
         table=row.table_name,
         action=row.action,
         columns=[SuggestionColumnOut(**c) for c in row.columns],
@@ -436,6 +525,12 @@ def _out(row: Suggestion, instance: str) -> SuggestionOut:
         status=row.status,
         content_hash=row.content_hash,
         validation=row.validation,
+        merged_into=MergedIntoOut(
+            id=merged_into.id, query_id=merged_into.query_id, ddl=merged_into.ddl
+        )
+        if merged_into is not None and row.status == SuggestionStatus.SUPERSEDED
+        else None,
+        plan=PlanVerdictOut(**row.plan) if row.plan else None,
         created_at=row.created_at,
         updated_at=row.updated_at,
     )

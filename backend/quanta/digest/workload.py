@@ -59,7 +59,9 @@ def workload_from_digest(digest: Digest, schema: Schema) -> DigestWorkload:
                 default_db=database,
                 calls=float(query_class.count),
                 load=query_class.query_time.sum,
-                rows_examined=query_class.rows_examined.sum,
+                rows_examined=(
+                    query_class.rows_examined.sum if query_class.rows_examined.count else None
+                ),
                 load_share=query_class.query_time.sum / total if total > 0 else 0.0,
             )
         )

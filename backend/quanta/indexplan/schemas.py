@@ -31,8 +31,17 @@ class ServedQueryOut(BaseModel):
     rows_examined_per_call: float | None = Field(
         description="Measured over the window (slow log / performance_schema)."
     )
-    rows_before: int | None = Field(description="Estimated rows examined per call now.")
-    rows_after: int | None = Field(description="Estimated rows examined per call with the plan.")
+    rows_before: int | None = Field(
+        description="Rows examined per call now by the accesses the index serves: their share "
+        "of the measured rows when measured, else the estimate."
+    )
+    rows_after: int | None = Field(
+        description="... with the plan: the measured rows cut by the estimated saving when "
+        "measured, else the estimate."
+    )
+    measured: bool = Field(description="rows_before is measured (rows_after derives from it).")
+    estimated_before: int | None = Field(description="The advisor's estimate of rows_before.")
+    estimated_after: int | None = Field(description="The advisor's estimate of rows_after.")
     from_example: bool = Field(description="Planned from a real example (else the fingerprint).")
     sandbox: SandboxCheckOut | None = None
 
@@ -59,6 +68,16 @@ class DroppedIndexOut(BaseModel):
     replaced_by: str | None
 
 
+class LeftOutIndexOut(BaseModel):
+    """A query's own suggestion the plan left out, and why."""
+
+    name: str
+    columns: list[str]
+    query_ids: list[str] = Field(description="The queries it was suggested for.")
+    reason: str
+    in_chat: list[str] = Field(description="Of those, the ones chat already received it for.")
+
+
 class RejectedIndexOut(BaseModel):
     """A planned change the sandbox's plans did not confirm, left out of the DDL."""
 
@@ -75,13 +94,19 @@ class TablePlanOut(BaseModel):
     ddl: str = Field(description="One ALTER TABLE; empty when the table needs nothing.")
     signature: str = Field(description="Changes exactly when the DDL does.")
     load_share: float = Field(description="Share of the load of the queries the adds serve.")
-    rows_before_per_s: float = Field(description="Estimated rows examined per second now.")
+    rows_before_per_s: float = Field(
+        description="Rows examined per second now: measured for the queries whose rows "
+        "examined were measured, estimated for the others."
+    )
     rows_after_per_s: float = Field(description="... with the plan.")
     write_entries_per_s: float = Field(description="Index entries the adds maintain per second.")
     adds: list[PlannedIndexOut]
     drops: list[DroppedIndexOut]
     rejected: list[RejectedIndexOut]
     unserved: list[ServedQueryOut] = Field(description="Queries on the table no index helps.")
+    left_out: list[LeftOutIndexOut] = Field(
+        description="The queries' own suggestions the plan left out."
+    )
     notes: list[str]
     validation: dict[str, Any] | None = Field(
         description="The sandbox run: sandbox, sample_rows, or error; null without a sandbox."

@@ -7,16 +7,19 @@ instance has a sandbox, each plan with DDL is checked whole on a copy of its tab
 what the plans confirm is kept (:mod:`quanta.indexplan.sandbox`). The latest plan per
 (instance, table) is stored with its signature, which changes with the DDL
 (:mod:`quanta.indexplan.store`); a plan whose signature changed is published to chat as one
-message per table, never the same plan twice (:mod:`quanta.indexplan.announce`).
+message per table, never the same plan twice (:mod:`quanta.indexplan.announce`). Each of the
+instance's open suggestions is told what the plan did with it, and the plan's note on an index
+it left out names the queries chat already received it for (:mod:`quanta.indexplan.verdicts`).
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from quanta.advice import service as advice_service
 from quanta.advice.schemas import SuggestionColumnOut
 from quanta.analysis.advisor import SchemaError, parse_schema
 from quanta.analysis.advisor.workload import PlanRules, TablePlan, plan_workload
@@ -34,6 +37,7 @@ from quanta.indexplan.sandbox import check_plan
 from quanta.indexplan.schemas import (
     DroppedIndexOut,
     IndexPlanList,
+    LeftOutIndexOut,
     PlannedIndexOut,
     PlanRequested,
     RejectedIndexOut,
@@ -42,6 +46,7 @@ from quanta.indexplan.schemas import (
     TablePlanOut,
 )
 from quanta.indexplan.store import load_share, store
+from quanta.indexplan.verdicts import chat_notes, verdicts
 from quanta.indexplan.workload import gather_workload
 from quanta.instances.service import (
     InstanceNotFound,
@@ -49,6 +54,7 @@ from quanta.instances.service import (
     connection_options,
     find_instance,
 )
+from quanta.notify import service as notify_service
 from quanta.queries.window import TimeWindow
 
 __all__ = [
@@ -58,6 +64,7 @@ __all__ = [
     "QueueUnavailable",
     "instance_plans",
     "plan_instance",
+    "replan",
     "request_plans",
 ]
 
@@ -132,6 +139,17 @@ def request_plans(
     return PlanRequested(instance_id=instance.id, instance=instance.name)
 
 
+def replan(*, settings: Settings, instance_id: int) -> bool:
+    """Queue a plan of the instance, whose plan went stale (a suggestion was just applied);
+    False when the broker is down (logged: the daily run plans it anyway)."""
+    try:
+        celery_client(settings).send_task(PLAN_INDEXES_TASK, args=[instance_id])
+    except Exception:
+        log.exception("could not queue a new index plan of instance %s", instance_id)
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- runs
 
 
@@ -193,7 +211,17 @@ def plan_instance(
         )
         for plan in plans
     ]
+    suggestions = advice_service.instance_suggestions(session=session, instance_id=instance.id)
+    in_chat = notify_service.suggestions_in_chat(
+        session=session, suggestion_ids=[s.id for s in suggestions]
+    )
+    checked = [replace(item, plan=chat_notes(item.plan, suggestions, in_chat)) for item in checked]
     stored, changed = store(session, instance.id, checked, workload, now)
+    advice_service.record_plan_verdicts(
+        session=session,
+        instance_id=instance.id,
+        verdicts=verdicts(stored, suggestions, workload.document["tables"], now),
+    )
     announced = announce(session, settings, instance, stored, changed, workload.document)
     return PlanRun(
         instance_id=instance.id,
@@ -210,7 +238,14 @@ def _out(row: IndexPlan) -> TablePlanOut:
     plan = row.plan
     queries: dict[str, Any] = plan["queries"]
 
-    def served(query_id: str, rows_before: int | None, rows_after: int | None) -> ServedQueryOut:
+    def served(
+        query_id: str,
+        rows_before: int | None,
+        rows_after: int | None,
+        measured: bool = False,
+        estimated_before: int | None = None,
+        estimated_after: int | None = None,
+    ) -> ServedQueryOut:
         fact = queries.get(query_id, {})
         sandbox = fact.get("sandbox")
         return ServedQueryOut(
@@ -221,6 +256,9 @@ def _out(row: IndexPlan) -> TablePlanOut:
             rows_examined_per_call=fact.get("rows_examined_per_call"),
             rows_before=rows_before,
             rows_after=rows_after,
+            measured=measured,
+            estimated_before=estimated_before,
+            estimated_after=estimated_after,
             from_example=bool(fact.get("from_example", False)),
             sandbox=SandboxCheckOut(
                 **{
@@ -249,7 +287,15 @@ def _out(row: IndexPlan) -> TablePlanOut:
                 width_bytes=add["width_bytes"],
                 entries_per_s=add["entries_per_s"],
                 served=[
-                    served(s["query_id"], s["rows_before"], s["rows_after"]) for s in add["served"]
+                    served(
+                        s["query_id"],
+                        s["rows_before"],
+                        s["rows_after"],
+                        bool(s.get("measured", False)),
+                        s.get("estimated_before"),
+                        s.get("estimated_after"),
+                    )
+                    for s in add["served"]
                 ],
                 validation=add["validation"],
             )
@@ -258,6 +304,7 @@ def _out(row: IndexPlan) -> TablePlanOut:
         drops=[DroppedIndexOut(**d) for d in plan["drops"]],
         rejected=[RejectedIndexOut(**r) for r in plan["rejected"]],
         unserved=[served(q, None, None) for q in plan["unserved"]],
+        left_out=[LeftOutIndexOut(**{"in_chat": [], **item}) for item in plan.get("left_out", [])],
         notes=list(plan["notes"]),
         validation=row.validation,
         computed_at=row.computed_at,

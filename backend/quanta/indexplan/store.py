@@ -96,6 +96,9 @@ def _document(item: CheckedPlan, workload: Workload) -> dict[str, Any]:
                         "load_share": s.load_share,
                         "rows_before": s.rows_before,
                         "rows_after": s.rows_after,
+                        "measured": s.measured,
+                        "estimated_before": s.estimated_before,
+                        "estimated_after": s.estimated_after,
                     }
                     for s in add.served
                 ],
@@ -111,6 +114,16 @@ def _document(item: CheckedPlan, workload: Workload) -> dict[str, Any]:
         "write_entries_per_s": plan.write_entries_per_s,
         "unserved": list(plan.unserved),
         "notes": list(plan.notes),
+        "left_out": [
+            {
+                "name": item.name,
+                "columns": list(item.columns),
+                "query_ids": list(item.query_ids),
+                "reason": item.reason,
+                "in_chat": list(item.in_chat),
+            }
+            for item in plan.left_out
+        ],
         "queries": {
             query_id: {
                 key: workload.facts[query_id][key]

@@ -100,7 +100,8 @@ def gather_workload(
                 default_db=statement.default_db,
                 calls=float(row.count),
                 load=row.query_time,
-                rows_examined=float(row.rows_examined or 0),
+                # Measured where a source reported it: the plan weighs it over its estimates.
+                rows_examined=float(row.rows_examined) if row.rows_examined is not None else None,
                 load_share=row.share,
             )
         )

@@ -1,7 +1,9 @@
 """Statements on channels, deliveries and attempts."""
 
 from collections import defaultdict
+from collections.abc import Collection
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
@@ -164,3 +166,20 @@ def attempts_of(session: Session, delivery_ids: list[int]) -> dict[int, list[Del
     for attempt in rows:
         found[attempt.delivery_id].append(attempt)
     return found
+
+
+def delivered_payloads(session: Session, suggestion_ids: Collection[int]) -> list[dict[str, Any]]:
+    """The notices of the suggestion deliveries of these ids that went out (sent, or inside
+    a digest)."""
+    if not suggestion_ids:
+        return []
+    delivered = (DeliveryStatus.SENT.value, DeliveryStatus.DIGESTED.value)
+    return [
+        dict(delivery.payload)
+        for delivery in session.scalars(
+            select(Delivery).where(
+                Delivery.suggestion_id.in_(list(suggestion_ids)),
+                Delivery.status.in_(delivered),
+            )
+        )
+    ]

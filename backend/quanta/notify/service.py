@@ -7,6 +7,7 @@ delivery state machine (quanta.notify.dispatch), digests and the periodic tick
 """
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -323,3 +324,17 @@ def _delivery_out(delivery: Delivery, attempts: list[DeliveryAttempt]) -> Delive
 def enabled_channels(*, session: Session) -> list[Channel]:
     """Channels that receive messages, by id."""
     return repository.enabled_channels(session)
+
+
+def suggestions_in_chat(
+    *, session: Session, suggestion_ids: Collection[int]
+) -> set[tuple[str, str]]:
+    """(query_id, DDL) of the suggestions chat already received: a new_suggestion message,
+    sent or inside a sent digest, that named these suggestions (a message carries a query's
+    every table's DDL under its first suggestion's id)."""
+    found: set[tuple[str, str]] = set()
+    for payload in repository.delivered_payloads(session, suggestion_ids):
+        query_id = str(payload.get("query_id", ""))
+        for ddl in str(payload.get("ddl", "")).split(";\n"):
+            found.add((query_id, ddl.rstrip(";")))
+    return found

@@ -129,6 +129,19 @@ def rows_affected_by_query(
     }
 
 
+def rows_examined_per_call(
+    *, session: Session, settings: Settings, instance: str, window: TimeWindow, query_id: str
+) -> float | None:
+    """The rows examined per call one query measured over ``window`` on one instance (None
+    when no source reported them): what index advice weighs instead of its estimates."""
+    segments = read_plan(settings=settings, window=window)
+    flt = BucketFilter(instances=(instance,), query_id=query_id)
+    (row,) = repository.aggregate(session, segments, flt)
+    if row.rows_examined is None or not row.calls:
+        return None
+    return float(row.rows_examined) / float(row.calls)
+
+
 def top_queries(
     *,
     session: Session,

@@ -1905,6 +1905,28 @@ export interface components {
             sandbox_dsn?: string | null;
         };
         /**
+         * LeftOutIndexOut
+         * @description A query's own suggestion the plan left out, and why.
+         */
+        LeftOutIndexOut: {
+            /** Columns */
+            columns: string[];
+            /**
+             * In Chat
+             * @description Of those, the ones chat already received it for.
+             */
+            in_chat: string[];
+            /** Name */
+            name: string;
+            /**
+             * Query Ids
+             * @description The queries it was suggested for.
+             */
+            query_ids: string[];
+            /** Reason */
+            reason: string;
+        };
+        /**
          * LoginIn
          * @description A user name and password.
          */
@@ -1929,6 +1951,18 @@ export interface components {
             role: components["schemas"]["Role"];
             /** User */
             user: string;
+        };
+        /**
+         * MergedIntoOut
+         * @description The suggestion a superseded one was merged into: its wider index serves both.
+         */
+        MergedIntoOut: {
+            /** Ddl */
+            ddl: string;
+            /** Id */
+            id: number;
+            /** Query Id */
+            query_id: string;
         };
         /**
          * MetricChangeOut
@@ -2029,6 +2063,38 @@ export interface components {
              * @constant
              */
             status: "queued";
+        };
+        /**
+         * PlanVerdictOut
+         * @description What the instance's latest workload index plan did with a suggestion.
+         */
+        PlanVerdictOut: {
+            /**
+             * Computed At
+             * Format: date-time
+             */
+            computed_at: string;
+            /**
+             * Index
+             * @description The plan's index that serves the query, if one.
+             */
+            index: string | null;
+            /**
+             * Plan Id
+             * @description The table's plan (GET /instances/{id}/index-plan); null: no plan of it.
+             */
+            plan_id: number | null;
+            /**
+             * Sentence
+             * @description Why, in one sentence.
+             */
+            sentence: string;
+            /**
+             * Verdict
+             * @description planned: the plan adds this index; served: it serves the query with another; left_out: it weighed this index and left it out; not_weighed: the query is not among the plan's
+             * @enum {string}
+             */
+            verdict: "planned" | "served" | "left_out" | "not_weighed";
         };
         /**
          * PlannedIndexOut
@@ -2495,6 +2561,16 @@ export interface components {
         ServedQueryOut: {
             /** Calls */
             calls: number;
+            /**
+             * Estimated After
+             * @description The advisor's estimate of rows_after.
+             */
+            estimated_after: number | null;
+            /**
+             * Estimated Before
+             * @description The advisor's estimate of rows_before.
+             */
+            estimated_before: number | null;
             /** Fingerprint */
             fingerprint: string;
             /**
@@ -2507,16 +2583,21 @@ export interface components {
              * @description Share (0..1) of the instance's load in the window.
              */
             load_share: number;
+            /**
+             * Measured
+             * @description rows_before is measured (rows_after derives from it).
+             */
+            measured: boolean;
             /** Query Id */
             query_id: string;
             /**
              * Rows After
-             * @description Estimated rows examined per call with the plan.
+             * @description ... with the plan: the measured rows cut by the estimated saving when measured, else the estimate.
              */
             rows_after: number | null;
             /**
              * Rows Before
-             * @description Estimated rows examined per call now.
+             * @description Rows examined per call now by the accesses the index serves: their share of the measured rows when measured, else the estimate.
              */
             rows_before: number | null;
             /**
@@ -2627,8 +2708,14 @@ export interface components {
             id: number;
             /** Instance */
             instance: string;
+            /** Instance Id */
+            instance_id: number;
+            /** @description The suggestion this superseded one was merged into. */
+            merged_into: components["schemas"]["MergedIntoOut"] | null;
             /** Notes */
             notes: string[];
+            /** @description The latest workload index plan's verdict; null before one. */
+            plan: components["schemas"]["PlanVerdictOut"] | null;
             /** Query Id */
             query_id: string;
             /**
@@ -2643,7 +2730,7 @@ export interface components {
             redundant: string[];
             /**
              * Status
-             * @description new, applied (an index with these columns exists) or dismissed
+             * @description new, applied (an index with these columns exists), dismissed, or superseded (nothing left to do: the advice became none, or merged_into's index serves the query)
              */
             status: string;
             /**
@@ -2702,6 +2789,11 @@ export interface components {
             /** Id */
             id: number;
             /**
+             * Left Out
+             * @description The queries' own suggestions the plan left out.
+             */
+            left_out: components["schemas"]["LeftOutIndexOut"][];
+            /**
              * Load Share
              * @description Share of the load of the queries the adds serve.
              */
@@ -2717,7 +2809,7 @@ export interface components {
             rows_after_per_s: number;
             /**
              * Rows Before Per S
-             * @description Estimated rows examined per second now.
+             * @description Rows examined per second now: measured for the queries whose rows examined were measured, estimated for the others.
              */
             rows_before_per_s: number;
             /**

@@ -9,6 +9,10 @@ const served = (id: string, share: number, before: number | null, after: number 
   rows_examined_per_call: 6000,
   rows_before: before,
   rows_after: after,
+  // A's rows examined were measured: the plan weighs them; its estimates are beside them.
+  measured: id === 'A',
+  estimated_before: id === 'A' ? 100000 : before,
+  estimated_after: id === 'A' ? 33 : after,
   from_example: id !== 'C',
   sandbox:
     id === 'A'
@@ -51,7 +55,20 @@ export const ORDERS_PLAN: TablePlan = {
   ],
   rejected: [],
   unserved: [served('C', 0.05, null, null)],
-  notes: ['solver: optimal'],
+  left_out: [
+    {
+      name: 'idx_orders_status',
+      columns: ['status'],
+      query_ids: ['D', 'E'],
+      reason: 'it would save 0.02 rows examined/s more than the plan, less than the 1.09',
+      in_chat: ['D'],
+    },
+  ],
+  notes: [
+    'solver: optimal',
+    'Left out idx_orders_status (status), already suggested in chat for D: it would save 0.02 ' +
+      'rows examined/s more than the plan, less than the 1.09.',
+  ],
   validation: { sandbox: '127.0.0.1:3307', sample_rows: { 'shop.orders': 1000, 'shop.c': 200 } },
   computed_at: '2026-11-25T22:00:00Z',
   changed_at: '2026-11-25T22:00:00Z',

@@ -7,6 +7,7 @@ import {
   planTotals,
   reductionText,
   sandboxText,
+  suggestionsPath,
   tableViews,
 } from './indexPlan';
 
@@ -78,6 +79,21 @@ describe('tableViews', () => {
       '6,000',
       '2',
     ]);
+    // A's figures are the measured rows; B's are the estimates, and say so.
+    expect([a.basis, a.estimate, b.basis, b.estimate]).toEqual([
+      'measured',
+      '100,000 → 33',
+      'estimated',
+      null,
+    ]);
+    // The left-out suggestion links its query's Suggestions tab; its note is not repeated.
+    const [leftOut] = orders.leftOut;
+    expect(leftOut?.columns).toBe('status');
+    expect(leftOut?.queries).toEqual([
+      { queryId: 'D', link: suggestionsPath('D', 'db1'), inChat: true },
+      { queryId: 'E', link: suggestionsPath('E', 'db1'), inChat: false },
+    ]);
+    expect(orders.notes).toEqual(['solver: optimal']);
     expect(a.sandbox).toBe('orders: ALL, 1,000 rows -> ref idx_orders_phone, 2 rows');
     expect(a.sandboxTone).toBe('ok');
     expect(b.sandbox).toBeNull();

@@ -2,6 +2,7 @@
 // response, tested on their own (see indexPlan.test.ts).
 import type { IndexPlanList, PlannedIndex, ServedQuery, TablePlan } from '../api/types';
 import { formatBytes, formatCount, formatRate, formatShare } from './format';
+import { DEFAULT_SCOPE, serializeDetail } from './viewState';
 
 export type Tone = 'ok' | 'not-ok' | 'muted';
 
@@ -12,9 +13,13 @@ export interface ServedView {
   calls: string;
   /** Measured rows examined per call over the window (slow log / performance_schema). */
   measured: string;
-  /** Estimated rows examined per call: with the best existing index, and with the plan. */
+  /** Rows examined per call now and with the plan: the measured rows (cut by the estimated
+   * saving) when the query's were measured, else the estimates. */
   before: string;
   after: string;
+  basis: 'measured' | 'estimated';
+  /** The advisor's estimates, shown beside measured figures: "100,000 → 2". */
+  estimate: string | null;
   reduction: string | null;
   /** The sandbox's EXPLAIN comparison, or why this query was not checked. */
   sandbox: string | null;
@@ -34,6 +39,15 @@ export interface IndexView {
   served: ServedView[];
 }
 
+export interface LeftOutView {
+  name: string;
+  columns: string;
+  reason: string;
+  /** The queries it was suggested for, each linked to its Suggestions tab, and whether chat
+   * already received it for that query. */
+  queries: { queryId: string; link: string; inChat: boolean }[];
+}
+
 export interface TableView {
   id: number;
   table: string;
@@ -48,6 +62,8 @@ export interface TableView {
   drops: { name: string; reason: string }[];
   rejected: { name: string; definition: string; reason: string }[];
   unserved: ServedView[];
+  leftOut: LeftOutView[];
+  /** The plan's other notes (the left-out ones are ``leftOut``, with their links). */
   notes: string[];
 }
 
@@ -73,6 +89,17 @@ function rows(value: number | null | undefined): string {
   return value === null || value === undefined ? '–' : formatRate(value);
 }
 
+/** The Suggestions tab of a query on an instance. */
+export function suggestionsPath(queryId: string, instance: string): string {
+  const state = serializeDetail({ ...DEFAULT_SCOPE, instances: [instance], tab: 'suggestions' });
+  return `/queries/${encodeURIComponent(queryId)}?${state}`;
+}
+
+/** The workload index plan page of an instance. */
+export function planPath(instanceId: number): string {
+  return `/instances/${instanceId}/index-plan`;
+}
+
 function servedView(query: ServedQuery): ServedView {
   const check = query.sandbox;
   let sandbox: string | null = null;
@@ -90,6 +117,10 @@ function servedView(query: ServedQuery): ServedView {
     measured: rows(query.rows_examined_per_call),
     before: rows(query.rows_before),
     after: rows(query.rows_after),
+    basis: query.measured ? 'measured' : 'estimated',
+    estimate: query.measured
+      ? `${rows(query.estimated_before)} → ${rows(query.estimated_after)}`
+      : null,
     reduction: reductionText(query.rows_before, query.rows_after),
     sandbox,
     sandboxTone: tone,
@@ -155,10 +186,25 @@ function indexView(index: PlannedIndex, plan: TablePlan): IndexView {
   };
 }
 
-/** One view per table, in the API's order (heaviest estimated read cost first). */
+/** The suggestions the plan left out, each with the queries it was suggested for. */
+function leftOutViews(plan: TablePlan, instance: string): LeftOutView[] {
+  return plan.left_out.map((item) => ({
+    name: item.name,
+    columns: item.columns.join(', '),
+    reason: item.reason,
+    queries: item.query_ids.map((queryId) => ({
+      queryId,
+      link: suggestionsPath(queryId, instance),
+      inChat: item.in_chat.includes(queryId),
+    })),
+  }));
+}
+
+/** One view per table, in the API's order (heaviest read cost first). */
 export function tableViews(list: IndexPlanList): TableView[] {
   return list.plans.map((plan) => {
     const sandbox = sandboxText(plan);
+    const leftOut = new Set(plan.left_out.map((item) => `Left out ${item.name} (`));
     return {
       id: plan.id,
       table: plan.table,
@@ -173,7 +219,8 @@ export function tableViews(list: IndexPlanList): TableView[] {
       drops: plan.drops.map((d) => ({ name: d.name, reason: d.reason })),
       rejected: plan.rejected,
       unserved: plan.unserved.map(servedView),
-      notes: plan.notes,
+      leftOut: leftOutViews(plan, list.instance),
+      notes: plan.notes.filter((note) => ![...leftOut].some((start) => note.startsWith(start))),
     };
   });
 }

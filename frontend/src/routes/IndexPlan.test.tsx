@@ -64,4 +64,19 @@ describe('IndexPlanBody', () => {
     expect(html).toContain('Confirmed: a served query’s plan uses it and got better');
     expect(html.match(/data-testid="plan-served"/g)).toHaveLength(3); // 2 served, 1 unserved
   });
+
+  it('says which rows are measured and links the suggestions it left out', () => {
+    const html = render({ status: 'success', data: LIST, error: null, onRetry: noop });
+    const text = html.replace(/<[^>]+>/g, '');
+    expect(text).toContain('6,000 → 2 (&gt;99% fewer) measured; estimated 100,000 → 33');
+    expect(text).toContain('6,000 → 2 (&gt;99% fewer) estimated');
+    expect(html).toContain('data-testid="plan-left-out"');
+    expect(text).toContain(
+      'idx_orders_status (status), suggested for D (already suggested in chat), E: it would ' +
+        'save 0.02 rows examined/s',
+    );
+    expect(html).toContain('href="/queries/D?');
+    // The left-out note is the list's, not repeated among the notes.
+    expect(text).not.toContain('Left out idx_orders_status');
+  });
 });

@@ -15,9 +15,9 @@ import {
   type TableView,
   isNewerPlan,
   planTotals,
+  suggestionsPath,
   tableViews,
 } from '../lib/indexPlan';
-import { DEFAULT_SCOPE, serializeDetail } from '../lib/viewState';
 
 /** An instance's workload index plan: per table one ALTER TABLE and the evidence for it. */
 export function IndexPlan() {
@@ -156,7 +156,7 @@ function TableCard({ view, instance }: { view: TableView; instance: string }) {
     <article className="card plan-table" data-testid="plan-table" aria-label={view.table}>
       <h2>{view.table}</h2>
       <p className="muted">
-        Serves {view.share} of the load · estimated rows examined {view.rows}
+        Serves {view.share} of the load · rows examined {view.rows}
         {view.reduction && ` (${view.reduction})`} · {view.writes}
       </p>
       <p className={view.sandboxTone} data-testid="plan-sandbox">
@@ -211,6 +211,28 @@ function TableCard({ view, instance }: { view: TableView; instance: string }) {
           <ServedTable rows={view.unserved} instance={instance} />
         </>
       )}
+      {view.leftOut.length > 0 && (
+        <>
+          <h3>Left out of the plan</h3>
+          <ul data-testid="plan-left-out">
+            {view.leftOut.map((item) => (
+              <li key={item.name}>
+                <code>{item.name}</code> ({item.columns}), suggested for{' '}
+                {item.queries.map((query, index) => (
+                  <span key={query.queryId}>
+                    {index > 0 && ', '}
+                    <Link to={query.link}>
+                      <code>{query.queryId}</code>
+                    </Link>
+                    {query.inChat && ' (already suggested in chat)'}
+                  </span>
+                ))}
+                : {item.reason}.
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       {view.notes.length > 0 && (
         <ul className="muted">
           {view.notes.map((note) => (
@@ -231,7 +253,7 @@ function ServedTable({ rows, instance }: { rows: ServedView[]; instance: string 
           <th scope="col">Load</th>
           <th scope="col">Calls</th>
           <th scope="col">Rows examined / call (measured)</th>
-          <th scope="col">Estimated before → after</th>
+          <th scope="col">Now → with the plan</th>
           <th scope="col">Sandbox</th>
         </tr>
       </thead>
@@ -239,13 +261,7 @@ function ServedTable({ rows, instance }: { rows: ServedView[]; instance: string 
         {rows.map((row) => (
           <tr key={row.queryId} data-testid="plan-served">
             <td>
-              <Link
-                to={`/queries/${encodeURIComponent(row.queryId)}?${serializeDetail({
-                  ...DEFAULT_SCOPE,
-                  instances: [instance],
-                  tab: 'suggestions',
-                })}`}
-              >
+              <Link to={suggestionsPath(row.queryId, instance)}>
                 <code>{row.fingerprint || row.queryId}</code>
               </Link>
               {!row.fromExample && <span className="muted"> (from the fingerprint)</span>}
@@ -253,9 +269,12 @@ function ServedTable({ rows, instance }: { rows: ServedView[]; instance: string 
             <td>{row.share}</td>
             <td>{row.calls}</td>
             <td>{row.measured}</td>
-            <td>
+            <td data-testid="plan-served-rows">
               {row.before} → {row.after}
               {row.reduction && <span className="muted"> ({row.reduction})</span>}
+              <span className="muted">
+                {row.estimate ? ` measured; estimated ${row.estimate}` : ' estimated'}
+              </span>
             </td>
             <td className={row.sandboxTone}>{row.sandbox ?? '–'}</td>
           </tr>

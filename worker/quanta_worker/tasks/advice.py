@@ -9,7 +9,7 @@ from quanta.advice import service, work
 from quanta.audit.service import Actor
 from quanta.core.config import get_settings
 from quanta.core.crypto import SecretUnreadable
-from quanta.core.db import session_scope
+from quanta.core.db import session_scope, utcnow
 from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import (
     ADVISE_HOT_TASK,
@@ -59,22 +59,28 @@ def advise_query(
     """Advise a query on an instance; returns the number of suggestions stored (-1: failed).
 
     ``requested_by`` names who asked (the audit entry's actor); None is beat's daily run.
+    A suggestion this run found applied queues a new plan of the instance.
     """
     actor = Actor(requested_by, requested_by_token_id) if requested_by else None
+    settings = get_settings()
+    started = utcnow()
     try:
         with session_scope(session_factory()) as session:
             run = service.advise_query(
                 session=session,
-                settings=get_settings(),
+                settings=settings,
                 query_id=query_id,
                 instance_id=instance_id,
                 actor=actor,
             )
             stored = len(run.suggestions)
+            applied = service.newly_applied(session=session, instance_id=instance_id, since=started)
     except EXPECTED_FAILURES as exc:
         log.warning("advice for query %s on instance %s: %s", query_id, instance_id, exc)
         return -1
     log.info("query %s on instance %s: %d suggestions", query_id, instance_id, stored)
+    if applied:  # after the commit: the plan reads the applied suggestions
+        indexplan_service.replan(settings=settings, instance_id=instance_id)
     return stored
 
 
@@ -150,17 +156,22 @@ def advise_hot() -> int:
 def refresh_tables(instance_id: int, tables: list[str]) -> list[str]:
     """Read these tables' snapshots again now (a DDL statement on them was just seen, or an
     EXPLAIN used an index their snapshot lacks) and re-evaluate the suggestions on those that
-    changed: an applied index makes its suggestion ``applied``. Returns the changed tables."""
+    changed: an applied index makes its suggestion ``applied``, and queues a new plan of the
+    instance. Returns the changed tables."""
     settings = get_settings()
+    started = utcnow()
     try:
         with session_scope(session_factory()) as session:
             refresh = service.refresh_changed_tables(
                 session=session, settings=settings, instance_id=instance_id, tables=tables
             )
+            applied = service.newly_applied(session=session, instance_id=instance_id, since=started)
     except EXPECTED_FAILURES as exc:
         log.warning("refreshing %s on instance %s: %s", tables, instance_id, exc)
         return []
     log.info("tables %s on instance %s: %s changed", tables, instance_id, refresh.changed)
+    if applied:  # after the commit: the plan reads the applied suggestions
+        indexplan_service.replan(settings=settings, instance_id=instance_id)
     return list(refresh.changed)
 
 

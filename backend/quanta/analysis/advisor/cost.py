@@ -21,6 +21,32 @@ one primary-key lookup per row read through the index, and costs width in every 
    added); never the whole row, unless a single narrow column completes it.
 
 The checks run in that order (TEXT/BLOB first) and the first that fails gives the reason.
+
+When an index does not pay (issue 41):
+
+* A full scan is cheaper than an index that still reads more than :func:`scan_share` of the
+  table, one primary-key lookup per row. The share is the cost model of MariaDB up to 10.11
+  and MySQL 5.7: a row fetched through a secondary index costs one random page read
+  (:data:`RANDOM_READ_COST`), a scan one sequential page read per page of rows, and either
+  compares the row (:data:`ROW_COMPARE_COST`, 1/TIME_FOR_COMPARE), so the break-even share is
+  ``(1 / rows_per_page + 0.2) / (1 + 0.2)``: about 17% for rows of 100 bytes, 19% for 400.
+  MariaDB 10.11 switches from ``ref`` to a full scan at exactly that share of its own row
+  estimate (a 200,000-row table: 140-byte rows between 17.3% and 18.9%, 430-byte rows
+  between 18.9% and 23.7%). The rule binds only when the share is known, i.e. the index
+  narrows by equalities and IN lists on columns with a distinct count (a range's third is a
+  guess), and not for a covering index (it reads index entries, not rows) or one a LIMIT
+  stops early.
+* A new index (added, or replacing one) where an existing index already narrows the access
+  must save at least :data:`MIN_ROWS_SAVED` rows examined per call: below that the saving is
+  a few dozen buffer-pool lookups (well under a millisecond), while the change costs an
+  ALTER TABLE and an index maintained on every write.
+
+Measured beats estimated (issue 41): where the server measured a query's rows examined per
+call, :func:`split_measured` splits that figure across the query's table accesses, and an
+index's saving on an access is the share of its rows the estimates say the index saves. The
+estimates only split the measured total, never multiply past it: a join's inner table is
+estimated per lookup times the rows the first table finds, which with unknown cardinalities
+can be thousands of times what the server reads.
 """
 
 from __future__ import annotations
@@ -37,6 +63,7 @@ __all__ = [
     "MAX_COVERING_ADDED_COLUMNS",
     "MAX_INDEX_COLUMNS",
     "MAX_INDEX_ROW_SHARE",
+    "MIN_ROWS_SAVED",
     "MIN_ROWS_TO_COVER",
     "NARROW_COLUMN_BYTES",
     "RANGE_FRACTION",
@@ -44,7 +71,11 @@ __all__ = [
     "covering_verdict",
     "groups",
     "index_bytes",
+    "known_share",
     "rows_examined",
+    "rows_per_page",
+    "scan_share",
+    "split_measured",
 ]
 
 # An index wider than this costs more on every write than a covering read saves.
@@ -67,6 +98,15 @@ RANGE_FRACTION = 1 / 3
 IN_LIST_VALUES = 3
 UNKNOWN_ROWS = 1000
 UNKNOWN_EQUALITY_ROWS = 10  # rows per value of a column without a distinct estimate
+# The scan share (see the module doc): MariaDB <= 10.11's and MySQL 5.7's cost units.
+RANDOM_READ_COST = 1.0  # one page read per row fetched through a secondary index
+ROW_COMPARE_COST = 0.2  # one row checked against the WHERE (1 / TIME_FOR_COMPARE)
+PAGE_BYTES = 16384  # an InnoDB page
+PAGE_FILL = 15 / 16  # InnoDB leaves a sixteenth of a page free for updates
+ROW_OVERHEAD_BYTES = 18  # record header (5), DB_TRX_ID (6) and DB_ROLL_PTR (7) per row
+# A change to the indexes where an existing one already narrows must save this many rows
+# examined per call (see the module doc).
+MIN_ROWS_SAVED = 100
 
 
 def _table_rows(table: Table) -> float:
@@ -129,6 +169,91 @@ def rows_examined(
                 residual *= min(_selectivity(table, p) for p in found)
         rows = min(rows, max(1.0, limit / residual))
     return round(rows)
+
+
+def rows_per_page(table: Table) -> int:
+    """Rows in one page of the table (its columns' widths plus the row overhead)."""
+    return max(1, int(PAGE_BYTES * PAGE_FILL / (table.row_bytes + ROW_OVERHEAD_BYTES)))
+
+
+def scan_share(table: Table) -> float:
+    """The share of the table above which a full scan is cheaper than an index that reads
+    the rows one primary-key lookup each (see the module doc).
+
+    Example:
+        >>> from quanta.analysis.advisor.schema import Column
+        >>> t = Table("d.t", "innodb", 10**6, {"a": Column("a", "varchar(100)")}, (), ())
+        >>> round(scan_share(t), 3)
+        0.173
+    """
+    sequential = 1 / rows_per_page(table) + ROW_COMPARE_COST
+    return sequential / (RANDOM_READ_COST + ROW_COMPARE_COST)
+
+
+def known_share(
+    table: Table, parts: Sequence[str], predicates: Sequence[Predicate]
+) -> float | None:
+    """The share of the table an index with these leading columns narrows to, when it
+    narrows by equalities and IN lists on columns with a known distinct count only; None
+    when a range (whose share is a guess) or a column of unknown count narrows it.
+
+    Example:
+        >>> from quanta.analysis.advisor.schema import Column
+        >>> t = Table("d.t", "innodb", 1000, {"a": Column("a", "int", distinct=5)}, (), ())
+        >>> known_share(t, ["a"], [Predicate("a", PredicateKind.EQUALITY, "=")])
+        0.2
+    """
+    by_column: dict[str, list[Predicate]] = {}
+    for predicate in predicates:
+        by_column.setdefault(predicate.column, []).append(predicate)
+    share = 1.0
+    for name in parts:
+        found = by_column.get(name)
+        if not found:
+            break
+        best = min(found, key=lambda p: _selectivity(table, p))
+        column = table.columns.get(name)
+        if best.kind is PredicateKind.RANGE or column is None or not column.distinct:
+            return None
+        share *= _selectivity(table, best)
+    return share
+
+
+def split_measured(measured: float, estimates: Sequence[tuple[float, bool]]) -> list[float]:
+    """Split a query's measured rows examined per call across its table accesses.
+
+    ``estimates`` holds, per access, its estimated rows per call and whether it is read first
+    (not looked up per row of another table). Those read first take their estimates first
+    (scaled down together if they pass the measured total: nothing multiplies them, so they
+    are the better part of the estimates); the accesses looked up per row of another share
+    what is left in proportion to their estimates. The parts sum to ``measured``.
+
+    Example:
+        >>> split_measured(1_000_000, [(50_000, True), (8_300_000_000, False)])
+        [50000.0, 950000.0]
+        >>> split_measured(1, [(10, True)])
+        [1.0]
+    """
+    if not estimates:
+        return []
+    first = [(i, max(0.0, e)) for i, (e, read_first) in enumerate(estimates) if read_first]
+    looked_up = [(i, max(0.0, e)) for i, (e, read_first) in enumerate(estimates) if not read_first]
+    parts = [0.0] * len(estimates)
+    first_total = sum(e for _, e in first)
+    looked_up_total = sum(e for _, e in looked_up)
+    if not first:
+        taken = 0.0
+    elif looked_up_total <= 0:  # no looked-up access (or one estimated at nothing)
+        taken = measured
+    else:
+        taken = min(first_total, measured)
+    for group, total, amount in (
+        (first, first_total, taken),
+        (looked_up, looked_up_total, measured - taken),
+    ):
+        for i, estimate in group:
+            parts[i] = amount * (estimate / total if total > 0 else 1 / len(group))
+    return parts
 
 
 def groups(table: Table, columns: Iterable[str]) -> int:
@@ -198,9 +323,9 @@ def covering_verdict(
         )
         return CoveringVerdict(
             False,
-            f"Not covering: the query reads about {rows_read:,} "
-            f"{'row' if rows_read == 1 else 'rows'} per call; {lookups} less than a "
-            f"{total_columns}-column index.",
+            f"Not covering: the query is estimated to read about {rows_read:,} "
+            f"{'row' if rows_read == 1 else 'rows'} per call through the index; {lookups} less "
+            f"than a {total_columns}-column index.",
         )
     implicit = set(table.primary_key) if table.clustered else set()
     whole_row = set(table.columns) <= set(key) | set(missing) | implicit

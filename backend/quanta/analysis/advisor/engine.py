@@ -5,7 +5,11 @@ existing index's leading columns, then the most selective first), then at most o
 column, or instead the ORDER BY / GROUP BY columns (a range ends the part of an index that
 can deliver order), then columns that make the index covering. An InnoDB secondary index
 holds the primary key as an implicit suffix, so the key neither needs the primary key's
-columns for covering nor benefits from repeating them.
+columns for covering nor benefits from repeating them (a suggestion never ends with them).
+
+A candidate is dropped, with the reason, when it does not pay (:mod:`.cost`): it would still
+read more than the scan share of the table, or it saves fewer than MIN_ROWS_SAVED rows per
+call where an existing index already narrows.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ __all__ = [
     "effective_parts",
     "index_ddl",
     "index_name",
+    "leads_with",
 ]
 
 _MIN_MAX = ("min", "max")
@@ -106,8 +111,12 @@ def advise_access(access: TableAccess, table: Table, server: Server) -> list[Tab
         reason = "Joined on its primary key: each row is one primary-key lookup already."
         return [TableAdvice(table.name, Action.NONE, reason=reason)]
     notes = _obstacle_notes(access, table, server)
-    if access.set_columns:
-        notes.append(_set_columns_note(access))
+    kept = _kept_set_columns(access)
+    if kept:
+        notes.append(_kept_set_columns_note(kept, access))
+    left_out = [c for c in access.set_columns if c not in kept]
+    if left_out:
+        notes.append(_set_columns_note(left_out))
     if access.or_branches:
         if not predicates and not access.sort:
             return _advise_or(access, table, server, notes)
@@ -122,16 +131,29 @@ def _joined_on_primary_key(predicates: Sequence[Predicate], table: Table) -> boo
 
 
 def _usable_predicates(access: TableAccess) -> list[Predicate]:
-    """Drop join columns of the driving table (not known yet) and columns the DML sets.
+    """Drop join columns of the driving table (not known yet) and columns the DML sets
+    (but an equality that must lead an ORDER BY ... LIMIT: :func:`_kept_set_columns`).
 
     ``x IN (SELECT ...)`` stays: a semi-join may look x up from the subquery's rows.
     """
+    kept = _kept_set_columns(access)
     return [
         p
         for p in access.predicates
         if not (p.kind is PredicateKind.JOIN and access.role is Role.DRIVING and p.operator != "IN")
-        and p.column not in access.set_columns
+        and (p.column not in access.set_columns or p.column in kept)
     ]
+
+
+def _kept_set_columns(access: TableAccess) -> tuple[str, ...]:
+    """The columns an UPDATE sets that still lead its index: fixed by an equality in an
+    UPDATE with ORDER BY ... LIMIT (a queue's ``SET status = 'running' WHERE status =
+    'queued' ORDER BY id LIMIT 1``). Left out, the index would walk the sort order through
+    every row of the other values; kept, the statement moves at most LIMIT index entries."""
+    if not (access.dml and access.sort and access.limit is not None):
+        return ()
+    fixed = {p.column for p in access.predicates if p.kind is PredicateKind.EQUALITY}
+    return tuple(c for c in access.set_columns if c in fixed)
 
 
 def _advise_single(
@@ -172,6 +194,13 @@ def _advise_single(
         tail = (range_column, *sort[1:])
         candidate = _Candidate(ordered, tail, range_sorts=True)
         return _finish(candidate, access, table, notes, predicates)
+    if (
+        range_column
+        and sort
+        and _row_limit(access) is not None
+        and _is_in_list(range_column, predicates)
+    ):
+        return _weigh_in_list(ordered, range_column, sort, access, table, notes, predicates)
     if range_column and sort:
         by_range = _Candidate(ordered, (range_column,))
         by_sort = _Candidate(ordered, sort)
@@ -183,6 +212,66 @@ def _advise_single(
         return replace(primary, notes=(*notes, *primary.notes), alternative=alternative)
     tail = (range_column,) if range_column else sort
     return _finish(_Candidate(ordered, tail), access, table, notes, predicates)
+
+
+def _is_in_list(column: AdviceColumn, predicates: Sequence[Predicate]) -> bool:
+    found = [p for p in predicates if p.column == column.name]
+    return bool(found) and all(p.kind is PredicateKind.IN_LIST for p in found)
+
+
+def _weigh_in_list(
+    equalities: tuple[AdviceColumn, ...],
+    in_list: AdviceColumn,
+    sort: tuple[AdviceColumn, ...],
+    access: TableAccess,
+    table: Table,
+    notes: list[str],
+    predicates: Sequence[Predicate],
+) -> TableAdvice:
+    """``a = ? AND b IN (...) ORDER BY c LIMIT n``: (a, b, c) or (a, c), whichever reads fewer.
+
+    An IN list's values are equalities for finding rows, but an index is in c's order only
+    within each value: (a, b, c) reads every row of the list's values and the server sorts
+    them (c is there so that a list of one value, or the next query's, is served in order);
+    (a, c) reads in order, checks b on each row and stops after n matches. The fewer rows
+    wins, the other is the alternative (a tie goes to the one with no sort).
+    """
+    by_in = _Candidate(equalities, (replace(in_list, rule=Rule.IN_LIST), *sort))
+    by_sort = _Candidate(equalities, sort)
+    limit = _row_limit(access)
+    rows_in = _rows_after(by_in, access, table, predicates, limit)
+    rows_sort = _rows_after(by_sort, access, table, predicates, limit)
+    chosen, other = (by_in, by_sort) if rows_in < rows_sort else (by_sort, by_in)
+    why = _in_list_clause(chosen is by_in, in_list, sort, limit, rows_in, rows_sort, other)
+    primary = _finish(chosen, access, table, notes, predicates, clause=why)
+    alternative = _finish(other, access, table, [], predicates)
+    if alternative.action is Action.NONE or _same_index(primary, alternative):
+        return primary
+    return replace(primary, alternative=alternative)
+
+
+def _in_list_clause(
+    in_list_wins: bool,
+    in_list: AdviceColumn,
+    sort: Sequence[AdviceColumn],
+    limit: int | None,
+    rows_in: int,
+    rows_sort: int,
+    other: _Candidate,
+) -> str:
+    """Why the IN list leads or is only checked, for the reason sentence."""
+    other_columns = f"({', '.join(c.name for c in other.columns)})"
+    if in_list_wins:
+        return (
+            f"an IN list breaks the sort order, so the server sorts what it reads, about "
+            f"{_rows_text(rows_in)} per call, fewer than the {rows_sort:,} {other_columns} "
+            f"would read in ORDER BY order before LIMIT {limit:,} is reached"
+        )
+    return (
+        f"the IN list on {in_list.name} is checked on each row read, so with LIMIT {limit:,} "
+        f"it reads about {_rows_text(rows_sort)} per call, fewer than the {rows_in:,} "
+        f"{other_columns} would read and sort (an IN list breaks the sort order)"
+    )
 
 
 def _same_index(first: TableAdvice, second: TableAdvice) -> bool:
@@ -422,8 +511,11 @@ def _finish(
     table: Table,
     notes: list[str],
     predicates: Sequence[Predicate],
+    *,
+    clause: str = "",
 ) -> TableAdvice:
-    """Check the candidate against the existing indexes, make it covering, write the DDL."""
+    """Check the candidate against the existing indexes, make it covering, write the DDL;
+    or say why no index pays. ``clause`` ends the reason (why this candidate won)."""
     served = _served_by(candidate, table)
     if served is not None:
         return TableAdvice(
@@ -433,23 +525,106 @@ def _finish(
             notes=tuple(notes),
         )
     limit = _row_limit(access)
+    existing = _best_existing(access, table, predicates, limit)
     # An inner table is looked up once per row of the table read first.
-    before = _rows_before(access, table, predicates, limit) * access.lookups
-    after = _rows_after(candidate, access, table, predicates, limit) * access.lookups
+    per_lookup = _rows_after(candidate, access, table, predicates, limit)
+    before, after = existing.rows * access.lookups, per_lookup * access.lookups
     covering, covers, covering_note = _covering_columns(candidate, access, table, after)
     if covering_note:
         notes = [*notes, covering_note]
     columns = candidate.columns + covering
-    parts = tuple(IndexPart(c.name, c.desc) for c in columns)
+    why_not = _scan_is_cheaper(candidate, covers, access, table, predicates, per_lookup)
+    why_not = why_not or _saves_too_little(candidate, existing, before, after, table)
+    if why_not:
+        return TableAdvice(table.name, Action.NONE, reason=why_not, notes=tuple(notes))
+    kept, implicit = _without_primary_key_suffix(columns, table)
+    parts = tuple(IndexPart(c.name, c.desc) for c in kept)
     replaced = _replaced(parts, table)
-    name = _index_name(table, columns)
+    name = _index_name(table, kept)
     action = Action.REPLACE if replaced else Action.ADD
-    reason = _reason(candidate, covering, covers, replaced, table)
+    reason = _reason(candidate, covering, covers, replaced, table, implicit, clause)
     return TableAdvice(
-        table.name, action, columns, index_ddl(table.name, name, columns, replaced), reason,
+        table.name, action, kept, index_ddl(table.name, name, kept, replaced), reason,
         redundant=replaced, notes=tuple(notes), rows_before=before,
         rows_after=after, index_bytes=cost.index_bytes(table, parts),
     )  # fmt: skip
+
+
+def _scan_is_cheaper(
+    candidate: _Candidate,
+    covers: bool,
+    access: TableAccess,
+    table: Table,
+    predicates: Sequence[Predicate],
+    per_lookup: int,
+) -> str:
+    """Why a full scan beats the candidate (it still reads more than the scan share of the
+    table, each row a primary-key lookup), or "" (see :mod:`.cost`)."""
+    filtered = {p.column for p in predicates}
+    narrowing = [c.name for c in candidate.equalities if c.name in filtered]
+    if candidate.tail and candidate.tail[0].rule is Rule.IN_LIST:
+        narrowing.append(candidate.tail[0].name)
+    # An index that only sorts narrows nothing: what it saves is a sort, not priced here.
+    if covers or candidate.loose or not table.rows or not narrowing:
+        return ""
+    names = [c.name for c in candidate.columns]
+    if cost.known_share(table, names, predicates) is None:
+        return ""
+    threshold = cost.scan_share(table)
+    if per_lookup <= threshold * table.rows:
+        return ""
+    counts = _names_text([f"{name} ({_distinct(table, name):,} values)" for name in narrowing])
+    where = "per call" if access.lookups == 1 else "per lookup"
+    return (
+        f"A full scan is cheaper: an index on {counts} would still read about "
+        f"{_rows_text(per_lookup)} {where} ({per_lookup / table.rows:.0%} of the table), each a "
+        f"primary-key lookup, and above {threshold:.0%} of this table a scan, which reads "
+        f"{cost.rows_per_page(table):,} rows per page in order, costs less."
+    )
+
+
+def _saves_too_little(
+    candidate: _Candidate, existing: _Existing, before: int, after: int, table: Table
+) -> str:
+    """Why the candidate is not worth changing the indexes for (an existing index already
+    narrows and it saves fewer than MIN_ROWS_SAVED rows per call), or "" (see :mod:`.cost`)."""
+    if existing.index is None or before - after >= cost.MIN_ROWS_SAVED:
+        return ""
+    columns = ", ".join(c.name for c in candidate.columns)
+    saving = (
+        f"would read as many ({after:,})"
+        if after >= before
+        else f"would read about {after:,}, saving {before - after:,}"
+    )
+    return (
+        f"The existing {_described(existing.index, table)} already narrows this to about "
+        f"{_rows_text(before)} per call; ({columns}) {saving}, fewer than the "
+        f"{cost.MIN_ROWS_SAVED} rows per call that pay for an ALTER TABLE and one more index "
+        "to maintain on every write."
+    )
+
+
+def _without_primary_key_suffix(
+    columns: tuple[AdviceColumn, ...], table: Table
+) -> tuple[tuple[AdviceColumn, ...], tuple[str, ...]]:
+    """The columns without a tail InnoDB appends anyway (the primary key's columns the others
+    lack, in order, ascending), and the tail's names: (email, id) is (email) on InnoDB."""
+    if not table.clustered:
+        return columns, ()
+    for cut in range(1, len(columns)):
+        kept, tail = columns[:cut], columns[cut:]
+        appended = [c for c in table.primary_key if c not in {k.name for k in kept}]
+        if [c.name for c in tail] == appended[: len(tail)] and not any(c.desc for c in tail):
+            return kept, tuple(c.name for c in tail)
+    return columns, ()
+
+
+@dataclass(frozen=True)
+class _Existing:
+    """The best existing index for an access (None: a full scan) and its rows per lookup."""
+
+    rows: int
+    index: Index | None
 
 
 def _row_limit(access: TableAccess) -> int | None:
@@ -459,18 +634,20 @@ def _row_limit(access: TableAccess) -> int | None:
     return access.limit
 
 
-def _rows_before(
+def _best_existing(
     access: TableAccess, table: Table, predicates: Sequence[Predicate], limit: int | None
-) -> int:
-    """Rows per call with the best existing index (or a full scan)."""
+) -> _Existing:
+    """The best existing index (or a full scan) and its rows per call (per lookup)."""
     in_order = not access.sort
-    best = cost.rows_examined(table, (), predicates, limit=limit, in_order=in_order)
+    scan = cost.rows_examined(table, (), predicates, limit=limit, in_order=in_order)
+    best = _Existing(scan, None)
     for index in table.all_indexes:
         if index.kind != BTREE:
             continue
         names = [p.name for p in effective_parts(index, table)]
         rows = cost.rows_examined(table, names, predicates, limit=limit, in_order=in_order)
-        best = min(best, rows)
+        if rows < best.rows:
+            best = _Existing(rows, index)
     return best
 
 
@@ -503,6 +680,19 @@ def effective_parts(index: Index, table: Table) -> tuple[IndexPart, ...]:
         return index.parts
     present = {p.name for p in index.parts if p.sub_part is None}
     return index.parts + tuple(IndexPart(c) for c in table.primary_key if c not in present)
+
+
+def leads_with(table: Table, index: Sequence[str], wanted: Sequence[str]) -> bool:
+    """Whether an index with these columns holds ``wanted`` as its left-most columns,
+    counting the primary key InnoDB appends to it: on InnoDB (email) leads with (email, id).
+
+    Example:
+        >>> table = Table("db.t", "innodb", None, {}, ("id",), ())
+        >>> leads_with(table, ["email"], ["email", "id"]), leads_with(table, ["a"], ["b"])
+        (True, False)
+    """
+    held = [p.name for p in effective_parts(Index("i", tuple(IndexPart(c) for c in index)), table)]
+    return held[: len(wanted)] == list(wanted)
 
 
 def _served_by(candidate: _Candidate, table: Table) -> Index | None:
@@ -672,7 +862,7 @@ def access_rows(
     if _joined_on_primary_key(predicates, table):
         return access.lookups
     limit = _row_limit(access)
-    best = _rows_before(access, table, predicates, limit)
+    best = _best_existing(access, table, predicates, limit).rows
     if columns:
         parts = effective_parts(
             Index("new", tuple(IndexPart(c.name, c.desc) for c in columns)), table
@@ -732,12 +922,23 @@ def _reason(
     covers: bool,
     replaced: Sequence[str],
     table: Table,
+    implicit: Sequence[str] = (),
+    clause: str = "",
 ) -> str:
     if candidate.loose:
         return _loose_reason(candidate, replaced, table)
     equalities = _names(candidate.equalities)
-    range_column = candidate.tail[0].name if candidate.tail and not candidate.sorts else ""
-    if equalities and range_column:
+    first = candidate.tail[0] if candidate.tail and not candidate.sorts else None
+    in_list = first is not None and first.rule is Rule.IN_LIST
+    range_column = first.name if first is not None and not in_list else ""
+    if in_list and first is not None:
+        found = f"{equalities} and " if equalities else ""
+        sorted_within = _names(candidate.tail[1:])
+        clauses = [
+            f"finds the rows by {found}the IN list on {first.name}, then holds {sorted_within} "
+            f"(in order within each value of the list)"
+        ]
+    elif equalities and range_column:
         clauses = [f"finds the rows by {equalities}, then the range on {range_column}"]
     elif equalities or range_column:
         clauses = [f"finds the rows by {equalities or 'the range on ' + range_column}"]
@@ -745,16 +946,23 @@ def _reason(
         clauses = []
     if candidate.sorts or candidate.range_sorts:
         rule = candidate.tail[-1].rule if candidate.range_sorts else candidate.tail[0].rule
-        clause = "GROUP BY" if rule is Rule.GROUP_BY else "ORDER BY"
-        order = f"{clause} order ({_names(candidate.tail, directions=True)}), with no sort"
+        clause_name = "GROUP BY" if rule is Rule.GROUP_BY else "ORDER BY"
+        order = f"{clause_name} order ({_names(candidate.tail, directions=True)}), with no sort"
         clauses.append(f"returns them in {order}" if clauses else f"returns the rows in {order}")
     sentence = "The index " + " and ".join(clauses)
     if covering:
         sentence += f"; it holds {_names(covering)} too, so the rows are never read (covering)"
     elif covers:
         sentence += "; it holds every column the query reads (covering)"
+    if implicit:
+        sentence += (
+            f"; {_names_text(list(implicit))} ends the primary key InnoDB appends to every "
+            "secondary index, so it is not listed"
+        )
     if replaced:
         sentence += f"; it extends {_names_text(replaced)}, which it replaces"
+    if clause:
+        sentence += f"; {clause}"
     return sentence + "."
 
 
@@ -812,10 +1020,15 @@ def _stops_at_range_note(chosen: AdviceColumn, ranges: Sequence[AdviceColumn]) -
     )
 
 
-def _served_reason(index: Index, candidate: _Candidate, table: Table) -> str:
-    described = f"index {index.name} ({', '.join(p.name for p in effective_parts(index, table))})"
+def _described(index: Index, table: Table) -> str:
+    """``index idx_a (a, id)``, or ``primary key (id)``."""
     if index.name == "primary":
-        described = f"primary key ({', '.join(table.primary_key)})"
+        return f"primary key ({', '.join(table.primary_key)})"
+    return f"index {index.name} ({', '.join(p.name for p in effective_parts(index, table))})"
+
+
+def _served_reason(index: Index, candidate: _Candidate, table: Table) -> str:
+    described = _described(index, table)
     if index.unique and set(index.columns) <= {c.name for c in candidate.equalities}:
         return f"The conditions fix every column of the {described}, so at most one row is read."
     if candidate.loose and candidate.tail[0].rule is Rule.GROUP_BY:
@@ -896,12 +1109,22 @@ def _function_sentence(obstacle: Obstacle, table: Table, server: Server) -> str:
     )
 
 
-def _set_columns_note(access: TableAccess) -> str:
-    many = len(access.set_columns) > 1
+def _set_columns_note(columns: Sequence[str]) -> str:
+    many = len(columns) > 1
     return (
-        f"{_names_text(access.set_columns)} {'are' if many else 'is'} changed by the statement, "
+        f"{_names_text(columns)} {'are' if many else 'is'} changed by the statement, "
         f"so {'they stay' if many else 'it stays'} out of the index (every update would move "
         "the index entry)."
+    )
+
+
+def _kept_set_columns_note(columns: Sequence[str], access: TableAccess) -> str:
+    many = len(columns) > 1
+    return (
+        f"{_names_text(columns)} {'are' if many else 'is'} changed by the statement but "
+        f"{'lead' if many else 'leads'} the index: with ORDER BY ... LIMIT the equality finds "
+        f"the rows in order, and each call moves at most {access.limit:,} index "
+        f"{'entry' if access.limit == 1 else 'entries'}."
     )
 
 

@@ -175,6 +175,8 @@ class TableAdvice:
     existing index and
     with the suggested one, from the same cardinalities; ``index_bytes`` is the suggested
     index's width per row (its columns plus the primary key InnoDB appends).
+    ``rows_measured`` is this access's share of the rows examined per call the server
+    measured for the statement, when it was measured (see ``cost.split_measured``).
     """
 
     table: str
@@ -188,3 +190,4 @@ class TableAdvice:
     rows_before: int | None = None
     rows_after: int | None = None
     index_bytes: int | None = None
+    rows_measured: float | None = None

@@ -7,9 +7,15 @@ from typing import Any
 
 from quanta.analysis.advisor.existing import IndexFinding
 from quanta.analysis.advisor.model import Action, TableAdvice
-from quanta.analysis.advisor.workload import PlannedIndex, TablePlan, rate_text
+from quanta.analysis.advisor.workload import PlannedIndex, ServedQuery, TablePlan, rate_text
 
-__all__ = ["advice_to_json", "numbers_text", "render_plan_text", "render_text"]
+__all__ = [
+    "advice_to_json",
+    "numbers_text",
+    "render_plan_text",
+    "render_text",
+    "served_rows_text",
+]
 
 
 def advice_to_json(
@@ -89,20 +95,43 @@ def render_text(advice: Sequence[TableAdvice], findings: Sequence[IndexFinding] 
 
 
 def numbers_text(item: TableAdvice) -> str:
-    """The estimates of a suggestion as one sentence; empty when nothing is suggested.
+    """The rows examined per call of a suggestion as one sentence, saying which figures are
+    measured and which estimated; empty when nothing is suggested.
+
+    With ``rows_measured`` (this access's share of the rows examined per call the server
+    measured for the query) the figure with the index is the measured one cut by the
+    estimated saving.
 
     Example:
         >>> item = TableAdvice("db.t", Action.ADD, rows_before=1000, rows_after=10,
         ...     index_bytes=12)
-        >>> numbers_text(item)[:64]
-        'Rows examined per call: about 1,000 now, about 10 with the index'
+        >>> numbers_text(item)[:66]
+        'Rows examined per call, estimated: about 1,000 now, about 10 with '
+        >>> from dataclasses import replace
+        >>> numbers_text(replace(item, rows_measured=500))[:64]
+        'Rows examined per call: 500 measured now, about 5 with the index'
     """
     if item.rows_after is None:
         return ""
+    width = f"the index takes {item.index_bytes} bytes per row."
+    before = item.rows_before or 0
+    measured = item.rows_measured
+    if measured is None:
+        return (
+            f"Rows examined per call, estimated: about {before:,} now, about "
+            f"{item.rows_after:,} with the index; {width}"
+        )
+    after = min(measured, measured * item.rows_after / before if before else 0.0)
     return (
-        f"Rows examined per call: about {item.rows_before or 0:,} now, about "
-        f"{item.rows_after:,} with the index; the index takes {item.index_bytes} bytes per row."
+        f"Rows examined per call: {_rows(measured)} measured now, about {_rows(after)} with the "
+        f"index (the measured figure cut by the estimated saving; the statistics estimate "
+        f"{before:,} now and {item.rows_after:,} with it); {width}"
     )
+
+
+def _rows(value: float) -> str:
+    """Rows per call for a sentence: whole rows, and 'under 1' for a fraction of one."""
+    return "under 1" if 0 < value < 0.5 else f"{value:,.0f}"
 
 
 def _advice_lines(item: TableAdvice) -> list[str]:
@@ -169,11 +198,29 @@ def _add_lines(add: PlannedIndex) -> list[str]:
     ]
     for served in add.served:
         lines.append(
-            f"--       serves {served.query_id} ({_share(served.load_share)} of the load): about "
-            f"{served.rows_before or 0:,} rows examined per call now, {served.rows_after or 0:,} "
-            "with it"
+            f"--       serves {served.query_id} ({_share(served.load_share)} of the load): "
+            + served_rows_text(served)
         )
     return lines
+
+
+def served_rows_text(served: ServedQuery) -> str:
+    """A served query's rows examined per call now and with the plan, saying which figures
+    are measured and which estimated.
+
+    Example:
+        >>> served_rows_text(ServedQuery("Q1", .5, 1000, 10))
+        'about 1,000 rows examined per call now, 10 with it (estimated)'
+        >>> served_rows_text(ServedQuery("Q1", .5, 120, 1, True, 8000000, 80))
+        '120 rows examined per call now (measured), about 1 with it (estimated: 8,000,000 -> 80)'
+    """
+    before, after = served.rows_before or 0, served.rows_after or 0
+    if not served.measured:
+        return f"about {before:,} rows examined per call now, {after:,} with it (estimated)"
+    return (
+        f"{before:,} rows examined per call now (measured), about {after:,} with it "
+        f"(estimated: {served.estimated_before or 0:,} -> {served.estimated_after or 0:,})"
+    )
 
 
 def _share(share: float) -> str:

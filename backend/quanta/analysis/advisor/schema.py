@@ -263,6 +263,20 @@ def parse_schema(data: Any) -> Schema:
     return Schema(server, parsed)
 
 
+def parse_table(name: str, data: Any) -> Table:
+    """Build one Table from its snapshot document (``db.table`` and its JSON, as in
+    :func:`parse_schema`'s ``tables``).
+
+    Raises:
+        SchemaError: a required field is missing or of the wrong type.
+
+    Example:
+        >>> parse_table("Shop.T", {"columns": {"id": {"type": "int"}}, "primary_key": ["id"]}).name
+        'shop.t'
+    """
+    return _parse_table(name.lower(), _mapping(data, f"tables[{name!r}]"))
+
+
 def _parse_server(data: Mapping[str, Any]) -> Server:
     flavor = str(data.get("flavor", "")).lower()
     if flavor not in FLAVORS:

@@ -6,20 +6,26 @@ maintaining it on every write. The planner takes every query class of a window w
 calls, the schema snapshot and the measured write rate per table, and picks per table the set
 of new indexes that minimises the load-weighted rows examined plus the write overhead, under
 the rules a DBA sets (:class:`PlanRules`). The primary key is never touched.
+
+Measured beats estimated (issue 41): a query whose rows examined the server measured is
+weighed by them, split across its table accesses by the estimates
+(:func:`quanta.analysis.advisor.cost.split_measured`); an index saves on an access the share
+of its rows the estimates say it saves. The floor every new index must clear is a share of
+the workload's rows examined per second, measured where it was measured. Served queries and
+notes say which figures are measured and which are estimates.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from quanta.analysis.advisor import cost
+from quanta.analysis.advisor import cost, weigh_accesses
 from quanta.analysis.advisor.engine import (
     BTREE,
     access_rows,
     add_index_clause,
-    advise_access,
     alter_table_ddl,
     effective_parts,
     index_name,
@@ -33,7 +39,7 @@ from quanta.analysis.advisor.model import (
     TableAdvice,
 )
 from quanta.analysis.advisor.schema import Index, IndexPart, Schema, Server, Table
-from quanta.analysis.advisor.statement import MAX_PARSE_CHARS, table_accesses
+from quanta.analysis.advisor.statement import MAX_PARSE_CHARS
 
 __all__ = [
     "DEFAULT_MIN_GAIN_SHARE",
@@ -42,12 +48,14 @@ __all__ = [
     "SOLVER_TIME_LIMIT_S",
     "WALL_CLOCK_FACTOR",
     "DroppedIndex",
+    "LeftOut",
     "PlanRules",
     "PlannedIndex",
     "ServedQuery",
     "TablePlan",
     "TableWrites",
     "WorkloadQuery",
+    "left_out_note",
     "plan_workload",
     "rate_text",
 ]
@@ -80,7 +88,7 @@ class WorkloadQuery:
     default_db: str | None
     calls: float  # calls in the window
     load: float  # seconds of query time in the window (sum of query_time)
-    rows_examined: float  # rows examined in the window (sum)
+    rows_examined: float | None  # rows examined in the window (sum), None: not measured
     load_share: float  # share of the instance's load in the window, 0..1
 
 
@@ -112,12 +120,21 @@ class PlanRules:
 
 @dataclass(frozen=True)
 class ServedQuery:
-    """One query an index serves, with its estimated rows examined per call."""
+    """One query an index serves, with its rows examined per call now and with the plan.
+
+    With ``measured``, ``rows_before`` is what the server measured (the accesses the index
+    serves: their share of it) and ``rows_after`` that scaled by the estimated saving;
+    without, both are the estimates. ``estimated_before`` and ``estimated_after`` are the
+    advisor's estimates either way.
+    """
 
     query_id: str
     load_share: float
-    rows_before: int | None  # estimated rows examined per call, best existing index
+    rows_before: int | None  # rows examined per call, best existing index
     rows_after: int | None  # with the plan
+    measured: bool = False
+    estimated_before: int | None = None
+    estimated_after: int | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +159,17 @@ class DroppedIndex:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A query's own suggestion the plan left out, and why (one clause)."""
+
+    name: str
+    columns: tuple[str, ...]
+    query_ids: tuple[str, ...]  # the queries it was suggested for
+    reason: str
+    in_chat: tuple[str, ...] = ()  # of those, the ones chat already received it for
+
+
+@dataclass(frozen=True)
 class TablePlan:
     """The plan for one table: the indexes to add and drop, in one ALTER TABLE."""
 
@@ -154,6 +182,7 @@ class TablePlan:
     write_entries_per_s: float  # extra index entries maintained per second by the adds
     unserved: tuple[str, ...]  # query ids touching the table that no index can help
     notes: tuple[str, ...]  # sentences: why a candidate was left out, solver status
+    left_out: tuple[LeftOut, ...] = ()  # the queries' own suggestions left out, with why
 
     @property
     def signature(self) -> str:
@@ -191,8 +220,11 @@ def plan_workload(
         ...     "tables": {"db.t": {"rows": 100000, "primary_key": ["id"], "columns": {
         ...         "id": {"type": "int"}, "a": {"type": "int", "distinct": 1000},
         ...         "b": {"type": "int", "distinct": 1000}}}}})
-        >>> queries = [WorkloadQuery("Q1", "select id from t where a = 1", "db", 3600, 1, 0, .5),
-        ...     WorkloadQuery("Q2", "select id from t where a = 1 and b = 2", "db", 3600, 1, 0, .5)]
+        >>> scanned = 3600 * 100000  # Q1's rows examined: measured, a full scan per call
+        >>> queries = [WorkloadQuery("Q1", "select id from t where a = 1", "db", 3600, 1,
+        ...         scanned, .5),
+        ...     WorkloadQuery("Q2", "select id from t where a = 1 and b = 2", "db", 3600, 1,
+        ...         None, .5)]
         >>> [plan.ddl for plan in plan_workload(queries, schema)]
         ['ALTER TABLE db.t ADD INDEX idx_t_a_b (a, b)']
     """
@@ -209,17 +241,38 @@ def plan_workload(
             continue
         for scan in scans:
             scans_by_table.setdefault(scan.table.name, []).append(scan)
-    total = sum(scan.rate * scan.before for scans in scans_by_table.values() for scan in scans)
+    everything = [scan for scans in scans_by_table.values() for scan in scans]
+    workload = _Workload(
+        rows_per_s=sum(scan.rate * scan.before for scan in everything),
+        measured_per_s=sum(scan.rate * scan.before for scan in everything if scan.measured),
+    )
     plans = [
         _plan_table(
-            schema.tables[name], schema.server, scans, writes.get(name), rules, total, time_limit_s
+            schema.tables[name], schema.server, scans, writes.get(name), rules, workload,
+            time_limit_s,
         )
         for name, scans in sorted(scans_by_table.items())
-    ]
+    ]  # fmt: skip
     return sorted(plans, key=lambda plan: (-plan.rows_before_per_s, plan.table))
 
 
 # --------------------------------------------------------------------------- the scans
+
+
+@dataclass(frozen=True)
+class _Workload:
+    """The workload's rows examined per second, and how much of it was measured."""
+
+    rows_per_s: float
+    measured_per_s: float
+
+    def label(self) -> str:
+        """How the figure was obtained, for a note: measured, estimated, or partly."""
+        if self.rows_per_s <= 0 or self.measured_per_s <= 0:
+            return "estimated"
+        if self.measured_per_s >= self.rows_per_s:
+            return "measured"
+        return f"{self.measured_per_s / self.rows_per_s:.0%} of it measured, the rest estimated"
 
 
 @dataclass(frozen=True)
@@ -231,7 +284,14 @@ class _Scan:
     access: TableAccess
     advice: tuple[TableAdvice, ...]
     rate: float  # calls per second
-    before: int  # rows examined per call with the existing indexes
+    before: float  # rows examined per call with the existing indexes (measured where it was)
+    estimated: int  # the advisor's estimate of the same
+    measured: bool = False
+
+    @property
+    def scale(self) -> float:
+        """Measured rows per estimated row of this access (1 when estimated)."""
+        return self.before / self.estimated if self.estimated > 0 else 0.0
 
 
 def _scans(query: WorkloadQuery, schema: Schema, window_seconds: float) -> list[_Scan]:
@@ -240,24 +300,27 @@ def _scans(query: WorkloadQuery, schema: Schema, window_seconds: float) -> list[
     An OR branch is weighed as a scan of its own at the query's full rate: each branch
     without an index reads the whole table, so the baseline of such a query is counted once
     per branch (an overestimate of what the OR costs now, never of what an index saves).
+    A measured query's rows examined per call are split across its scans (see the module
+    docstring).
     """
     rate = query.calls / window_seconds
-    found: list[_Scan] = []
-    for access in table_accesses(query.sql, schema, query.default_db):
-        table = schema.tables[access.table]
-        advice = advise_access(access, table, schema.server)
-        branches = _or_branches(access) if len(advice) > 1 else [access]
-        for branch, item in zip(branches, advice, strict=False):
-            before = access_rows(branch, table, schema.server)
-            found.append(_Scan(query, table, branch, (item,), rate, before))
-    return found
-
-
-def _or_branches(access: TableAccess) -> list[TableAccess]:
-    """The accesses the engine advises an OR across columns as: one per branch."""
+    measured = (
+        query.rows_examined / query.calls
+        if query.rows_examined is not None and query.calls > 0
+        else None
+    )
     return [
-        replace(access, predicates=branch, or_branches=(), dml=True)
-        for branch in access.or_branches
+        _Scan(
+            query,
+            weighed.table,
+            weighed.access,
+            (weighed.advice,),
+            rate,
+            weighed.estimated if weighed.measured is None else weighed.measured,
+            weighed.estimated,
+            measured=weighed.measured is not None,
+        )
+        for weighed in weigh_accesses(query.sql, schema, query.default_db, measured)
     ]
 
 
@@ -359,7 +422,8 @@ class _Priced:
     name: str
     width: int
     entries_per_s: float
-    rows: tuple[int, ...]  # per scan, at most the scan's rows before
+    rows: tuple[float, ...]  # per scan, at most the scan's rows before
+    estimated: tuple[int, ...]  # per scan, the advisor's estimate
 
 
 def _plan_table(
@@ -368,7 +432,7 @@ def _plan_table(
     scans: Sequence[_Scan],
     writes: TableWrites | None,
     rules: PlanRules,
-    workload_rows_per_s: float,
+    workload: _Workload,
     time_limit_s: float,
 ) -> TablePlan:
     """Price every candidate on every scan of the table, let CP-SAT choose, write the DDL."""
@@ -380,21 +444,27 @@ def _plan_table(
         name = _unique_name(index_name(table, candidate.columns), taken)
         taken.add(name)
         parts = tuple(IndexPart(c.name, c.desc) for c in candidate.columns)
+        estimated = tuple(_estimated_with(scan, candidate, server) for scan in scans)
         priced.append(
             _Priced(
                 candidate,
                 name,
                 cost.index_bytes(table, parts),
                 _entries_per_s(candidate, writes, update_share),
-                tuple(_rows_with(scan, candidate, server) for scan in scans),
+                tuple(
+                    min(scan.before, e * scan.scale)
+                    for scan, e in zip(scans, estimated, strict=True)
+                ),
+                estimated,
             )
         )
-    chosen, status = _solve(priced, scans, rules, workload_rows_per_s, time_limit_s)
-    return _table_plan(table, scans, priced, chosen, status, rules, workload_rows_per_s)
+    chosen, status = _solve(priced, scans, rules, workload.rows_per_s, time_limit_s)
+    return _table_plan(table, scans, priced, chosen, status, rules, workload)
 
 
-def _rows_with(scan: _Scan, candidate: _Candidate, server: Server) -> int:
-    """Rows per call of the scan with the candidate: its own estimate for its own suggestion."""
+def _estimated_with(scan: _Scan, candidate: _Candidate, server: Server) -> int:
+    """The advisor's rows per call of the scan with the candidate: its own estimate for its
+    own suggestion."""
     for item in scan.advice:
         for advice in (item, item.alternative):
             if (
@@ -402,7 +472,7 @@ def _rows_with(scan: _Scan, candidate: _Candidate, server: Server) -> int:
                 and advice.rows_after is not None
                 and tuple(c.name for c in advice.columns) == candidate.names
             ):
-                return min(scan.before, advice.rows_after)
+                return min(scan.estimated, advice.rows_after)
     return access_rows(scan.access, scan.table, server, candidate.columns)
 
 
@@ -520,7 +590,7 @@ def _table_plan(
     chosen: Sequence[int],
     status: str,
     rules: PlanRules,
-    workload_rows_per_s: float,
+    workload: _Workload,
 ) -> TablePlan:
     """The chosen indexes with their evidence, the drops, the one ALTER TABLE and the notes."""
     # Each scan reads through the chosen index that leaves it the fewest rows.
@@ -566,7 +636,8 @@ def _table_plan(
         if any(item.rows[s] < scan.before for item in priced)
     }
     unserved = tuple(sorted({scan.query.query_id for scan in scans} - helped))
-    notes = _notes(scans, priced, chosen, best, status, rules, workload_rows_per_s)
+    left_out = _left_out(scans, priced, chosen, best, rules, workload)
+    notes = _notes(priced, chosen, status, left_out)
     return TablePlan(
         table=table.name,
         adds=tuple(adds),
@@ -577,6 +648,7 @@ def _table_plan(
         write_entries_per_s=sum(a.entries_per_s for a in adds),
         unserved=unserved,
         notes=notes,
+        left_out=left_out,
     )
 
 
@@ -594,15 +666,25 @@ def _served(
     c: int, scans: Sequence[_Scan], priced: Sequence[_Priced], best: list[int | None]
 ) -> tuple[ServedQuery, ...]:
     """The queries the index serves, heaviest first: rows per call summed over their scans."""
-    by_query: dict[str, tuple[WorkloadQuery, int, int]] = {}
+    by_query: dict[str, list[_Scan]] = {}
+    afters: dict[str, list[tuple[float, int]]] = {}
     for s, scan in enumerate(scans):
-        if best[s] != c:
-            continue
-        query, before, after = by_query.get(scan.query.query_id, (scan.query, 0, 0))
-        by_query[query.query_id] = (query, before + scan.before, after + priced[c].rows[s])
+        if best[s] == c:
+            by_query.setdefault(scan.query.query_id, []).append(scan)
+            afters.setdefault(scan.query.query_id, []).append(
+                (priced[c].rows[s], priced[c].estimated[s])
+            )
     served = [
-        ServedQuery(query.query_id, query.load_share, before, after)
-        for query, before, after in by_query.values()
+        ServedQuery(
+            query_id,
+            found[0].query.load_share,
+            round(sum(scan.before for scan in found)),
+            round(sum(after for after, _ in afters[query_id])),
+            measured=found[0].measured,
+            estimated_before=sum(scan.estimated for scan in found),
+            estimated_after=sum(estimate for _, estimate in afters[query_id]),
+        )
+        for query_id, found in by_query.items()
     ]
     return tuple(sorted(served, key=lambda q: (-q.load_share, q.query_id)))
 
@@ -630,28 +712,21 @@ def _dropped(old: Index, new: _Priced, table: Table) -> DroppedIndex:
     return DroppedIndex(old.name, reason, new.name)
 
 
-def _notes(
+def _left_out(
     scans: Sequence[_Scan],
     priced: Sequence[_Priced],
     chosen: Sequence[int],
     best: list[int | None],
-    status: str,
     rules: PlanRules,
-    workload_rows_per_s: float,
-) -> tuple[str, ...]:
-    """The solver's status, then why each query's own suggestion left out was left out."""
-    if not priced:
-        return ("No query here has an index to gain from.",)
-    merged = sum(1 for item in priced if not item.candidate.suggested)
-    notes = [
-        f"CP-SAT chose {len(chosen)} of {len(priced)} candidate indexes "
-        f"({len(priced) - merged} suggested for single queries, {merged} merged): {status}."
-    ]
+    workload: _Workload,
+) -> tuple[LeftOut, ...]:
+    """Each query's own suggestion the plan left out though it would save rows, and why."""
     now = [
         scan.before if b is None else priced[b].rows[s]
         for s, (scan, b) in enumerate(zip(scans, best, strict=True))
     ]
     width = sum(priced[c].width for c in chosen)
+    found = []
     for c, item in enumerate(priced):
         if c in chosen or not item.candidate.suggested:
             continue
@@ -659,7 +734,7 @@ def _notes(
         if gain <= 0:
             continue  # the plan serves its queries as well
         overhead = item.entries_per_s * rules.write_entry_cost
-        floor = rules.min_gain_share * workload_rows_per_s
+        floor = rules.min_gain_share * workload.rows_per_s
         if gain <= overhead + floor:
             why = (
                 f"it would save {rate_text(gain)} rows examined/s more than the plan, less than "
@@ -670,8 +745,10 @@ def _notes(
                     f"{rate_text(item.entries_per_s)} index entries/s to maintain (each worth "
                     f"{rate_text(rules.write_entry_cost)} rows examined) plus "
                 )
-            workload = rate_text(workload_rows_per_s)
-            why += f"{rules.min_gain_share * 100:g}% of the workload's {workload} rows examined/s"
+            why += (
+                f"{rules.min_gain_share * 100:g}% of the workload's "
+                f"{rate_text(workload.rows_per_s)} rows examined/s ({workload.label()})"
+            )
         elif len(chosen) >= rules.max_new_indexes:
             count = rules.max_new_indexes
             plural = "es" if count != 1 else ""
@@ -683,8 +760,61 @@ def _notes(
             )
         else:
             why = "another combination saves more"
-        notes.append(f"Left out {item.name} ({', '.join(item.candidate.names)}): {why}.")
+        suggested_for = sorted(
+            {
+                scan.query.query_id
+                for scan in scans
+                for advice in scan.advice
+                for own in (advice, advice.alternative)
+                if own is not None
+                and tuple(col.name for col in own.columns) == item.candidate.names
+            }
+        )
+        found.append(LeftOut(item.name, item.candidate.names, tuple(suggested_for), why))
+    return tuple(found)
+
+
+def _suggested_for(item: _Priced, scans: Sequence[_Scan]) -> tuple[str, ...]:
+    """The queries whose own suggestion (or its alternative) is this candidate."""
+    return tuple(
+        sorted(
+            {
+                scan.query.query_id
+                for scan in scans
+                for advice in scan.advice
+                for own in (advice, advice.alternative)
+                if own is not None and tuple(c.name for c in own.columns) == item.candidate.names
+            }
+        )
+    )
+
+
+def _notes(
+    priced: Sequence[_Priced], chosen: Sequence[int], status: str, left_out: Sequence[LeftOut]
+) -> tuple[str, ...]:
+    """The solver's status, then why each query's own suggestion left out was left out."""
+    if not priced:
+        return ("No query here has an index to gain from.",)
+    merged = sum(1 for item in priced if not item.candidate.suggested)
+    notes = [
+        f"CP-SAT chose {len(chosen)} of {len(priced)} candidate indexes "
+        f"({len(priced) - merged} suggested for single queries, {merged} merged): {status}."
+    ]
+    notes += [left_out_note(item) for item in left_out]
     return tuple(notes)
+
+
+def left_out_note(item: LeftOut) -> str:
+    """The plan's note on a left-out suggestion, naming the queries chat already received it
+    for (``in_chat``), so that the plan says why it disagrees with chat.
+
+    Example:
+        >>> item = LeftOut("idx_t_a", ("a",), ("Q1",), "another combination saves more", ("Q1",))
+        >>> left_out_note(item)
+        'Left out idx_t_a (a), already suggested in chat for Q1: another combination saves more.'
+    """
+    chat = f", already suggested in chat for {', '.join(item.in_chat)}" if item.in_chat else ""
+    return f"Left out {item.name} ({', '.join(item.columns)}){chat}: {item.reason}."
 
 
 def rate_text(value: float) -> str:
