@@ -6,8 +6,8 @@ left-most ones (status ``superseded``; no foreign key, the merge pass repairs a 
 another index, left out and why, or not weighed).
 
 Revision ID: e3a7c1d5f9b4
-Revises: a1c5e7b9d3f2
-Create Date: 2026-11-26 10:00:00
+Revises: e3a7c9b1d5f4
+Create Date: 2026-11-28 14:30:00
 """
 
 from collections.abc import Sequence
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "e3a7c1d5f9b4"
-down_revision: str | None = "a1c5e7b9d3f2"
+down_revision: str | None = "e3a7c9b1d5f4"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
