@@ -241,8 +241,9 @@ def test_profile_needs_an_execution_target(
     assert response.json()["detail"] == (
         "A profile executes the example, and nothing is executed on the monitored server: "
         "instance 'db1' has no execution target. An admin sets a read-only replica or sandbox "
-        f"with PATCH /api/v1/instances/{instance['id']} "
-        '{"execution_target_dsn": "mysql://quanta_exec:PASSWORD@replica:3306/"}.'
+        "in Settings → Instances → db1 → Edit → Execution target (or PATCH "
+        f"/api/v1/instances/{instance['id']} "
+        '{"execution_target_dsn": "mysql://quanta_exec:PASSWORD@replica:3306/"}).'
     )
     # The run queued before the target was removed is refused when the worker takes it.
     with session_scope(session_factory) as session:
