@@ -190,8 +190,8 @@ def test_delete_refuses_an_instance_with_data_unless_purged(
     refused = client.delete(f"/api/v1/instances/{busy['id']}")
     assert refused.status_code == 409
     assert refused.json()["detail"] == (
-        f"Instance 'busy' has stored data (ingest_batches). DELETE /api/v1/instances/"
-        f"{busy['id']}?purge=true deletes it with all its data; "
+        f"Instance 'busy' has stored data (ingest_batches, agent_sources). DELETE "
+        f"/api/v1/instances/{busy['id']}?purge=true deletes it with all its data; "
         'PATCH {"dsn": null} only removes its connection.'
     )
     purged = client.delete(f"/api/v1/instances/{busy['id']}", params={"purge": "true"})
