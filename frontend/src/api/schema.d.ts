@@ -3047,7 +3047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3103,7 +3103,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3163,7 +3163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3212,7 +3212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3338,7 +3338,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3408,7 +3408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3553,7 +3553,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3595,7 +3595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3653,7 +3653,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3709,7 +3709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3771,7 +3771,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3842,7 +3842,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3900,7 +3900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3980,7 +3980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4708,7 +4708,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4764,7 +4764,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4811,7 +4811,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4853,7 +4853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4911,7 +4911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4970,7 +4970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5041,7 +5041,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5108,7 +5108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5169,7 +5169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5245,7 +5245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5313,7 +5313,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5371,7 +5371,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5436,7 +5436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5508,7 +5508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5581,7 +5581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5648,7 +5648,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5723,7 +5723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5784,7 +5784,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5854,7 +5854,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5924,7 +5924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5994,7 +5994,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6066,7 +6066,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6127,7 +6127,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6203,7 +6203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6265,7 +6265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6330,7 +6330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6372,7 +6372,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6419,7 +6419,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6484,7 +6484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6526,7 +6526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6582,7 +6582,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6653,7 +6653,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6724,7 +6724,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6782,7 +6782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
