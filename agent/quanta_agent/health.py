@@ -140,9 +140,10 @@ def progress_line(instance: str, progress: Progress, *, seconds: float, now: dat
     reads = "; ".join(
         f"{source} read {_ago(read_at, now)}" for source, read_at in progress.read_at.items()
     )
+    span = f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
     line = (
         f"{instance}: shipped {progress.batches} batches ({progress.events} statements/rows) "
-        f"in the last {seconds / 60:g} min; spool: {progress.spooled} batches "
+        f"in the last {span}; spool: {progress.spooled} batches "
         f"({progress.spooled_bytes // 1024} KB)"
     )
     if progress.dropped or progress.rejected:
