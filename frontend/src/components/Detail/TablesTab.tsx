@@ -6,6 +6,7 @@ import { formatInstant } from '../../lib/format';
 import { EmptyState } from '../Status/EmptyState';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
+import { MissingPrerequisite } from './MissingPrerequisite';
 import { missingPrerequisite } from './prerequisites';
 import { snapshotFacts, snapshotSections } from './tableView';
 import { isNotCollected } from './tabState';
@@ -46,7 +47,7 @@ export function TablesTab({
   if (missing) {
     return (
       <EmptyState title="No table definitions." testId="tables-missing-prerequisite">
-        <p>{missing}</p>
+        <MissingPrerequisite missing={missing} />
       </EmptyState>
     );
   }
