@@ -55,6 +55,7 @@ export type TablePlan = IndexPlanList['plans'][number];
 export type PlannedIndex = TablePlan['adds'][number];
 export type ServedQuery = PlannedIndex['served'][number];
 export type Channel = JsonOk<'list_channels'>[number];
+export type AgentSource = JsonOk<'list_agent_sources'>[number];
 
 type JsonCreated<Op extends keyof operations> = operations[Op]['responses'] extends {
   201: { content: { 'application/json': infer Body } };
