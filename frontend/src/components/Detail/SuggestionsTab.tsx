@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { suggestionsOptions, useUpdateSuggestion } from '../../api/advice';
 import { errorMessage } from '../../api/errors';
 import type { Suggestion } from '../../api/types';
+import { IndexPlanLink } from '../IndexPlan/IndexPlanLink';
 import { SqlText } from '../Sql/SqlText';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
@@ -30,18 +31,22 @@ export function SuggestionsTab({ queryId, instance }: TabProps) {
   const suggestions: Suggestion[] = query.data?.suggestions ?? [];
   if (suggestions.length === 0) {
     return (
-      <RequestCollection
-        kind="suggestions"
-        what="index suggestion"
-        queryId={queryId}
-        instance={instance}
-        testId="suggestions-not-collected"
-        onRequested={() => setRequestedAt(Date.now())}
-      />
+      <>
+        <RequestCollection
+          kind="suggestions"
+          what="index suggestion"
+          queryId={queryId}
+          instance={instance}
+          testId="suggestions-not-collected"
+          onRequested={() => setRequestedAt(Date.now())}
+        />
+        <IndexPlanLink instances={[instance]} />
+      </>
     );
   }
   return (
     <div data-testid="suggestions">
+      <IndexPlanLink instances={[instance]} />
       <ul className="suggestions">
         {suggestions.map((suggestion) => (
           <li key={suggestion.id} className="card">
