@@ -9,7 +9,6 @@ from sqlalchemy.orm import Session
 from quanta.agents import repository
 from quanta.agents.models import AgentSource
 from quanta.agents.schemas import AgentSourceOut, SourceState
-from quanta.ingest.schemas import AgentStatusIn
 
 # A source is stopped after this many of its agent's report intervals without a word.
 MISSED_REPORTS = 3
@@ -42,12 +41,29 @@ def record_batch(*, session: Session, batch: ReceivedBatch) -> None:
     repository.upsert(session, values)
 
 
+@dataclass(frozen=True, slots=True)
+class AgentStatus:
+    """What an agent's status report says of one source (ingest's AgentStatusIn, checked)."""
+
+    version: str
+    host: str
+    interval: float
+    read_at: datetime | None
+    read_failing: bool
+    spooled: int
+    spooled_bytes: int
+    dropped: int
+    rejected: int
+    last_error: str | None
+    last_error_at: datetime | None
+
+
 def record_status(
     *,
     session: Session,
     instance_id: int,
     source: str,
-    status: AgentStatusIn,
+    status: AgentStatus,
     received_at: datetime,
 ) -> None:
     """Note an agent's status report for the source (it replaces the previous one)."""

@@ -3,7 +3,7 @@
 import gzip
 import logging
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 
 from pydantic import ValidationError
@@ -200,7 +200,7 @@ def accept_batch(
             session=session,
             instance_id=instance.id,
             source=batch.source,
-            status=batch.agent,
+            status=_agent_status(batch.agent),
             received_at=received_at,
         )
     batch_pk = row.id
@@ -221,7 +221,7 @@ def _status_report(
         session=session,
         instance_id=instance.id,
         source=batch.source,
-        status=status,
+        status=_agent_status(status),
         received_at=received_at,
     )
     return IngestBatchOut(
@@ -231,6 +231,12 @@ def _status_report(
         received_at=received_at,
         processed_at=received_at,
     )
+
+
+def _agent_status(status: AgentStatusIn) -> agents.AgentStatus:
+    """The wire's status report as the agents domain takes it."""
+    names = {field.name for field in fields(agents.AgentStatus)}
+    return agents.AgentStatus(**status.model_dump(include=names))
 
 
 def _rows(batch: IngestBatchIn) -> int:
