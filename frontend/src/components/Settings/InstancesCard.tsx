@@ -175,7 +175,7 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
   );
 }
 
-function ConnectionReport({ report }: { report: ConnectionTest }) {
+export function ConnectionReport({ report }: { report: ConnectionTest }) {
   return (
     <div className="result-panel" data-testid="connection-report">
       <p>
