@@ -180,7 +180,7 @@ function DetailBody({
 
       <div className="charts">
         <TimeChart
-          title="Load (average active sessions)"
+          title="Load (average active sessions; under 0.1, query time per second)"
           data={points}
           series={[{ key: 'load', name: 'Load', color: '#2563eb' }]}
           domain={domain}
