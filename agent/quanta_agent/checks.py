@@ -34,20 +34,23 @@ DIGEST_CONSUMERS = (
     "events_statements_current",
 )
 EXAMPLE_CONSUMERS = ("events_statements_history_long", "events_statements_history")
+# Up to this many disabled instruments are named one by one in the my.cnf lines.
+MAX_NAMED_INSTRUMENTS = 10
 ACCESS_DENIED_CODES = ("error 1142", "error 1227", "error 1044")
 PERSISTENCE_NOTE = (
-    "SET GLOBAL and UPDATE performance_schema.setup_* last until the server restarts: put "
-    "the same settings under [mysqld] in my.cnf too (e.g. slow_query_log = ON, "
-    "performance-schema-consumer-statements-digest = ON)."
+    "SET GLOBAL and UPDATE performance_schema.setup_* last until the server restarts: to "
+    "keep them, put these lines under [mysqld] in my.cnf too:"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One thing missing on a server: what, and the statement that fixes it."""
+    """One thing missing on a server: what, the statement that fixes it, and for a runtime
+    fix the exact my.cnf lines (under [mysqld]) that keep it after a restart."""
 
     problem: str
     fix: str
+    my_cnf: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.problem} Fix: {self.fix}"
@@ -228,12 +231,19 @@ def _slow_log(conn: MonitorConnection, target: CheckTarget) -> list[Finding]:
     )
     findings = []
     if found.get("slow_query_log", "OFF").upper() not in ("ON", "1"):
-        findings.append(Finding("The slow query log is off.", "SET GLOBAL slow_query_log = ON;"))
+        findings.append(
+            Finding(
+                "The slow query log is off.",
+                "SET GLOBAL slow_query_log = ON;",
+                ("slow_query_log=ON",),
+            )
+        )
     if "FILE" not in found.get("log_output", "FILE").upper():
         findings.append(
             Finding(
                 f"The slow log goes to {found['log_output']}, not to a file the agent can tail.",
                 "SET GLOBAL log_output = 'FILE';",
+                ("log_output=FILE",),
             )
         )
     long_query_time = float(found.get("long_query_time", 0))
@@ -243,6 +253,7 @@ def _slow_log(conn: MonitorConnection, target: CheckTarget) -> list[Finding]:
                 f"long_query_time is {long_query_time:g} s: faster queries never reach the "
                 "slow log, and they are usually most of the load.",
                 f"SET GLOBAL long_query_time = {RECOMMENDED_LONG_QUERY_TIME};",
+                (f"long_query_time={RECOMMENDED_LONG_QUERY_TIME}",),
             )
         )
     findings.extend(_slow_log_detail(conn.flavor, found))
@@ -258,6 +269,7 @@ def _slow_log_detail(flavor: Flavor, found: dict[str, str]) -> list[Finding]:
                 "log_slow_verbosity lacks query_plan: the slow log has no temporary-table, "
                 "filesort or full-scan flags.",
                 f"SET GLOBAL log_slow_verbosity = '{wanted}';",
+                (f"log_slow_verbosity={wanted}",),
             )
         ]
     if flavor == Flavor.PERCONA and PERCONA_SLOW_VERBOSITY not in verbosity:
@@ -266,6 +278,7 @@ def _slow_log_detail(flavor: Flavor, found: dict[str, str]) -> list[Finding]:
                 "log_slow_verbosity is not 'full': the slow log has no InnoDB and query-plan "
                 "details.",
                 f"SET GLOBAL log_slow_verbosity = '{PERCONA_SLOW_VERBOSITY}';",
+                (f"log_slow_verbosity={PERCONA_SLOW_VERBOSITY}",),
             )
         ]
     if flavor == Flavor.MYSQL and found.get("log_slow_extra", "").upper() == "OFF":
@@ -274,6 +287,7 @@ def _slow_log_detail(flavor: Flavor, found: dict[str, str]) -> list[Finding]:
                 "log_slow_extra is off: the slow log has no bytes, temporary-table or sort "
                 "counters.",
                 "SET GLOBAL log_slow_extra = ON;",
+                ("log_slow_extra=ON",),
             )
         ]
     return []
@@ -325,24 +339,31 @@ def _consumers(conn: MonitorConnection, target: CheckTarget) -> list[Finding]:
             "digests and examples are not collected).",
             "UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' "
             f"WHERE NAME IN ({names});",
+            tuple(f"{consumer_option(name)}=ON" for name in missing),
         )
     ]
 
 
 def _statement_instruments(conn: MonitorConnection) -> list[Finding]:
-    off = conn.query(
-        "SELECT COUNT(*) AS n FROM performance_schema.setup_instruments "
-        "WHERE NAME LIKE 'statement/%' AND (ENABLED = 'NO' OR TIMED = 'NO')"
-    )
-    count = int(off[0]["n"])
-    if not count:
+    off = [
+        str(row["NAME"])
+        for row in conn.query(
+            "SELECT NAME FROM performance_schema.setup_instruments "
+            "WHERE NAME LIKE 'statement/%' AND (ENABLED = 'NO' OR TIMED = 'NO') ORDER BY NAME"
+        )
+    ]
+    if not off:
         return []
+    # At start an exact name wins over a pattern: name the few that are off, so that the
+    # line beats whatever turned them off; many are switched on by the pattern.
+    names = off if len(off) <= MAX_NAMED_INSTRUMENTS else ["statement/%"]
     return [
         Finding(
-            f"{count} statement instruments are disabled or not timed: those statements are "
-            "missing from the digests.",
+            f"{len(off)} statement instruments are disabled or not timed: those statements "
+            "are missing from the digests.",
             "UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' "
             "WHERE NAME LIKE 'statement/%';",
+            tuple(f"performance-schema-instrument='{name}=ON'" for name in names),
         )
     ]
 
@@ -356,11 +377,11 @@ def _statistics(conn: MonitorConnection, target: CheckTarget) -> list[Finding]:
         return []
     if found.get("performance_schema", "").upper() in ("ON", "1"):
         return _table_io_instrument(conn)
+    problem = "No table and index statistics: userstat and performance_schema are off."
     if "userstat" in found:
-        fix = "SET GLOBAL userstat = ON;"
-    else:
-        fix = "add performance_schema = ON under [mysqld] in my.cnf and restart the server."
-    return [Finding("No table and index statistics: userstat and performance_schema are off.", fix)]
+        return [Finding(problem, "SET GLOBAL userstat = ON;", ("userstat=ON",))]
+    fix = "add performance_schema = ON under [mysqld] in my.cnf and restart the server."
+    return [Finding(problem, fix)]
 
 
 def _table_io_instrument(conn: MonitorConnection) -> list[Finding]:
@@ -375,6 +396,7 @@ def _table_io_instrument(conn: MonitorConnection) -> list[Finding]:
             "The table I/O instrument is disabled: no per-table and per-index statistics.",
             "UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' "
             "WHERE NAME = 'wait/io/table/sql/handler';",
+            ("performance-schema-instrument='wait/io/table/sql/handler=ON'",),
         )
     ]
 
@@ -382,10 +404,20 @@ def _table_io_instrument(conn: MonitorConnection) -> list[Finding]:
 _NEED_PERFORMANCE_SCHEMA: tuple[Check, ...] = (_performance_schema, _statistics)
 
 
-def needs_persistence_note(reports: Collection[CheckReport]) -> bool:
-    """Whether any fix is a runtime statement that a restart would undo."""
-    runtime = ("SET GLOBAL", "UPDATE performance_schema")
-    return any(f.fix.startswith(runtime) for r in reports for f in r.findings)
+def consumer_option(consumer: str) -> str:
+    """The server option that enables a performance_schema consumer at start.
+
+    >>> consumer_option("events_statements_current")
+    'performance-schema-consumer-events-statements-current'
+    """
+    return "performance-schema-consumer-" + consumer.replace("_", "-")
+
+
+def persistent_options(reports: Collection[CheckReport]) -> list[str]:
+    """The my.cnf lines (under [mysqld]) that keep the runtime fixes of these reports after
+    a restart, each once, in the order the findings give them."""
+    lines = (line for report in reports for f in report.findings for line in f.my_cnf)
+    return list(dict.fromkeys(lines))
 
 
 def check_targets(config: Path | None, dsns: Sequence[str]) -> list[CheckReport]:

@@ -127,7 +127,7 @@ def check(
 
     Exits 0 only when every server has everything its sources need.
     """
-    from quanta_agent.checks import PERSISTENCE_NOTE, check_targets, needs_persistence_note
+    from quanta_agent.checks import PERSISTENCE_NOTE, check_targets, persistent_options
     from quanta_agent.config import ConfigError
 
     if config is None and not dsn:
@@ -140,8 +140,12 @@ def check(
     for report in reports:
         for line in report.lines():
             typer.echo(line)
-    if needs_persistence_note(reports):
+    options = persistent_options(reports)
+    if options:
         typer.echo(f"Note: {PERSISTENCE_NOTE}")
+        typer.echo("[mysqld]")
+        for line in options:
+            typer.echo(line)
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
 
 

@@ -45,6 +45,8 @@ DEFAULT_BATCH_MAX_AGE_SECONDS = 5.0
 DEFAULT_MINUTE_GRACE_SECONDS = 5.0
 DEFAULT_POLL_INTERVAL_SECONDS = 60.0
 DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 10.0
+DEFAULT_STATUS_INTERVAL_SECONDS = 60.0
+DEFAULT_PROGRESS_LOG_INTERVAL_SECONDS = 300.0
 MEGABYTE = 1024 * 1024
 
 InstanceName = Annotated[
@@ -196,6 +198,11 @@ class AgentSettings(BaseSettings):
             dropped (and counted in the log).
         batch: Batch limits.
         shutdown_timeout: Seconds SIGTERM leaves to deliver what is spooled before exiting.
+        status_interval: Seconds between two status reports of each source to the server
+            (version, host, spool, last error): the server calls a source stopped after
+            three missed reports.
+        progress_log_interval: Seconds between two progress lines per instance at INFO
+            (batches shipped, spool, last read of each source); 0: none.
         instances: Monitored servers by name.
     """
 
@@ -209,6 +216,8 @@ class AgentSettings(BaseSettings):
     spool_max_mb: float = Field(default=DEFAULT_SPOOL_MAX_MB, gt=0)
     batch: BatchSettings = BatchSettings()
     shutdown_timeout: float = Field(default=DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, ge=0)
+    status_interval: float = Field(default=DEFAULT_STATUS_INTERVAL_SECONDS, ge=1, le=86_400)
+    progress_log_interval: float = Field(default=DEFAULT_PROGRESS_LOG_INTERVAL_SECONDS, ge=0)
     instances: dict[str, InstanceSettings] = Field(min_length=1)
 
     @model_validator(mode="before")

@@ -6,7 +6,9 @@ Per instance, three threads share one spool:
   checkpoint (so a checkpoint never runs ahead of what is durable);
 * the collector polls performance_schema and statistics every ``poll_interval``;
 * the shipper sends the spool's batches in order, oldest first, retrying with
-  exponential backoff while the server is unreachable, and deletes each once answered.
+  exponential backoff while the server is unreachable, and deletes each once answered;
+  between batches it sends each source's status report every ``status_interval`` and
+  logs the instance's progress at INFO every ``progress_log_interval`` (health.py).
 
 SIGTERM (or SIGINT) stops reading, cuts and spools what was read, saves the checkpoints,
 gives the shippers ``shutdown_timeout`` seconds to deliver the spool, and exits 0;
@@ -24,6 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -38,6 +41,7 @@ from quanta_agent.batcher import (
 from quanta_agent.checkpoint import Checkpoint
 from quanta_agent.collectors import Collector, batch_size, make_collectors, split_fields
 from quanta_agent.config import AgentSettings, InstanceSettings, Source, Wire
+from quanta_agent.health import InstanceHealth, progress_line
 from quanta_agent.logsource import SlowLogSource
 from quanta_agent.shipper import REFUSED_FOR_GOOD, ShipError, Shipper, encode_batch
 from quanta_agent.spool import Spool, SpoolEntry
@@ -74,10 +78,10 @@ class InstanceRunner:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._lock_fd = _lock(self.directory)
         self.spool = Spool(self.directory, max_bytes=settings.spool_cap_bytes(instance))
-        self.shipped_batches = 0
-        self.shipped_events = 0
+        self.health = InstanceHealth([source.value for source in instance.sources])
         self._producers: list[threading.Thread] = []
         self._shipper_thread: threading.Thread | None = None
+        self._reports_refused = False
 
     def start(self) -> None:
         """Start the threads."""
@@ -107,8 +111,8 @@ class InstanceRunner:
         log.info(
             "%s: shipped %d batches (%d events); %d batches (%d bytes) left in the spool; "
             "dropped %d batches (%d events) for lack of spool space",
-            self.instance.name, self.shipped_batches, self.shipped_events, pending, size,
-            self.spool.dropped_batches, self.spool.dropped_events,
+            self.instance.name, self.health.shipped_batches, self.health.shipped_events,
+            pending, size, self.spool.dropped_batches, self.spool.dropped_events,
         )  # fmt: skip
 
     # ------------------------------------------------------------------ slow log
@@ -126,12 +130,17 @@ class InstanceRunner:
         )
         interval = self.instance.slowlog.check_interval
         name = self.instance.name
+        log.info(
+            "%s: tailing the slow log %s", name,
+            self.instance.slowlog.path or "named by the server's @@slow_query_log_file",
+        )  # fmt: skip
         try:
             while not self._stop.is_set():
-                ok = _guarded(f"{name}: slow log", tailer.poll)
-                if minutes is not None:
-                    ok = _guarded(f"{name}: minute buckets", minutes.tick) and ok
-                self._stop.wait(interval if ok else ERROR_PAUSE_SECONDS)
+                error = _guarded(f"{name}: slow log", tailer.poll)
+                if minutes is not None and error is None:
+                    error = _guarded(f"{name}: minute buckets", minutes.tick)
+                self.health.read(SLOWLOG_SOURCE, error)
+                self._stop.wait(interval if error is None else ERROR_PAUSE_SECONDS)
         finally:
             _guarded(f"{name}: final slow-log batch", tailer.flush)
             if minutes is not None:
@@ -178,9 +187,15 @@ class InstanceRunner:
 
     def _collect(self) -> None:
         collectors = make_collectors(self.instance)
+        if collectors:
+            log.info(
+                "%s: polling %s every %g s", self.instance.name,
+                ", ".join(c.source for c in collectors), self.instance.poll_interval,
+            )  # fmt: skip
         while collectors:
             for collector in collectors:
-                _guarded(f"{self.instance.name}: {collector.source}", self._poll, collector)
+                error = _guarded(f"{self.instance.name}: {collector.source}", self._poll, collector)
+                self.health.read(collector.source, error)
             if self._stop.wait(self.instance.poll_interval):
                 return
 
@@ -203,10 +218,19 @@ class InstanceRunner:
 
     def _ship(self) -> None:
         shipper = Shipper(
-            server=self._settings.server, token=self._settings.token, instance=self.instance.name
+            server=self._settings.server,
+            token=self._settings.token,
+            instance=self.instance.name,
+            on_error=self.health.delivery_failed,
         )
+        reports = _Every(self._settings.status_interval)
+        progress = _Every(self._settings.progress_log_interval, at_once=False)
         try:
             while not self.give_up.is_set():
+                if reports.due():
+                    self._report(shipper)
+                if progress.due():
+                    self._log_progress()
                 entry = self.spool.take(SHIPPER_IDLE_SECONDS)
                 if entry is None:
                     if self._stop.is_set() and not any(t.is_alive() for t in self._producers):
@@ -215,6 +239,45 @@ class InstanceRunner:
                 self._deliver(shipper, entry)
         finally:
             shipper.close()
+
+    def _report(self, shipper: Shipper) -> None:
+        """Send each source's status report, once; a failure waits for the next round."""
+        if self._reports_refused:
+            return
+        for source in self.instance.sources:
+            status = self.health.status(
+                source.value,
+                interval=self._settings.status_interval,
+                spooled=self.spool.pending(),
+                dropped=self.spool.dropped_batches,
+            )
+            try:
+                taken = shipper.report(source.value, status)
+            except Exception as exc:  # unreachable: the data batches' retries say so
+                log.debug("%s: status report not sent: %s", self.instance.name, exc)
+                return
+            if not taken:
+                self._reports_refused = True
+                log.info(
+                    "%s: the server does not take agent status reports (it is older than "
+                    "this agent); its health page shows the batches only",
+                    self.instance.name,
+                )
+                return
+
+    def _log_progress(self) -> None:
+        progress = self.health.progress(
+            spooled=self.spool.pending(), dropped=self.spool.dropped_batches
+        )
+        log.info(
+            "%s",
+            progress_line(
+                self.instance.name,
+                progress,
+                seconds=self._settings.progress_log_interval,
+                now=datetime.now(UTC),
+            ),
+        )
 
     def _deliver(self, shipper: Shipper, entry: SpoolEntry) -> None:
         try:
@@ -227,6 +290,7 @@ class InstanceRunner:
         except ShipError as exc:
             if exc.status_code in REFUSED_FOR_GOOD:
                 self.spool.reject(entry, str(exc))
+                self.health.refused(str(exc))
             else:
                 self.spool.release(entry)
             return
@@ -237,8 +301,7 @@ class InstanceRunner:
             self.spool.release(entry)
             return
         self.spool.done(entry)
-        self.shipped_batches += 1
-        self.shipped_events += entry.events
+        self.health.shipped(entry.events)
 
 
 class AgentRunner:
@@ -288,16 +351,30 @@ def _thread(name: str, target: Callable[[], None]) -> threading.Thread:
     return thread
 
 
-def _guarded(what: str, action: Callable[..., None], *args: Any) -> bool:
-    """Run one step; log an unexpected error instead of killing the thread."""
+def _guarded(what: str, action: Callable[..., None], *args: Any) -> Exception | None:
+    """Run one step; log an unexpected error instead of killing the thread, and return it."""
     try:
         action(*args)
     except Exception as exc:
         # Mostly a server that cannot be reached: one line; the traceback at debug level.
         debug = log.isEnabledFor(logging.DEBUG)
         log.warning("%s failed, trying again later: %s", what, exc, exc_info=debug)
-        return False
-    return True
+        return exc
+    return None
+
+
+class _Every:
+    """Due every ``seconds`` (never when ``seconds`` is 0), the first time at once or not."""
+
+    def __init__(self, seconds: float, *, at_once: bool = True) -> None:
+        self._seconds = seconds
+        self._next = time.monotonic() + (0.0 if at_once else seconds)
+
+    def due(self) -> bool:
+        if self._seconds <= 0 or time.monotonic() < self._next:
+            return False
+        self._next = time.monotonic() + self._seconds
+        return True
 
 
 @contextlib.contextmanager

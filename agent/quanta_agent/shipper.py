@@ -5,7 +5,8 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,10 +82,13 @@ class Shipper:
         token: str,
         instance: str,
         first_wait: float = RETRY_FIRST_WAIT_SECONDS,
+        on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
-        """Describe the target; ``first_wait`` seconds before the first retry, doubling."""
+        """Describe the target; ``first_wait`` seconds before the first retry, doubling;
+        ``on_error`` hears of each failed attempt of :meth:`deliver` (it is retried)."""
         self.instance = instance
         self._first_wait = first_wait
+        self._on_error = on_error
         self._client = httpx.Client(
             base_url=server.rstrip("/"),
             timeout=httpx.Timeout(HTTP_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
@@ -134,11 +138,35 @@ class Shipper:
             wait=wait_exponential(multiplier=self._first_wait, max=RETRY_MAX_WAIT_SECONDS),
             stop=stop_when_event_set(give_up),
             sleep=sleep_using_event(give_up),
-            before_sleep=_log_retry,
+            before_sleep=self._before_retry,
             reraise=True,
         )
         response = retrying(self._post_once, body)
         return _result(batch_id, response)
+
+    def report(self, source: str, status: Mapping[str, Any]) -> bool:
+        """Send a status report of one source (a batch with no rows), once, without retry:
+        a report is about now, and the next one follows soon. False when the server does
+        not take reports (one older than this agent answers 422); other failures raise."""
+        body = {
+            "batch_id": f"status-{source}-{uuid.uuid4().hex}",
+            "instance": self.instance,
+            "source": source,
+            "agent": dict(status),
+        }
+        try:
+            self._post_once(encode_batch(body))
+        except ShipError as exc:
+            if exc.status_code == 422:
+                return False
+            raise
+        return True
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        _log_retry(state)
+        error = state.outcome.exception() if state.outcome else None
+        if self._on_error is not None and error is not None:
+            self._on_error(error)
 
     @retry(
         retry=retry_if_exception(lambda e: isinstance(e, _Retryable | httpx.TransportError)),

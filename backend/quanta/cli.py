@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -35,6 +35,12 @@ DEFAULT_DIGEST_LIMIT = 20
 MAX_SKIPPED_SHOWN = 20
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 ANNOTATE_TIMEOUT_SECONDS = 10.0
+# `quanta run`'s children, and where their logs go (under the data directory).
+CHILDREN = ("api", "worker", "beat")
+RUN_LOG_DIR = "logs"
+FAILED_CHILD_LOG_LINES = 40
+# The last line of the start message: the tests (and scripts) wait for it.
+READY_LINE = "Press Ctrl-C to stop."
 
 Children = dict[str, subprocess.Popen[bytes]]
 _N = TypeVar("_N", int, float)
@@ -188,7 +194,11 @@ def _celery_process_settings() -> "Settings":
 
 @app.command()
 def run() -> None:
-    """Migrate, then run the API, a Celery worker and beat until Ctrl-C."""
+    """Migrate, then run the API, a Celery worker and beat until Ctrl-C.
+
+    Their logs go to files in the data directory (``logs/api.log``, ``worker.log``,
+    ``beat.log``): the start message, with the URL and where the admin token is, stays the
+    last thing on the terminal, and a process that exits has its log's tail shown."""
     from quanta.core.config import get_settings
     from quanta.core.files import ensure_data_dir
     from quanta.core.migrate import upgrade_to_head
@@ -204,16 +214,24 @@ def run() -> None:
     token_line = _admin_token_line(settings)
     if not (settings.ui_dist / "index.html").is_file():
         typer.echo(f"warning: UI not built ({settings.ui_dist}); run `make install`.", err=True)
-    children = {name: subprocess.Popen(cmd) for name, cmd in _child_commands(settings).items()}
+    logs = _child_logs(settings)
+    children = {
+        name: subprocess.Popen(cmd, stdout=logs[name], stderr=subprocess.STDOUT)
+        for name, cmd in _child_commands(settings).items()
+    }
     url = f"http://{settings.host}:{settings.port}/"
     try:
-        _wait_healthy(url + "healthz", children)
+        _wait_healthy(url + "healthz", children, logs)
         typer.echo(f"Quanta is running at {url}")
         typer.echo(token_line)
-        typer.echo("Press Ctrl-C to stop.")
-        _wait_for_exit_or_signal(children)
+        files = ", ".join(f"{name}.log" for name in logs)
+        typer.echo(f"Logs: {Path(logs['api'].name).parent}/ ({files}; tail -f to follow)")
+        typer.echo(READY_LINE)
+        _wait_for_exit_or_signal(children, logs)
     finally:
         _stop(children)
+        for log in logs.values():
+            log.close()
 
 
 @app.command()
@@ -582,15 +600,41 @@ def _child_commands(settings: "Settings") -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def _wait_healthy(url: str, children: Children) -> None:
+def _child_logs(settings: "Settings") -> dict[str, IO[bytes]]:
+    """The log file of each child of `quanta run`, opened for appending (0600, in the
+    data directory's ``logs/``)."""
+    from quanta.core.files import private_dir, private_file
+
+    directory = private_dir(settings.data_dir / RUN_LOG_DIR)
+    logs: dict[str, IO[bytes]] = {}
+    for name in CHILDREN:
+        path = directory / f"{name}.log"
+        private_file(path)
+        logs[name] = path.open("ab", buffering=0)
+    return logs
+
+
+def _log_tail(log: IO[bytes], lines: int = FAILED_CHILD_LOG_LINES) -> str:
+    """The last lines of a child's log file, to show why it exited."""
+    text = Path(log.name).read_text(encoding="utf-8", errors="replace")
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _exited(name: str, child: subprocess.Popen[bytes], log: IO[bytes]) -> int:
+    typer.echo(_log_tail(log), err=True)
+    return _fail(f"the {name} process exited with {child.returncode} (its log: {log.name})")
+
+
+def _wait_healthy(url: str, children: Children, logs: dict[str, IO[bytes]]) -> None:
     import httpx  # here, not at the top: `quanta digest` starts faster without it
 
     deadline = time.monotonic() + HEALTH_WAIT_SECONDS
     # One client for every try: each new one builds a TLS context, 35 ms of CPU.
     with httpx.Client(timeout=1.0) as client:
         while time.monotonic() < deadline:
-            if any(child.poll() is not None for child in children.values()):
-                raise typer.Exit(_fail("a process exited during start-up; see the log above"))
+            for name, child in children.items():
+                if child.poll() is not None:
+                    raise typer.Exit(_exited(name, child, logs[name]))
             try:
                 if client.get(url).status_code == 200:
                     return
@@ -600,7 +644,7 @@ def _wait_healthy(url: str, children: Children) -> None:
     raise typer.Exit(_fail(f"the API did not answer {url} within {HEALTH_WAIT_SECONDS:.0f} s"))
 
 
-def _wait_for_exit_or_signal(children: Children) -> None:
+def _wait_for_exit_or_signal(children: Children, logs: dict[str, IO[bytes]]) -> None:
     stop_requested = False
 
     def request_stop(_signum: int, _frame: object) -> None:
@@ -612,7 +656,7 @@ def _wait_for_exit_or_signal(children: Children) -> None:
     while not stop_requested:
         for name, child in children.items():
             if child.poll() is not None:
-                raise typer.Exit(_fail(f"the {name} process exited with {child.returncode}"))
+                raise typer.Exit(_exited(name, child, logs[name]))
         time.sleep(0.5)
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from quanta.audit import service as audit
 from quanta.auth.models import TokenKind
-from quanta.auth.service import Principal, authenticate, csrf_token_for
+from quanta.auth.service import Principal, authenticate, csrf_token_for, scope_refusal
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 
@@ -27,7 +27,10 @@ class ErrorDetail(BaseModel):
 # Declared on every router that needs a token, so clients see these answers in the schema.
 AUTH_RESPONSES: dict[int | str, dict[str, object]] = {
     401: {"model": ErrorDetail, "description": "Missing, unknown or revoked API token."},
-    403: {"model": ErrorDetail, "description": "The token lacks the required scope."},
+    403: {
+        "model": ErrorDetail,
+        "description": "The token (a signed-in user: their role) lacks the required scope.",
+    },
 }
 
 _bearer = HTTPBearer(auto_error=False, description="An API token (see `quanta run` output).")
@@ -129,7 +132,7 @@ def require_scope(scope: str) -> Callable[..., object]:
 
     def check(principal: AnyPrincipal) -> Principal:
         if not principal.allows(scope):
-            raise HTTPException(status.HTTP_403_FORBIDDEN, f"This token lacks the '{scope}' scope.")
+            raise HTTPException(status.HTTP_403_FORBIDDEN, scope_refusal(principal, scope))
         return principal
 
     def check_and_audit(

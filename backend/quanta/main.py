@@ -16,6 +16,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 import quanta
 from quanta.advice.router import router as advice_router
+from quanta.agents.router import router as agents_router
 from quanta.annotations.router import router as annotations_router
 from quanta.audit.router import router as audit_router
 from quanta.auth.router import public_router as auth_public_router
@@ -116,6 +117,7 @@ def _api_router() -> APIRouter:
         auth_router,
         audit_router,
         ingest_router,
+        agents_router,
         queries_router,
         purge_router,
         annotations_router,

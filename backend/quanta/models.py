@@ -1,6 +1,7 @@
 """Every ORM model, imported once so Base.metadata is complete (Alembic, tests)."""
 
 from quanta.advice.models import Suggestion
+from quanta.agents.models import AgentSource
 from quanta.annotations.models import Annotation, AnnotationInstance, AnnotationTag
 from quanta.audit.models import AuditEntry
 from quanta.auth.models import ApiToken, User
@@ -31,6 +32,7 @@ from quanta.statistics.models import (
 from quanta.tables.models import TableSnapshot
 
 __all__ = [
+    "AgentSource",
     "Annotation",
     "AnnotationInstance",
     "AnnotationTag",

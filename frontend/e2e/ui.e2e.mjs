@@ -9,6 +9,9 @@
 //   QUANTA_E2E_TOKEN          an API token it accepts (required)
 //   QUANTA_E2E_USER, QUANTA_E2E_PASSWORD  an admin user to sign in with (required)
 //   QUANTA_E2E_DSN            a read-only DSN of the test MariaDB, for "add an instance" (required)
+//   QUANTA_E2E_TARGET_DSN     the instance's execution target DSN, set again from the UI (required)
+//   QUANTA_E2E_TARGET         that target's host:port, which profiles must name (required)
+//   QUANTA_E2E_DML            a fingerprint substring of a statement that sends no rows (required)
 //   QUANTA_E2E_RECEIVER       a local webhook URL the harness listens on (required)
 //   QUANTA_E2E_EXPECT_TOP     a substring of the fingerprint expected in the first row (required)
 //   QUANTA_E2E_ANNOTATION     the annotation the harness created, as JSON (required)
@@ -35,6 +38,9 @@ const token = env.QUANTA_E2E_TOKEN;
 const userName = env.QUANTA_E2E_USER;
 const password = env.QUANTA_E2E_PASSWORD;
 const dsn = env.QUANTA_E2E_DSN;
+const targetDsn = env.QUANTA_E2E_TARGET_DSN;
+const targetAddress = env.QUANTA_E2E_TARGET;
+const dmlText = env.QUANTA_E2E_DML;
 const receiver = env.QUANTA_E2E_RECEIVER;
 const expectTop = env.QUANTA_E2E_EXPECT_TOP;
 const annotation = env.QUANTA_E2E_ANNOTATION ? JSON.parse(env.QUANTA_E2E_ANNOTATION) : undefined;
@@ -80,6 +86,8 @@ before(async () => {
   assert.ok(expectTop, 'QUANTA_E2E_EXPECT_TOP is not set.');
   assert.ok(userName && password, 'QUANTA_E2E_USER / QUANTA_E2E_PASSWORD are not set.');
   assert.ok(dsn && receiver, 'QUANTA_E2E_DSN / QUANTA_E2E_RECEIVER are not set.');
+  assert.ok(targetDsn && targetAddress, 'QUANTA_E2E_TARGET_DSN / QUANTA_E2E_TARGET are not set.');
+  assert.ok(dmlText, 'QUANTA_E2E_DML is not set.');
   assert.ok(annotation?.id, 'QUANTA_E2E_ANNOTATION is not set: create an annotation first.');
   assert.ok(filterSchema && searchText, 'QUANTA_E2E_FILTER_SCHEMA / QUANTA_E2E_SEARCH not set.');
   assert.ok(minClasses >= 1000, 'QUANTA_E2E_MIN_CLASSES must be at least 1000.');
@@ -383,6 +391,56 @@ test('a custom time range goes into the URL', async (t) => {
   });
 });
 
+test('numbers people read: load with a unit, rows examined per call for DML', async (t) => {
+  await step(t, 'overview-numbers', async () => {
+    await page.goto(new URL('/', baseUrl).href);
+    await waitForTable();
+    // Load: sessions with 2-3 significant digits, or query time per second: never a run of
+    // zeros nor an exponent.
+    const loads = await page.locator('[data-testid="query-row"] .load-value').allInnerTexts();
+    assert.ok(loads.length > 10, 'loads are shown');
+    for (const load of loads) {
+      assert.match(load, /^(\d[\d,]*(\.\d{1,3})?|\d[\d.]* (ns|µs|ms|s)\/s|<1 ns\/s)$/, load);
+      assert.doesNotMatch(load, /0\.000|e-/, load);
+    }
+    // A statement that sends no rows: rows examined per call, not ∞.
+    await page.getByTestId('search').fill(dmlText);
+    await waitForUrl((url) => url.searchParams.get('q') === dmlText, 'the search');
+    await waitForTable();
+    const dml = rows().filter({ hasText: dmlText }).first();
+    const examined = await dml.evaluate((tr) => tr.children[8].textContent);
+    assert.match(examined, /^\d[\d,.]*\/call$/, `rows examined per call: ${examined}`);
+    assert.doesNotMatch(await page.getByTestId('top-queries-table').innerText(), /∞/);
+  });
+  await step(t, 'detail-metrics', async () => {
+    await page.getByTestId('query-link').first().click();
+    const metrics = page.getByTestId('metrics-table');
+    await metrics.waitFor();
+    assert.match(await metrics.locator('thead').innerText(), /Per second/);
+    const queryTime = metrics.locator('tbody tr').filter({ hasText: 'Query time' });
+    const perSecond = await queryTime.locator('td').first().innerText();
+    // Time per second: "7.98 µs/s", never "7.98 µs" under a rate heading.
+    assert.match(perSecond, /^([\d.]+ (ns|µs|ms|s)|<1 ns)\/s$/, perSecond);
+    assert.match(await page.locator('.stat-value').first().innerText(), /\d/);
+    await metrics.scrollIntoViewIfNeeded();
+  });
+});
+
+test('an empty range while an agent is connected says so, not "run quanta-agent"', async (t) => {
+  await step(t, 'overview-empty-agent-connected', async () => {
+    // An hour years before the workload: nothing in it.
+    const from = '2020-01-01T00:00:00.000Z';
+    const to = '2020-01-01T01:00:00.000Z';
+    await page.goto(new URL(`/?from=${from}&to=${to}`, baseUrl).href);
+    const empty = page.getByTestId('queries-empty');
+    await empty.waitFor();
+    const connected = page.getByTestId('agent-connected');
+    await connected.waitFor();
+    assert.match(await connected.innerText(), /An agent is connected \(mariadb-e2e; /);
+    assert.doesNotMatch(await empty.innerText(), /run quanta-agent|quanta-agent import/);
+  });
+});
+
 test('open a query: metrics, charts with the annotation, tabs, deep link', async (t) => {
   await step(t, 'detail', async () => {
     // The annotations are held back until a row link has focus: their markers arriving
@@ -449,6 +507,10 @@ test('open a query: metrics, charts with the annotation, tabs, deep link', async
     }
     await suggestions.waitFor({ timeout: 90_000 });
     assert.match(await page.getByTestId('suggestions').innerText(), /orders/);
+    // The workload index plan of the instance is one click away from a query's advice.
+    const planLink = suggestions.getByTestId('index-plan-link');
+    assert.equal(await planLink.innerText(), 'mariadb-e2e');
+    assert.match(await planLink.getAttribute('href'), /^\/instances\/\d+\/index-plan$/);
     await screenshot('detail-suggestions');
 
     // Tables: the EXPLAIN took a snapshot of the table it reads.
@@ -518,7 +580,75 @@ test('profile a point lookup from its Profile tab', async (t) => {
       'stages under 1% are folded',
     );
     assert.match(await page.getByTestId('profile').innerText(), /other stages, each under 1%/);
+    // Where it ran: the execution target, named by address, not the monitored server.
+    const header = await page.getByTestId('profile').getByTestId('run-header').innerText();
+    assert.ok(
+      header.includes(`on the execution target ${targetAddress} (`),
+      `the profile should name its execution target ${targetAddress}: ${header}`,
+    );
+    assert.match(header, /for mariadb-e2e$/);
+    assert.match(
+      await page.getByTestId('profile-response').innerText(),
+      /^Response .* over \d+ runs/,
+    );
   });
+});
+
+test('the Profile tab without an execution target points to the instance in Settings', async (t) => {
+  const detail = page.url();
+  await step(t, 'detail-profile-no-target', async () => {
+    // An admin removes the target (Settings -> the instance -> Edit).
+    await openSettings();
+    const row = page.getByTestId('instance-row').filter({ hasText: 'mariadb-e2e' });
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('form', { name: 'Edit mariadb-e2e' });
+    await form.getByLabel('Remove the execution target (no ANALYZE, no profiles)').check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    assert.match(await row.getByTestId('instance-target').innerText(), /none \(EXPLAIN only\)/);
+
+    await page.goto(detail);
+    await page.getByTestId('profile').waitFor();
+    const again = page.getByTestId('collect-again');
+    assert.equal(await again.isDisabled(), true, '"Collect again" is disabled');
+    const reason = page.getByTestId('profile').getByTestId('missing-prerequisite');
+    assert.match(await reason.innerText(), /run only on an execution target/);
+    assert.equal(
+      await again.getAttribute('aria-describedby'),
+      await reason.getAttribute('id'),
+      'the button is described by the reason',
+    );
+    assert.doesNotMatch(await reason.innerText(), /PATCH|\/api\//);
+    assert.doesNotMatch(
+      await page.getByTestId('profile').innerText(),
+      /Response –|not accounted for –/,
+    );
+  });
+  await step(
+    t,
+    'detail-profile-target-again',
+    async () => {
+      // The link opens the instance's form in Settings, where the target is set again.
+      await page.getByTestId('prerequisite-link').click();
+      await waitForUrl(
+        (url) => url.pathname === '/settings' && url.searchParams.get('edit') === 'mariadb-e2e',
+        'the settings with the instance being edited',
+      );
+      const form = page.getByRole('form', { name: 'Edit mariadb-e2e' });
+      await form.waitFor();
+      await form.getByTestId('target-dsn').fill(targetDsn);
+      await screenshot('settings-edit-from-profile');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await form.waitFor({ state: 'detached' });
+      const row = page.getByTestId('instance-row').filter({ hasText: 'mariadb-e2e' });
+      assert.match(await row.getByTestId('instance-target').innerText(), /quanta_exec:\*\*\*@/);
+      // Back on the query, where the next steps expect to be: "Collect again" works again.
+      await page.goto(detail);
+      await page.getByTestId('profile').waitFor();
+      assert.equal(await page.getByTestId('collect-again').isDisabled(), false);
+    },
+    { fullPage: false },
+  );
 });
 
 test('from a chart marker to the impact of the annotation', async (t) => {
@@ -664,6 +794,18 @@ test('settings: add an instance, test its connection, delete it', async (t) => {
     await report.waitFor();
     assert.match(await report.innerText(), /Connected as/);
     assert.ok((await report.getByTestId('capability').count()) > 0, 'capabilities are listed');
+    // Nothing fine by design is red for a least-privilege account: DML needs no write
+    // privilege, and profiling is not the monitored server's (no target here).
+    const capabilities = await report.getByTestId('capability').allInnerTexts();
+    assert.deepEqual(
+      capabilities.filter((line) => line.includes('✗')),
+      [],
+      'no capability of the least-privilege account is red',
+    );
+    assert.ok(
+      capabilities.every((line) => !/explain_dml|profiling/.test(line)),
+      capabilities.join('\n'),
+    );
     // The account's grants, and that it has nothing beyond what Quanta needs.
     assert.match(await report.getByTestId('privileges').innerText(), /SELECT ON \*\.\*/);
     assert.match(await report.getByTestId('privileges').innerText(), /Least privilege/);
@@ -692,6 +834,16 @@ test('settings: the execution target is shown and verified read-only', async (t)
     await target.waitFor();
     // Verified just now: only a verified target says whom it is read-only for.
     assert.match(await target.innerText(), /read-only for quanta_exec@%: read_only=ON/);
+    // Profiling is checked where profiles run: on the target.
+    assert.match(await target.getByTestId('target-capability').first().innerText(), /✓ profiling/);
+    // The audit log names where the profile ran, not only the instance, and whom the CLI
+    // created with which role.
+    const audit = await page.getByTestId('audit-table').innerText();
+    assert.match(audit, new RegExp(`cli created user “${userName}” as admin`));
+    assert.ok(
+      audit.includes(`of mariadb-e2e on the execution target ${targetAddress}: ok`),
+      `the audit should name the execution target ${targetAddress}`,
+    );
     await screenshot('settings-target');
   });
 });
@@ -716,6 +868,26 @@ test('settings: the source counted in totals is shown and can be pinned', async 
   });
 });
 
+test('settings: each source of each instance says how its agent is doing', async (t) => {
+  await step(t, 'settings-agents', async () => {
+    await openSettings();
+    const agents = page.getByTestId('agents-table');
+    await agents.waitFor();
+    for (const source of ['slowlog', 'perfschema']) {
+      const row = page
+        .getByTestId('agent-row')
+        .filter({ hasText: 'mariadb-e2e' })
+        .filter({ hasText: source });
+      assert.equal(await row.getByTestId('agent-state').innerText(), 'reporting', source);
+      // The agent's version and host, its spool; the last batch when one came.
+      assert.match(await row.getByTestId('agent-version').innerText(), /^\d+\.\d+\.\d+ on \S+/);
+      assert.match(await row.getByTestId('agent-spool').innerText(), /waiting · \d+ dropped/);
+      assert.match(await row.getByTestId('agent-last-batch').innerText(), /ago|just now|none yet/);
+    }
+    await agents.scrollIntoViewIfNeeded();
+  });
+});
+
 test('settings: an instance links to its index plan, computed on request', async (t) => {
   await step(t, 'index-plan', async () => {
     await openSettings();
@@ -728,7 +900,27 @@ test('settings: an instance links to its index plan, computed on request', async
       .locator('[data-testid="plan-summary"], [data-testid="plan-none"]')
       .first()
       .waitFor({ timeout: 90_000 });
+    // Tables with nothing to change are one line, closed: no card of theirs is on screen.
+    const folded = page.getByTestId('plan-unchanged');
+    assert.match(await folded.locator('summary').innerText(), /^No change for \d+ tables?: /);
+    assert.equal(await folded.getAttribute('open'), null);
+    const visibleCards = await page
+      .getByTestId('plan-table')
+      .evaluateAll((cards) => cards.filter((card) => card.checkVisibility()).length);
+    const toChange = await page.getByTestId('plan-summary').count();
+    assert.equal(visibleCards > 0, toChange > 0, 'only tables to change are shown in full');
+    const height = await page.evaluate(() => globalThis.document.documentElement.scrollHeight);
+    writeFileSync(
+      join(artifacts, 'index-plan-height.json'),
+      `${JSON.stringify({ scrollHeightPx: height, visibleCards }, null, 2)}\n`,
+    );
+    t.diagnostic(`index plan page: ${height} px tall, ${visibleCards} table cards shown`);
     await screenshot('index-plan-page');
+    // The overview links to the plan too.
+    await page.goto(new URL('/', baseUrl).href);
+    await waitForTable();
+    await page.getByTestId('index-plan-links').getByRole('link', { name: 'mariadb-e2e' }).click();
+    await page.getByRole('heading', { name: 'Index plan: mariadb-e2e' }).waitFor();
     // Back where the settings steps that follow expect to be.
     await page.getByRole('link', { name: '← Instances' }).click();
     await page.getByTestId('instances-table').waitFor();

@@ -45,6 +45,8 @@ class Receiver:
         self.lock = threading.Lock()
         self.posts: list[dict[str, Any]] = []  # every batch received, resent ones included
         self.unique: dict[str, dict[str, Any]] = {}  # by batch_id, first arrival order
+        self.reports: list[dict[str, Any]] = []  # status reports: batches of no rows
+        self.takes_reports = True  # False: answer reports as a server older than them
         self.busy = False
         self._server: ThreadingHTTPServer | None = None
         self.up()
@@ -89,10 +91,21 @@ class Receiver:
             return 401, {"detail": "bad token"}
         if self.busy:
             return 503, {"detail": "busy"}
+        if "agent" in body and set(body) <= {"batch_id", "instance", "source", "agent"}:
+            if not self.takes_reports:  # extra="forbid" on the batch, as before reports
+                return 422, {"detail": "Invalid batch: agent: Extra inputs are not permitted"}
+            with self.lock:
+                self.reports.append(body)
+            return 202, {"status": "done"}
         with self.lock:
             self.posts.append(body)
             known = self.unique.setdefault(body["batch_id"], body) is not body
         return (200 if known else 202), {"status": "queued"}
+
+    def reports_of(self, source: str) -> list[dict[str, Any]]:
+        """The ``agent`` member of each status report of ``source``, oldest first."""
+        with self.lock:
+            return [r["agent"] for r in self.reports if r["source"] == source]
 
     def batches(self, source: str) -> list[dict[str, Any]]:
         """The distinct batches of ``source``, in order of first arrival."""

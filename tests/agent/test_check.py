@@ -111,7 +111,15 @@ def test_slow_log_and_performance_schema_off() -> None:
             "SET GLOBAL userstat = ON;",
         ]
         assert "long_query_time is 10 s" in lines[2]
-        assert lines[-1].startswith("Note: SET GLOBAL and UPDATE")
+        # What keeps the runtime fixes after a restart: the exact my.cnf lines.
+        assert lines[6].startswith("Note: SET GLOBAL and UPDATE")
+        assert lines[7:] == [
+            "[mysqld]",
+            "slow_query_log=ON",
+            "long_query_time=0",
+            "log_slow_verbosity=query_plan,innodb,explain",
+            "userstat=ON",
+        ]
 
         assert apply_fixes(own.server, lines) == 4
         code, lines = check("--dsn", least(own.server))
@@ -140,6 +148,13 @@ def test_performance_schema_consumers_instruments_and_digest_table() -> None:
             "the server.",
         ]
 
+        options = lines[lines.index("[mysqld]") + 1 :]
+        assert options == [
+            "performance-schema-consumer-statements-digest=ON",
+            "performance-schema-consumer-events-statements-history-long=ON",
+            "performance-schema-instrument='statement/sql/select=ON'",
+        ]
+
         assert apply_fixes(own.server, lines) == 2
         code, lines = check("--dsn", least(own.server))
         assert code == 1
@@ -147,6 +162,15 @@ def test_performance_schema_consumers_instruments_and_digest_table() -> None:
             "  - The digest table is too small (5 rows, "
         )
         assert len([line for line in lines if line.startswith("  - ")]) == 1
+
+    # The my.cnf lines, given at start after the bad settings (as a later line of my.cnf
+    # would be; the option file's quotes are the shell's here), fix what they say they fix.
+    at_start = [f"--{line.replace(chr(39), '')}" for line in options]
+    with started_mariadb([*BAD_PERFORMANCE_SCHEMA, *at_start]) as own:
+        code, lines = check("--dsn", least(own.server))
+        problems = [line for line in lines if line.startswith("  - ")]
+        assert len(problems) == 1, lines
+        assert problems[0].startswith("  - The digest table is too small (5 rows, ")
 
 
 @services

@@ -17,6 +17,7 @@ import os
 import random
 import re
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 
+import quanta_agent
 from quanta.analysis import native
 from tests.agent.harness import (
     AgentProcess,
@@ -34,7 +36,7 @@ from tests.agent.harness import (
     wait_for,
     write_config,
 )
-from tests.fixtures.servers import MariaDBServer, OwnMariaDB, started_mariadb
+from tests.fixtures.servers import MariaDBServer, OwnMariaDB, free_port, started_mariadb
 
 pytestmark = pytest.mark.services
 
@@ -387,3 +389,68 @@ def test_no_password_leaves_the_host(scenario: Scenario) -> None:
     assert "sekret" not in json.dumps(scenario.receiver.posts)
     spooled = b"".join(p.read_bytes() for p in scenario.spool_dir.rglob("*") if p.is_file())
     assert b"sekret" not in spooled
+
+
+def test_status_reports_and_progress_lines_say_how_each_source_is(scenario: Scenario) -> None:
+    receiver = scenario.receiver
+    agent = scenario.start_agent(
+        status_interval=1,
+        progress_log_interval=1,
+        instance={"sources": ["slowlog", "perfschema"], "poll_interval": 0.3},
+    )
+    for source in ("slowlog", "perfschema"):
+        assert wait_for(lambda s=source: any(r["read_at"] for r in receiver.reports_of(s)))
+    first = next(r for r in receiver.reports_of("slowlog") if r["read_at"])
+    assert (first["version"], first["host"]) == (quanta_agent.__version__, socket.gethostname())
+    assert (first["interval"], first["read_failing"], first["dropped"]) == (1, False, 0)
+    # Nothing reaches the server for a while: batches wait in the spool, and the first
+    # reports once it is back say how many, and why.
+    receiver.down()
+    scenario.run("down", 20)
+    spool = scenario.spool_dir / "db1"
+    assert wait_for(lambda: len(list(spool.glob("*.batch"))) >= 2)
+    seen = len(receiver.reports_of("slowlog"))
+    receiver.up()
+    assert wait_for(lambda: len(receiver.reports_of("slowlog")) > seen)
+    back = receiver.reports_of("slowlog")[seen]
+    assert back["last_error"].startswith("sending to the server: "), back
+    assert back["last_error_at"] is not None
+    # (The collector's own polls keep the slow log growing: the statements run, not the
+    # whole log, are what must arrive.)
+    assert wait_for(lambda: scenario.received_tagged() == scenario.executed)
+    # One progress line per instance at INFO, with what was shipped and the spool.
+    assert wait_for(lambda: re.search(r"INFO .*db1: shipped [1-9]\d* batches", agent.log()))
+    assert re.search(r"db1: shipped \d+ batches \(\d+ statements/rows\) in the last "
+                     r"1 s; spool: \d+ batches", agent.log())  # fmt: skip
+
+
+def test_a_source_that_cannot_be_read_is_reported_failing_and_old_servers_get_none(
+    scenario: Scenario,
+) -> None:
+    receiver = scenario.receiver
+    # The slow log is read from its file; performance_schema needs the server, which the
+    # DSN misses (a port nothing listens on).
+    instance = {
+        "sources": ["slowlog", "perfschema"],
+        "poll_interval": 0.3,
+        "dsn": f"mysql://root@127.0.0.1:{free_port()}/",
+    }
+    agent = scenario.start_agent(
+        status_interval=1, instance=instance, slowlog={"path": str(scenario.slow_log)}
+    )
+    assert wait_for(lambda: any(r["read_failing"] for r in receiver.reports_of("perfschema")))
+    failing = next(r for r in receiver.reports_of("perfschema") if r["read_failing"])
+    assert failing["read_at"] is None
+    assert failing["last_error"].startswith("reading perfschema: "), failing
+    assert wait_for(lambda: any(r["read_at"] for r in receiver.reports_of("slowlog")))
+    assert not any(r["read_failing"] for r in receiver.reports_of("slowlog"))
+    agent.terminate()
+
+    # A server older than status reports refuses them (422): the agent says so once and
+    # stops sending them; its data batches go on as before.
+    receiver.takes_reports = False
+    agent = scenario.start_agent(status_interval=1)
+    scenario.run("old-server", 5)
+    scenario.assert_exactly_once(scenario.slow_log)
+    time.sleep(2.5)  # three report intervals
+    assert agent.log().count("the server does not take agent status reports") == 1

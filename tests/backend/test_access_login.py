@@ -124,7 +124,11 @@ def test_viewer_reads_but_cannot_administer(client: TestClient) -> None:
     assert tab.get("/api/v1/queries").status_code == 200
     refused = tab.post("/api/v1/instances", json={"name": "x"}, headers={"X-CSRF-Token": csrf})
     assert refused.status_code == 403
-    assert refused.json()["detail"] == "This token lacks the 'admin' scope."
+    # Told in a user's terms (a role), not a token's: they signed in with a password.
+    assert refused.json()["detail"] == (
+        "Signed in as 'vic' (viewer): this needs the 'admin' permission, which admins have. "
+        "An admin can change your role."
+    )
     assert tab.get("/api/v1/tokens").status_code == 403
 
 

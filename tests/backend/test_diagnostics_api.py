@@ -241,8 +241,9 @@ def test_profile_needs_an_execution_target(
     assert response.json()["detail"] == (
         "A profile executes the example, and nothing is executed on the monitored server: "
         "instance 'db1' has no execution target. An admin sets a read-only replica or sandbox "
-        f"with PATCH /api/v1/instances/{instance['id']} "
-        '{"execution_target_dsn": "mysql://quanta_exec:PASSWORD@replica:3306/"}.'
+        "in Settings → Instances → db1 → Edit → Execution target (or PATCH "
+        f"/api/v1/instances/{instance['id']} "
+        '{"execution_target_dsn": "mysql://quanta_exec:PASSWORD@replica:3306/"}).'
     )
     # The run queued before the target was removed is refused when the worker takes it.
     with session_scope(session_factory) as session:
@@ -368,10 +369,15 @@ def signed_in(client: TestClient, name: str, role: str) -> TestClient:
 
 @pytest.mark.parametrize("what", ["explain", "profile", "suggestions"])
 def test_requesting_a_run_needs_the_diagnose_scope(seeded: TestClient, what: str) -> None:
-    for reader in (token(seeded, "reader", "read"), signed_in(seeded, "vera", "viewer")):
+    readers = {
+        "This token lacks the 'diagnose' scope.": token(seeded, "reader", "read"),
+        "Signed in as 'vera' (viewer): this needs the 'diagnose' permission, which operators "
+        "and admins have. An admin can change your role.": signed_in(seeded, "vera", "viewer"),
+    }
+    for refusal, reader in readers.items():
         refused = post(reader, what, SELECT_SQL)
         assert refused.status_code == 403
-        assert refused.json()["detail"] == "This token lacks the 'diagnose' scope."
+        assert refused.json()["detail"] == refusal
         assert get(reader, what, SELECT_SQL).status_code != 403  # reading stays 'read'
     for caller in (
         token(seeded, "ci", "read", "diagnose"),

@@ -1,10 +1,12 @@
 """The UI as a user walks it: statements on a real MariaDB, its slow log imported with
-quanta-agent into `quanta run`, an admin user made with `quanta user create`, an
-annotation made through the API, then password sign-in, the overview, sorting, filters,
+quanta-agent into `quanta run`, then `quanta-agent run` tailing it and polling
+performance_schema (its health in Settings), an admin user made with `quanta user create`,
+an annotation made through the API, then password sign-in, the overview, sorting, filters,
 grouping, search, a custom range, deep links, a query's detail with its tabs (EXPLAIN,
-advice, tables, profile), the annotation's marker and impact, the first render of 1,000
-rows, and the settings (instances, a chat channel posting to a local receiver, tokens,
-users, a viewer's read-only view) checked in headless Chromium (frontend/e2e/*.e2e.mjs)."""
+advice, tables, profile with and without an execution target), the annotation's marker and
+impact, the first render of 1,000 rows, the index plan, and the settings (instances, agents,
+a chat channel posting to a local receiver, tokens, users, a viewer's read-only view) checked
+in headless Chromium (frontend/e2e/*.e2e.mjs)."""
 
 import json
 import os
@@ -12,14 +14,15 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.fixtures.quanta import VENV_BIN, agent_import, quanta_run
+from tests.fixtures.quanta import VENV_BIN, QuantaServer, agent_import, quanta_run
 from tests.fixtures.servers import MariaDBServer, service_unavailable, started_mariadb
 from tests.helpers import HTTP
 
@@ -42,6 +45,9 @@ FAST_RUNS = 40
 INVENTORY_RUNS = 10
 # Distinct query classes, so the overview can be timed with 1,000 rows.
 BULK_CLASSES = 1000
+# A statement that examines rows and sends none: the overview gives rows examined per call.
+DML = "UPDATE items SET qty = qty WHERE sku < %s"
+DML_RUNS = 3
 ANNOTATION = "Deploy v42: add orders index"
 INSTANCE = "mariadb-e2e"
 # The read-only account Quanta uses for EXPLAIN on the monitored server.
@@ -106,10 +112,58 @@ def run_workload(mariadb: MariaDBServer, at: datetime) -> None:
         cur.execute("INSERT INTO items VALUES " + ",".join(f"({i},{i % 7})" for i in range(200)))
         for i in range(INVENTORY_RUNS):
             cur.execute("SELECT sku FROM items WHERE qty = %s", (i % 7,))
+        for i in range(DML_RUNS):
+            cur.execute(DML, (50 + i,))
         cur.execute("USE bulk")
         for i in range(BULK_CLASSES):
             # The alias is part of the fingerprint: each statement is its own class.
             cur.execute(f"SELECT {i} AS bulk_{i}")
+
+
+@contextmanager
+def running_agent(
+    server: QuantaServer, mariadb: MariaDBServer, dsn: str, directory: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`quanta-agent run` for the instance: its slow log from the end (the history was
+    imported) and performance_schema, reporting its status every 2 s; its log is kept with
+    the screenshots."""
+    config = {
+        "server": server.url,
+        "token": server.token,
+        "spool_dir": str(directory / "spool"),
+        "status_interval": 2,
+        "progress_log_interval": 10,
+        "instances": {
+            INSTANCE: {
+                "dsn": dsn,
+                "sources": ["slowlog", "perfschema"],
+                "poll_interval": 10,
+                "slowlog": {"path": str(mariadb.slow_log_path)},
+            }
+        },
+    }
+    path = directory / "agent.yaml"
+    path.write_text(yaml.safe_dump(config))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with (ARTIFACTS / "agent.log").open("wb") as log:
+        agent = subprocess.Popen(
+            [str(VENV_BIN / "quanta-agent"), "run", "--config", str(path)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield agent
+        finally:
+            agent.terminate()
+            agent.wait(30)
+
+
+def agent_reports(server: QuantaServer) -> bool:
+    """Both sources of the instance are reporting, with the agent's host."""
+    sources = [s for s in server.get("/api/v1/agents").json() if s["instance"] == INSTANCE]
+    return len(sources) == 2 and all(
+        s["state"] == "reporting" and s["agent_host"] and s["read_at"] for s in sources
+    )
 
 
 @pytest.fixture
@@ -216,7 +270,10 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
 
         with e2e_mariadb.connect() as conn, conn.cursor() as cur:
             cur.execute("SET GLOBAL read_only = ON")
+        stack = ExitStack()
         try:
+            agent = stack.enter_context(running_agent(server, e2e_mariadb, dsn, tmp_path))
+            server.wait_for(lambda: agent_reports(server), what="the agent's status reports")
             browser = subprocess.run(
                 ["npm", "run", "--silent", "e2e"],
                 cwd=FRONTEND,
@@ -227,6 +284,9 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
                     "QUANTA_E2E_USER": USER,
                     "QUANTA_E2E_PASSWORD": PASSWORD,
                     "QUANTA_E2E_DSN": dsn,
+                    "QUANTA_E2E_TARGET_DSN": target,
+                    "QUANTA_E2E_TARGET": f"{e2e_mariadb.host}:{e2e_mariadb.port}",
+                    "QUANTA_E2E_DML": "update items",
                     "QUANTA_E2E_RECEIVER": receiver_url,
                     "QUANTA_E2E_EXPECT_TOP": top,
                     "QUANTA_E2E_ANNOTATION": json.dumps(annotation),
@@ -241,8 +301,10 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
                 check=False,
             )
         finally:
+            stack.close()
             with e2e_mariadb.connect() as conn, conn.cursor() as cur:
                 cur.execute("SET GLOBAL read_only = OFF")
+        assert agent.returncode == 0, (ARTIFACTS / "agent.log").read_text()[-3000:]
         (ARTIFACTS / "e2e.tap").write_text(browser.stdout)
         assert browser.returncode == 0, (
             f"browser test failed:\n{browser.stdout}\n{browser.stderr}\n"
@@ -257,8 +319,22 @@ def test_the_ui_in_a_real_browser(tmp_path: Path, e2e_mariadb: MariaDBServer) ->
             "marker-hover",
             "detail-tables",
             "api-docs",
+            # Issue 42's views: each point's screen, as the user sees it.
+            "settings-instance-tested",
+            "settings-target",
+            "detail-profile",
+            "detail-profile-no-target",
+            "settings-edit-from-profile",
+            "settings-agents",
+            "overview-empty-agent-connected",
+            "overview-numbers",
+            "detail-metrics",
+            "index-plan-page",
+            "detail-suggestions",
         ):
             assert (ARTIFACTS / f"{name}.png").exists(), name
+        # The agent logged its progress at INFO, not two lines in twenty minutes.
+        assert f"{INSTANCE}: shipped" in (ARTIFACTS / "agent.log").read_text()
         # The channel's test message reached the receiver, once.
         assert len(received) == 1, received
         assert b"e2e-hook" in received[0], received[0][:300]

@@ -133,6 +133,12 @@ def test_privileges_are_listed_and_the_broad_ones_flagged(
         found[account] = report["excess_privileges"]
         least = next(c for c in report["capabilities"] if c["name"] == "least_privilege")
         assert least["ok"] is (not expected[account])
+        if account == "least":  # the README's monitoring account: nothing is red
+            failed = [c for c in report["capabilities"] if not c["ok"]]
+            assert failed == []
+            # No target yet: profiling is not claimed (it would run on the target only).
+            assert "profiling" not in {c["name"] for c in report["capabilities"]}
+            assert report["execution_target"] is None
     assert found == expected
     listed = client.get("/api/v1/instances").json()
     least = test_connection(client, next(i for i in listed if i["name"] == "db-least"))
@@ -185,12 +191,19 @@ def test_the_execution_target_is_verified_read_only_at_every_connect(
             "read-only for quanta_exec@%: read_only=ON, innodb_read_only=OFF"
         )
         assert (target["account"], target["excess_privileges"]) == ("quanta_exec@%", [])
+        # Profiling is the execution target's capability, checked there.
+        assert [(c["name"], c["ok"]) for c in target["capabilities"]] == [("profiling", True)]
         profile = run(client, session_factory, settings, "profile", SCAN.format(1), "db1")
         assert (profile["status"], profile["error"]) == ("ok", None)
         assert profile["runs"] == 1
+        # Where each ran, by role: a profile on the target, EXPLAIN on the monitored server
+        # and its ANALYZE on the target (one server here, reached with two accounts).
+        on_target = {"role": "execution target", "address": address}
+        assert profile["ran_on"] == [on_target]
         explained = run(client, session_factory, settings, "explain", SCAN.format(2), "db1")
         assert explained["analyze"] is not None
         assert explained["notes"] == []
+        assert explained["ran_on"] == [{"role": "monitored server", "address": address}, on_target]
     # Back to read-write: the very next run is refused again (verified at each connect).
     profile = run(client, session_factory, settings, "profile", SCAN.format(3), "db1")
     assert (profile["status"], profile["error"]) == ("refused", refusal)

@@ -96,7 +96,7 @@ def kill_workers_until_a_batch_is_lost(
     0.1 s, and the import is over in a few seconds, so at a slower pace every kill could fall
     between two batches."""
     time.sleep(1.5)
-    while not stop.is_set() and not any(WORKER_LOST in line for line in server.output):
+    while not stop.is_set() and not any(WORKER_LOST in line for line in server.log_lines()):
         pids = worker_pool_pids(data_dir)
         if pids:
             os.kill(random.choice(pids), signal.SIGKILL)
@@ -185,11 +185,11 @@ def test_postgresql_redis_exact_counts_with_duplicates_two_workers_and_a_killed_
         check_store(server, database_url, data_dir, start, logged)
         killer.set()
         thread.join()
-        assert any(WORKER_LOST in line for line in server.output), server.log_tail()
+        assert any(WORKER_LOST in line for line in server.log_lines()), server.log_tail()
         # Both pool processes (two concurrent workers) processed batches.
         workers = {
             line.split("/", 1)[1].split("]", 1)[0]
-            for line in server.output
+            for line in server.log_lines()
             if "events counted" in line and "/" in line
         }
         assert len(workers) >= 2, workers

@@ -137,9 +137,12 @@ class QueryClassDigest:
     last_seen: datetime | None = None
     example: Example | None = None
     pending: list[Any] = field(default_factory=_new_columns)
-    # pt-query-digest's buckets of each metric of _METRIC_FIELDS: the report's overall 95th
-    # percentile, stddev and median are computed from them as pt-query-digest does.
+    # pt-query-digest's buckets of each metric of _METRIC_FIELDS and of each numeric
+    # attribute: the report's overall 95th percentile, stddev and median are computed from
+    # them as pt-query-digest does.
     buckets: dict[str, Buckets] = field(default_factory=dict)
+    # The attributes logged as Yes/No (pt-query-digest's "Boolean" section).
+    flags: set[str] = field(default_factory=set)
 
     def add(self, event: SlowLogEvent) -> None:
         """Take one event (folded in by the next :meth:`flush`)."""
@@ -166,6 +169,12 @@ class QueryClassDigest:
                 # Ints and flags as they are (fsum takes them), the extremes as floats.
                 metric.add_all(values)
                 metric.min, metric.max = float(metric.min), float(metric.max)
+                if not values:
+                    continue
+                if type(values[0]) is bool:
+                    self.flags.add(name)
+                else:
+                    self.buckets.setdefault(name, Buckets()).add_many(values)
         self.count += len(queries)
         self.query_time.add_all(query_times)
         self.query_time_histogram.add_many(query_times)
@@ -206,6 +215,10 @@ class QueryClassDigest:
             if metric is None:
                 metric = self.attributes[name] = Metric()
             metric.add(float(value))
+            if type(value) is bool:
+                self.flags.add(name)
+            else:
+                self.buckets.setdefault(name, Buckets()).add_many([value])
 
     def merge(self, other: QueryClassDigest) -> None:
         """Fold in the same class's digest of a later part of the log."""
@@ -219,6 +232,7 @@ class QueryClassDigest:
             self.buckets.setdefault(name, Buckets()).merge(buckets)
         for name, metric in other.attributes.items():
             self.attributes.setdefault(name, Metric()).merge(metric)
+        self.flags |= other.flags
         self.databases.update(other.databases)
         self.users.update(other.users)
         self.hosts.update(other.hosts)
@@ -311,6 +325,28 @@ class Digest:
             if name in query_class.buckets:
                 buckets.merge(query_class.buckets[name])
         return total, buckets
+
+    def overall_attribute(self, name: str) -> tuple[Metric, Buckets]:
+        """One header attribute (``Bytes_sent``...) over all classes; a Yes/No one counts
+        its Yes in ``sum`` (and has no buckets)."""
+        self.flush()
+        total, buckets = Metric(), Buckets()
+        for query_class in self.classes.values():
+            if name in query_class.attributes:
+                total.merge(query_class.attributes[name])
+            if name in query_class.buckets:
+                buckets.merge(query_class.buckets[name])
+        return total, buckets
+
+    def attribute_names(self) -> tuple[set[str], set[str]]:
+        """The header attributes seen: (numeric ones, Yes/No ones)."""
+        self.flush()
+        names: set[str] = set()
+        flags: set[str] = set()
+        for query_class in self.classes.values():
+            names.update(query_class.attributes)
+            flags |= query_class.flags
+        return names - flags, flags
 
     @property
     def ts_min(self) -> datetime | None:

@@ -467,6 +467,20 @@ def role_of(principal: Principal) -> str:
     return held[-1] if held else Role.VIEWER
 
 
+def scope_refusal(principal: Principal, scope: str) -> str:
+    """Why a request needing ``scope`` is refused, in the caller's terms: a signed-in user
+    hears of their role and which roles may, a token of its scopes."""
+    if principal.user_id is None:
+        return f"This token lacks the '{scope}' scope."
+    allowed = [
+        f"{role}s" for role in Role if scope in ROLE_SCOPES[role] or "admin" in ROLE_SCOPES[role]
+    ]
+    return (
+        f"Signed in as '{principal.name}' ({role_of(principal)}): this needs the '{scope}' "
+        f"permission, which {' and '.join(allowed)} have. An admin can change your role."
+    )
+
+
 def csrf_token_for(session_secret: str) -> str:
     """The CSRF token that belongs to a session: derived from its secret, so nothing is stored.
 

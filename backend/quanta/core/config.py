@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         description="Processing attempts of a batch before it is marked failed (a batch that "
         "fails or kills its worker every time is not re-queued for ever).",
     )
+    agent_silence_seconds: int = Field(
+        default=300,
+        ge=30,
+        description="A source from which nothing (batch or agent status) arrived for this "
+        "long, or three of its agent's report intervals if longer, is shown as stopped.",
+    )
 
     default_range_hours: int = 24
     sparkline_points: int = 60

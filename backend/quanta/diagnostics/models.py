@@ -40,6 +40,10 @@ class _RunColumns:
     # the audit entry written when the run ends.
     requested_by: Mapped[str | None] = mapped_column(String(100), default=None)
     requested_by_token_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    # Where it ran (or tried to): [{"role": "monitored server" | "execution target",
+    # "address": "host:port"}], as its audit entry says. A profile and an ANALYZE run on the
+    # execution target, never on the monitored server; NULL on runs stored before.
+    ran_on: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, default=None)
 
 
 class ExplainRun(_RunColumns, Base):

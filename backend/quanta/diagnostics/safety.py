@@ -113,8 +113,9 @@ def no_target_reason(instance: Instance, what: str) -> str:
     return (
         f"{what} executes the example, and nothing is executed on the monitored server: "
         f"instance '{instance.name}' has no execution target. An admin sets a read-only "
-        f"replica or sandbox with PATCH /api/v1/instances/{instance.id} "
-        '{"execution_target_dsn": "mysql://quanta_exec:PASSWORD@replica:3306/"}.'
+        f"replica or sandbox in Settings → Instances → {instance.name} → Edit → Execution "
+        f"target (or PATCH /api/v1/instances/{instance.id} "
+        '{"execution_target_dsn": "mysql://quanta_exec:PASSWORD@replica:3306/"}).'
     )
 
 

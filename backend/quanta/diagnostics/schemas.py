@@ -30,6 +30,15 @@ class FindingOut(BaseModel):
     message: str
 
 
+class ServerUsed(BaseModel):
+    """A server a run reached (or tried to reach)."""
+
+    role: Literal["monitored server", "execution target"] = Field(
+        description="The monitored server (EXPLAIN) or the execution target (ANALYZE, profiles)."
+    )
+    address: str = Field(description="host:port")
+
+
 class _RunOut(BaseModel):
     id: int
     query_id: str
@@ -44,7 +53,15 @@ class _RunOut(BaseModel):
         default=False, description="A newer request is queued; this is the latest finished run."
     )
     examples: list[ExampleUsed]
-    server_version: str | None
+    server_version: str | None = Field(
+        description="VERSION() of the server it ran on (a profile's: the execution target's)."
+    )
+    ran_on: list[ServerUsed] = Field(
+        default_factory=list,
+        description="Where it ran: EXPLAIN on the monitored server; ANALYZE and profiles on "
+        "the execution target. Empty while queued, for a run refused before reaching any "
+        "server, and for runs stored before this was recorded.",
+    )
 
 
 class ExplainRunOut(_RunOut):

@@ -48,6 +48,7 @@ from quanta.diagnostics.schemas import (
     FindingOut,
     ProfileRowOut,
     ProfileRunOut,
+    ServerUsed,
 )
 from quanta.instances import service as instances
 from quanta.instances.models import Instance
@@ -300,6 +301,7 @@ def _common(run: Run, instance_name: str, pending: bool) -> dict[str, Any]:
         "pending": pending,
         "examples": [ExampleUsed(**example) for example in run.examples or []],
         "server_version": run.server_version,
+        "ran_on": [ServerUsed(**server) for server in run.ran_on or []],
     }
 
 
@@ -577,6 +579,7 @@ def _guarded(
         log.exception("%s %s failed unexpectedly", type(run).__name__, run.id)
         done = _finish(run, RunStatus.FAILED, INTERNAL_ERROR)
     instance = instances.get_instance(session=session, instance_id=run.instance_id)
+    done.ran_on = list(trail.where)
     if not trail.where:  # refused before reaching any server: say which one it was for
         trail = _intended(settings, instance, run)
     _audit(session, done, instance, trail)

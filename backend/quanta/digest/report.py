@@ -10,7 +10,7 @@ from typing import Any
 
 from quanta.analysis.digest import Digest, Metric, QueryClassDigest
 from quanta.analysis.histogram import LatencyHistogram
-from quanta.analysis.ptstats import micro_t, shorten
+from quanta.analysis.ptstats import Buckets, micro_t, shorten
 from quanta.digest.runner import DigestRun
 
 __all__ = ["render_text", "to_json"]
@@ -28,8 +28,28 @@ _OVERALL_ATTRIBUTES = (
     ("rows_sent", "Rows sent"),
     ("rows_examined", "Rows examine"),
     ("rows_affected", "Rows affecte"),
-    ("query_length", "Query size"),
 )
+_QUERY_SIZE = ("query_length", "Query size")
+# pt-query-digest's order of the header attributes it knows (sort_attribs' num_order):
+# these come between Rows affecte and Query size, any other after it, by name.
+_PT_ATTRIBUTE_ORDER = (
+    "Exec_orig_time",
+    "Transmit_time",
+    "Rows_read",
+    "Bytes_sent",
+    "Merge_passes",
+    "Tmp_tables",
+    "Tmp_disk_tables",
+    "Tmp_table_sizes",
+)
+# Attributes pt-query-digest never shows in the header: those it reads as strings (it joins
+# Log_slow_rate_type and Log_slow_rate_limit into one, "query:10"), and Killed, which it
+# takes for a Yes/No one although it is logged as a number (Killed: 0): it never counts a Yes.
+_PT_HIDDEN = frozenset(
+    ("Status_code", "Statement_id", "Error_no", "Last_errno", "Log_slow_rate_limit", "Killed")
+)
+_PT_LABELS = {"Tmp_disk_tables": "Tmp disk tbl", "Tmp_table_sizes": "Tmp tbl size"}
+_LABEL_WIDTH = 12
 _TABLE_RE = re.compile(r"\b(?:from|join|into|update|table)\s+([\w$.]+)")
 
 
@@ -149,27 +169,73 @@ def _overall(digest: Digest, unique: int, total_time: float) -> str:
 
 
 def _overall_attributes(digest: Digest) -> list[str]:
-    """pt-query-digest's overall attribute table: total, min, max, avg, 95%, stddev, median."""
+    """pt-query-digest's overall attribute table: total, min, max, avg, 95%, stddev, median
+    of each numeric attribute (the InnoDB ones in a section of their own), then the share of
+    Yes of each Yes/No attribute some event had ("Boolean")."""
     lines = [
         _attribute_line("Attribute", "total", "min", "max", "avg", "95%", "stddev", "median"),
         _attribute_line("=" * 12, *["=" * 7] * 7),
     ]
+    numeric, flags = digest.attribute_names()
+    numeric -= _PT_HIDDEN
+    known = [name for name in _PT_ATTRIBUTE_ORDER if name in numeric]
+    others = sorted(n for n in numeric if n not in known and not n.startswith("InnoDB_"))
+    innodb = sorted((n for n in numeric if n.startswith("InnoDB_")), key=str.upper)
     for name, label in _OVERALL_ATTRIBUTES:
-        metric, buckets = digest.overall(name)
-        if not metric.count:
-            continue
-        p95, stddev, median = buckets.stats(
-            count=metric.count, minimum=metric.min, maximum=metric.max
-        )
-        values = (metric.sum, metric.min, metric.max, metric.sum / metric.count, p95)
-        fmt = micro_t if name.endswith("_time") else shorten
-        lines.append(_attribute_line(label, *(fmt(v) for v in (*values, stddev, median))))
-    return lines
+        lines += _stats_line(label, name.endswith("_time"), *digest.overall(name))
+    for name in known:
+        lines += _stats_line(_label(name), _is_time(name), *digest.overall_attribute(name))
+    lines += _stats_line(_QUERY_SIZE[1], False, *digest.overall(_QUERY_SIZE[0]))
+    for name in others:
+        lines += _stats_line(_label(name), _is_time(name), *digest.overall_attribute(name))
+    if innodb:
+        lines.append("# InnoDB:")
+        for name in innodb:
+            lines += _stats_line(_label(name), _is_time(name), *digest.overall_attribute(name))
+    shares = [
+        _flag_line(_label(name), metric)
+        for name in sorted(flags, key=str.upper)
+        if (metric := digest.overall_attribute(name)[0]).sum > 0
+    ]
+    return lines + (["# Boolean:", *shares] if shares else [])
+
+
+def _stats_line(label: str, timed: bool, metric: Metric, buckets: Buckets) -> list[str]:
+    """One row of the overall table, none when no event had the attribute."""
+    if not metric.count:
+        return []
+    p95, stddev, median = buckets.stats(count=metric.count, minimum=metric.min, maximum=metric.max)
+    values = (metric.sum, metric.min, metric.max, metric.sum / metric.count, p95, stddev, median)
+    fmt = micro_t if timed else shorten
+    return [_attribute_line(label, *(fmt(v) for v in values))]
+
+
+def _flag_line(label: str, metric: Metric) -> str:
+    """pt-query-digest's Boolean row: '# Filesort      31% yes,  68% no' (truncated %)."""
+    yes = int(metric.sum * 100 / metric.count)
+    no = int((metric.count - metric.sum) * 100 / metric.count)
+    return f"# {label:<{_LABEL_WIDTH}} {yes:3d}% yes, {no:3d}% no"
+
+
+def _label(name: str) -> str:
+    """pt-query-digest's label of an attribute: underscores as spaces, InnoDB_ dropped,
+    12 characters."""
+    if name in _PT_LABELS:
+        return _PT_LABELS[name]
+    text = name.replace("_", " ")
+    text = text.removeprefix("InnoDB ")
+    return text[:_LABEL_WIDTH]
+
+
+def _is_time(name: str) -> bool:
+    # pt-query-digest prints an attribute as a time when 'time' is in its name or it ends
+    # in 'wait' (m/time|wait$/).
+    return "time" in name or name.endswith("wait")
 
 
 def _attribute_line(label: str, *values: str) -> str:
     # pt-query-digest's num_format, with its empty pct column: '# %-12s %3s %7s ...'.
-    return f"# {label:<12} {'':3} " + " ".join(f"{v:>7}" for v in values)
+    return f"# {label:<12} {'':3} " + " ".join(f"{v:>7}" for v in values).rstrip()
 
 
 def _profile(

@@ -38,8 +38,12 @@ async def ingest_batch(
     settings: SettingsDep,
     principal: IngestPrincipal,
     content_encoding: Annotated[str | None, Header()] = None,
+    user_agent: Annotated[str | None, Header()] = None,
 ) -> IngestBatchOut:
-    """Store a batch durably and queue it for processing; a resent batch_id changes nothing."""
+    """Store a batch durably and queue it for processing; a resent batch_id changes nothing.
+
+    A batch with no rows and the agent's ``agent`` status is a status report: only the
+    status is kept (GET /api/v1/agents)."""
     rate_limit(request, "ingest", str(principal.token_id))
     body = await _read_body(request, limit=settings.ingest_max_body_bytes)
     # Decoding and validating a batch is CPU work: keep it off the event loop.
@@ -52,6 +56,7 @@ async def ingest_batch(
         settings=settings,
         principal=principal,
         decoded=decoded,
+        user_agent=user_agent,
     )
     if not created:
         response.status_code = status.HTTP_200_OK

@@ -513,6 +513,37 @@ _FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
 }
 
 
+class AgentStatusIn(BaseModel):
+    """How an agent is doing with one source, sent every ``interval`` seconds in a batch of
+    its own (no rows) even when the source has nothing to ship, so that a quiet source is
+    told from one that stopped. Members a newer agent adds are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    version: Annotated[str, StringConstraints(max_length=50)]
+    host: Annotated[str, StringConstraints(max_length=255)]
+    interval: float = Field(ge=1, le=86_400, description="Seconds until its next report.")
+    read_at: Timestamp | None = Field(
+        default=None, description="When the agent last read the source without an error."
+    )
+    read_failing: bool = Field(
+        default=False, description="Its last attempt to read the source failed."
+    )
+    spooled: Counter = Field(default=0, description="Batches waiting in the agent's spool.")
+    spooled_bytes: Counter = 0
+    dropped: Counter = Field(
+        default=0, description="Batches dropped for lack of spool space since it started."
+    )
+    rejected: Counter = Field(
+        default=0, description="Batches the server refused for good since it started."
+    )
+    last_error: Annotated[str, StringConstraints(max_length=500)] | None = Field(
+        default=None,
+        description="Its newest error, reading the source or reaching the server.",
+    )
+    last_error_at: Timestamp | None = None
+
+
 class IngestBatchIn(BaseModel):
     """A batch from one agent for one instance and one source.
 
@@ -547,6 +578,11 @@ class IngestBatchIn(BaseModel):
     indexes: Rows[IndexStatIn] = []
     users: Rows[UserStatIn] = []
     observed: StatsObservedIn | None = None
+    agent: AgentStatusIn | None = Field(
+        default=None,
+        description="The agent's own status for this source; a batch with it and no rows "
+        "is a status report (nothing is stored but the status).",
+    )
 
     @model_validator(mode="after")
     def _one_kind_per_source(self) -> Self:
@@ -598,6 +634,25 @@ class IngestBatchIn(BaseModel):
                 f"buckets.count adds up to more than {MAX_BATCH_STATEMENTS} statements: "
                 "send fewer buckets per batch"
             )
+
+    @property
+    def has_rows(self) -> bool:
+        """Whether the batch carries any data (else it is only a status report)."""
+        return any(
+            getattr(self, name) not in (None, [])
+            for fields in _FIELDS_BY_SOURCE.values()
+            for name in fields
+        )
+
+    def data_until(self) -> datetime | None:
+        """The newest time the batch's rows cover (its lag is measured from it): the last
+        event, the end of the last minute of buckets, or the end of the polled interval."""
+        ends: list[datetime] = [event.ts for event in self.events]
+        if self.buckets is not None:
+            ends += [start + timedelta(minutes=1) for start in self.buckets.start]
+        polled = (self.digests, self.tables, self.indexes, self.users)
+        ends += [row.interval_end for rows in polled for row in rows]
+        return max(ends, default=None)
 
     @property
     def event_count(self) -> int:

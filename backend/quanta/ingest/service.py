@@ -3,14 +3,15 @@
 import gzip
 import logging
 import zlib
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 from sqlalchemy import update
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from quanta.agents import service as agents
 from quanta.analysis.aggregate import digest_buckets, digest_events, digest_perfschema
 from quanta.analysis.buckets import BatchDigest
 from quanta.analysis.fingerprinter import Fingerprinter
@@ -27,7 +28,12 @@ from quanta.core.observability import (
 from quanta.core.tasks import PROCESS_BATCH_TASK, celery_client
 from quanta.ingest import repository
 from quanta.ingest.models import MAX_ERROR_CHARS, BatchStatus, IngestBatch
-from quanta.ingest.schemas import MAX_ROWS_PER_KIND, IngestBatchIn, IngestBatchOut
+from quanta.ingest.schemas import (
+    MAX_ROWS_PER_KIND,
+    AgentStatusIn,
+    IngestBatchIn,
+    IngestBatchOut,
+)
 from quanta.ingest.shape import ShapeError, ShapeLimits, TooMany, check_shape
 from quanta.instances.service import (
     adopt_primary_source,
@@ -40,6 +46,9 @@ from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
 
 log = logging.getLogger(__name__)
+
+# The product name in the agent's User-Agent: quanta-agent/<version>.
+AGENT_PRODUCT = "quanta-agent"
 
 
 class IngestError(errors.QuantaError):
@@ -114,10 +123,28 @@ def _shape_limits(settings: Settings) -> ShapeLimits:
     )
 
 
+def agent_version(user_agent: str | None) -> str | None:
+    """The agent's version from its User-Agent (``quanta-agent/0.4.0``), else None.
+
+    >>> agent_version("quanta-agent/0.4.0"), agent_version("curl/8.5.0")
+    ('0.4.0', None)
+    """
+    product, _, version = (user_agent or "").partition("/")
+    return version.split()[0][:50] if product == AGENT_PRODUCT and version else None
+
+
 def accept_batch(
-    *, session: Session, settings: Settings, principal: Principal, decoded: DecodedBatch
+    *,
+    session: Session,
+    settings: Settings,
+    principal: Principal,
+    decoded: DecodedBatch,
+    user_agent: str | None = None,
 ) -> tuple[IngestBatchOut, bool]:
     """Store a batch and enqueue its processing after commit; a resent batch is not stored again.
+
+    A batch without rows that carries the agent's status is a status report: only the
+    status is kept (agents' health), nothing is stored or processed.
 
     Returns the batch's status and whether it was new.
     """
@@ -128,6 +155,9 @@ def accept_batch(
             f"This token may only send batches for {allowed}, not '{batch.instance}': "
             "create a token bound to that instance (quanta token create --instance NAME)."
         )
+    received_at = utcnow()
+    if batch.agent is not None and not batch.has_rows:
+        return _status_report(session, batch, batch.agent, received_at), True
     existing = repository.find_batch(session, token_id=principal.token_id, batch_id=batch.batch_id)
     if existing is not None:
         record_ingest_batch(source=batch.source, events=batch.event_count, accepted=False)
@@ -141,7 +171,7 @@ def accept_batch(
         payload_gzip=decoded.payload_gzip,
         event_count=batch.event_count,
         status=BatchStatus.QUEUED,
-        received_at=utcnow(),
+        received_at=received_at,
     )
     try:
         with session.begin_nested():
@@ -154,6 +184,25 @@ def accept_batch(
         assert existing is not None
         record_ingest_batch(source=batch.source, events=batch.event_count, accepted=False)
         return _batch_out(existing), False
+    agents.record_batch(
+        session=session,
+        batch=agents.ReceivedBatch(
+            instance_id=instance.id,
+            source=batch.source,
+            received_at=received_at,
+            rows=_rows(batch),
+            data_until=batch.data_until(),
+            agent_version=agent_version(user_agent),
+        ),
+    )
+    if batch.agent is not None:
+        agents.record_status(
+            session=session,
+            instance_id=instance.id,
+            source=batch.source,
+            status=_agent_status(batch.agent),
+            received_at=received_at,
+        )
     batch_pk = row.id
     run_after_commit(session, lambda: enqueue_batch(settings=settings, batch_pk=batch_pk))
     run_after_commit(
@@ -161,6 +210,40 @@ def accept_batch(
         lambda: record_ingest_batch(source=batch.source, events=batch.event_count, accepted=True),
     )
     return _batch_out(row), True
+
+
+def _status_report(
+    session: Session, batch: IngestBatchIn, status: AgentStatusIn, received_at: datetime
+) -> IngestBatchOut:
+    """Keep an agent's status report for its instance and source; nothing else is stored."""
+    instance = get_or_create_instance(session=session, name=batch.instance)
+    agents.record_status(
+        session=session,
+        instance_id=instance.id,
+        source=batch.source,
+        status=_agent_status(status),
+        received_at=received_at,
+    )
+    return IngestBatchOut(
+        batch_id=batch.batch_id,
+        status=BatchStatus.DONE,
+        events=0,
+        received_at=received_at,
+        processed_at=received_at,
+    )
+
+
+def _agent_status(status: AgentStatusIn) -> agents.AgentStatus:
+    """The wire's status report as the agents domain takes it."""
+    names = {field.name for field in fields(agents.AgentStatus)}
+    return agents.AgentStatus(**status.model_dump(include=names))
+
+
+def _rows(batch: IngestBatchIn) -> int:
+    """What a batch carries: statements (slow log), digests, or statistics rows."""
+    if batch.source == "slowlog":
+        return batch.event_count
+    return len(batch.digests) + len(batch.tables) + len(batch.indexes) + len(batch.users)
 
 
 def get_batch_status(*, session: Session, principal: Principal, batch_id: str) -> IngestBatchOut:

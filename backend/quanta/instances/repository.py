@@ -72,10 +72,16 @@ def dependent_tables() -> list[Table]:
     return list(reversed(found))
 
 
+# Rows about the instance rather than data of it: they go with it without a purge.
+NOT_DATA = frozenset({"agent_sources"})
+
+
 def tables_with_rows(session: Session, instance_id: int) -> list[str]:
-    """Names of the tables that hold rows of this instance."""
+    """Names of the tables that hold data of this instance (NOT_DATA aside)."""
     names = []
     for table in dependent_tables():
+        if table.name in NOT_DATA:
+            continue
         for column in _instance_columns(table):
             found = session.execute(
                 select(literal(1)).select_from(table).where(column == instance_id).limit(1)

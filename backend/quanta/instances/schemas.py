@@ -150,6 +150,10 @@ class ExecutionTargetOut(BaseModel):
     account: str | None = None
     privileges: list[str] = Field(default_factory=list)
     excess_privileges: list[str] = Field(default_factory=list)
+    capabilities: list[CapabilityOut] = Field(
+        default_factory=list,
+        description="What runs on the target (profiles); empty when it is refused.",
+    )
 
 
 class ConnectionTestOut(BaseModel):

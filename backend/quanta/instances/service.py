@@ -24,10 +24,10 @@ from quanta.instances.schemas import (
     InstanceOut,
     InstanceUpdate,
 )
-from quanta.monitored.check import test_connection
+from quanta.monitored.check import check_target, test_connection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
-from quanta.monitored.target import TargetNotReadOnly, verify_target
+from quanta.monitored.target import TargetNotReadOnly
 from quanta.queries import service as queries_service
 
 
@@ -321,7 +321,8 @@ def check_connection(
 
 
 def _check_target(settings: Settings, instance: Instance) -> ExecutionTargetOut | None:
-    """Verify the execution target as a run would: connect, read-only, the account."""
+    """Verify the execution target as a run would (connect, read-only, the account), and
+    what runs there (profiling)."""
     try:
         options = target_options(settings, instance)
     except (SecretUnreadable, InvalidDsn) as exc:
@@ -329,7 +330,7 @@ def _check_target(settings: Settings, instance: Instance) -> ExecutionTargetOut 
     if options is None:
         return None
     try:
-        state = verify_target(options, monitored_settings(settings))
+        state, capabilities = check_target(options, monitored_settings(settings))
     except (TargetNotReadOnly, MonitoredError) as exc:
         return ExecutionTargetOut(address=options.address, read_only=False, detail=str(exc))
     return ExecutionTargetOut(
@@ -339,6 +340,7 @@ def _check_target(settings: Settings, instance: Instance) -> ExecutionTargetOut 
         account=state.account.account,
         privileges=list(state.account.privileges),
         excess_privileges=list(state.account.excess),
+        capabilities=[CapabilityOut(**c.to_dict()) for c in capabilities],
     )
 
 

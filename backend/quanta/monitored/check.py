@@ -11,8 +11,9 @@ from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.privileges import AccountPrivileges, read_privileges
+from quanta.monitored.target import ReadOnlyState, TargetConnection
 
-__all__ = ["Capability", "ConnectionReport", "test_connection"]
+__all__ = ["Capability", "ConnectionReport", "check_target", "test_connection"]
 
 _ENABLED = "YES"
 
@@ -68,9 +69,13 @@ def test_connection(
     Checks: the read-only session with its time limit, the account's privileges (from
     SHOW GRANTS; anything beyond SELECT, PROCESS, SHOW VIEW and REPLICATION CLIENT is
     flagged, and diagnostics refuse such an account unless an admin overrides it), reading
-    the default database, EXPLAIN, EXPLAIN of DML (needs the statement's own privileges),
-    profiling (SHOW PROFILE or stage events), performance_schema digests, and SELECT on
-    ``schemas`` (those the instance's queries use: EXPLAIN and schema snapshots read them).
+    the default database, EXPLAIN, performance_schema digests, and SELECT on ``schemas``
+    (those the instance's queries use: EXPLAIN and schema snapshots read them).
+
+    Only what the monitored server is used for is reported: nothing fine by design shows as
+    missing. DML needs no write privilege (it is explained as its equivalent SELECT), and
+    profiling is not checked here: profiles never run on the monitored server, only on the
+    execution target (:func:`check_target`).
     """
     try:
         with GuardedConnection(options, settings) as conn:
@@ -83,9 +88,30 @@ def test_connection(
 test_connection.__test__ = False  # type: ignore[attr-defined]
 
 
+def check_target(
+    options: ConnectionOptions, settings: MonitoredSettings | None = None
+) -> tuple[ReadOnlyState, tuple[Capability, ...]]:
+    """Connect to an execution target, verify it read-only, and report what runs there.
+
+    Returns what was verified and the capabilities of the target (profiling).
+
+    Raises:
+        TargetNotReadOnly: it is not read-only for the account (the message says the fix).
+        ConnectionFailed, ServerError: as for any monitored server.
+    """
+    with TargetConnection(options, settings) as conn, conn.read_only():
+        return conn.state, (_profiling(conn),)
+
+
+# EXPLAIN of DML needs nothing more: it is explained as its equivalent SELECT (plans.py).
+_EXPLAIN_WORKS = (
+    "EXPLAIN works (UPDATE, DELETE and INSERT ... SELECT examples are explained as their "
+    "equivalent SELECT: no write privilege is needed)"
+)
+
+
 def _report(conn: GuardedConnection, schemas: Sequence[str]) -> ConnectionReport:
     account = read_privileges(conn)
-    names = {privilege.split(" ON ")[0] for privilege in account.privileges}
     with conn.read_only():
         capabilities = [
             Capability(
@@ -96,10 +122,8 @@ def _report(conn: GuardedConnection, schemas: Sequence[str]) -> ConnectionReport
             ),
             _least_privilege(account),
             _probe(conn, "default_database", _database_probe(conn), "reads the default database"),
-            _probe(conn, "explain", "EXPLAIN SELECT 1", "EXPLAIN works"),
+            _probe(conn, "explain", "EXPLAIN SELECT 1", _EXPLAIN_WORKS),
             _schemas_readable(account, schemas),
-            _dml_explain(names),
-            _profiling(conn),
             _probe(
                 conn,
                 "performance_schema_digests",
@@ -159,17 +183,6 @@ def _schemas_readable(account: AccountPrivileges, schemas: Sequence[str]) -> Cap
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def _dml_explain(privileges: set[str]) -> Capability:
-    if privileges & {"ALL PRIVILEGES", "UPDATE", "DELETE", "INSERT"}:
-        return Capability("explain_dml", True, "UPDATE/DELETE/INSERT examples can be explained")
-    return Capability(
-        "explain_dml",
-        False,
-        "EXPLAIN of UPDATE/DELETE/INSERT needs the statement's own privileges: DML examples "
-        "will fail to explain (SELECTs are not affected)",
-    )
 
 
 def _database_probe(conn: GuardedConnection) -> str | None:

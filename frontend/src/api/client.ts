@@ -3,6 +3,7 @@ import { CSRF_COOKIE, readCookie, tokenStore } from '../auth/tokenStore';
 import { apiErrorFrom } from './errors';
 import type { paths } from './schema';
 import type {
+  AgentSource,
   AuditEntry,
   ChannelSave,
   ChannelUpdate,
@@ -456,4 +457,9 @@ export async function deleteUser(id: number): Promise<void> {
 
 export async function fetchAudit(signal?: AbortSignal): Promise<AuditEntry[]> {
   return unwrap(api.GET('/api/v1/audit', { signal }));
+}
+
+/** Per instance and source: the last batch, its lag, the agent's status (GET /agents). */
+export async function fetchAgentSources(signal?: AbortSignal): Promise<AgentSource[]> {
+  return unwrap(api.GET('/api/v1/agents', { signal }));
 }

@@ -4,6 +4,27 @@
  */
 
 export interface paths {
+    "/api/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Agent Sources
+         * @description Per instance and source: the last batch, its lag, the agent's version, host and spool,
+         *     its last error (admins only) and whether it is reporting, failing or stopped.
+         */
+        get: operations["list_agent_sources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/annotations": {
         parameters: {
             query?: never;
@@ -281,6 +302,9 @@ export interface paths {
         /**
          * Ingest Batch
          * @description Store a batch durably and queue it for processing; a resent batch_id changes nothing.
+         *
+         *     A batch with no rows and the agent's ``agent`` status is a status report: only the
+         *     status is kept (GET /api/v1/agents).
          */
         post: operations["ingest_batch"];
         delete?: never;
@@ -916,6 +940,89 @@ export interface components {
             status: "queued";
         };
         /**
+         * AgentSourceOut
+         * @description One source of one instance: what arrived last and what its agent says about itself.
+         */
+        AgentSourceOut: {
+            /**
+             * Agent Host
+             * @description Null for agents that send no status.
+             */
+            agent_host: string | null;
+            /** Agent Version */
+            agent_version: string | null;
+            /**
+             * Dropped
+             * @description Batches the agent dropped for lack of spool space since it started.
+             */
+            dropped: number | null;
+            /** Instance */
+            instance: string;
+            /** Instance Id */
+            instance_id: number;
+            /**
+             * Lag Seconds
+             * @description Time from the newest data of the last batch to its arrival.
+             */
+            lag_seconds: number | null;
+            /**
+             * Last Batch At
+             * @description When the last data batch arrived.
+             */
+            last_batch_at: string | null;
+            /**
+             * Last Batch Rows
+             * @description Statements or rows that batch carried.
+             */
+            last_batch_rows: number | null;
+            /**
+             * Last Error
+             * @description Shown to admins only.
+             */
+            last_error: string | null;
+            /** Last Error At */
+            last_error_at: string | null;
+            /**
+             * Last Seen At
+             * Format: date-time
+             * @description The last batch or status report received.
+             */
+            last_seen_at: string;
+            /**
+             * Read At
+             * @description When the agent last read the source without an error.
+             */
+            read_at: string | null;
+            /**
+             * Rejected
+             * @description Batches the server refused for good.
+             */
+            rejected: number | null;
+            /**
+             * Silent Seconds
+             * @description Seconds since anything arrived for it.
+             */
+            silent_seconds: number;
+            /**
+             * Source
+             * @description slowlog, perfschema or stats.
+             */
+            source: string;
+            /**
+             * Spooled
+             * @description Batches waiting in the agent's spool.
+             */
+            spooled: number | null;
+            /** Spooled Bytes */
+            spooled_bytes: number | null;
+            /**
+             * State
+             * @description reporting: heard from lately and reading the source; failing: the agent reports, but its last read of the source failed (see last_error); stopped: nothing heard for longer than QUANTA_AGENT_SILENCE_SECONDS (or three report intervals).
+             * @enum {string}
+             */
+            state: "reporting" | "failing" | "stopped";
+        };
+        /**
          * AnnotationImpact
          * @description Per query, equal windows before and after an annotation compared.
          */
@@ -1389,6 +1496,11 @@ export interface components {
             /** Address */
             address: string;
             /**
+             * Capabilities
+             * @description What runs on the target (profiles); empty when it is refused.
+             */
+            capabilities?: components["schemas"]["CapabilityOut"][];
+            /**
              * Detail
              * @description The read-only variables found, or why it is refused.
              */
@@ -1446,11 +1558,19 @@ export interface components {
             /** Query Id */
             query_id: string;
             /**
+             * Ran On
+             * @description Where it ran: EXPLAIN on the monitored server; ANALYZE and profiles on the execution target. Empty while queued, for a run refused before reaching any server, and for runs stored before this was recorded.
+             */
+            ran_on?: components["schemas"]["ServerUsed"][];
+            /**
              * Requested At
              * Format: date-time
              */
             requested_at: string;
-            /** Server Version */
+            /**
+             * Server Version
+             * @description VERSION() of the server it ran on (a profile's: the execution target's).
+             */
             server_version: string | null;
             /**
              * Status
@@ -2180,6 +2300,11 @@ export interface components {
             /** Query Id */
             query_id: string;
             /**
+             * Ran On
+             * @description Where it ran: EXPLAIN on the monitored server; ANALYZE and profiles on the execution target. Empty while queued, for a run refused before reaching any server, and for runs stored before this was recorded.
+             */
+            ran_on?: components["schemas"]["ServerUsed"][];
+            /**
              * Requested At
              * Format: date-time
              */
@@ -2201,7 +2326,10 @@ export interface components {
              * @description Executions measured (runs per example x examples).
              */
             runs: number | null;
-            /** Server Version */
+            /**
+             * Server Version
+             * @description VERSION() of the server it ran on (a profile's: the execution target's).
+             */
             server_version: string | null;
             /**
              * Status
@@ -2619,6 +2747,23 @@ export interface components {
             flavor: string;
             /** Version */
             version: string;
+        };
+        /**
+         * ServerUsed
+         * @description A server a run reached (or tried to reach).
+         */
+        ServerUsed: {
+            /**
+             * Address
+             * @description host:port
+             */
+            address: string;
+            /**
+             * Role
+             * @description The monitored server (EXPLAIN) or the execution target (ANALYZE, profiles).
+             * @enum {string}
+             */
+            role: "monitored server" | "execution target";
         };
         /**
          * SessionsEnded
@@ -3344,6 +3489,44 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_agent_sources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSourceOut"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     list_annotations: {
         parameters: {
             query?: {
@@ -3389,7 +3572,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3449,7 +3632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,7 +3681,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3624,7 +3807,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3694,7 +3877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3839,7 +4022,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3881,7 +4064,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3939,7 +4122,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3995,7 +4178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4057,7 +4240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4128,7 +4311,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4186,7 +4369,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4266,7 +4449,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4291,6 +4474,7 @@ export interface operations {
             query?: never;
             header?: {
                 "content-encoding"?: string | null;
+                "user-agent"?: string | null;
             };
             path?: never;
             cookie?: never;
@@ -4299,6 +4483,59 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The agent's own status for this source; a batch with it and no rows is a status report (nothing is stored but the status). */
+                    agent?: {
+                        /**
+                         * Dropped
+                         * @description Batches dropped for lack of spool space since it started.
+                         * @default 0
+                         */
+                        dropped?: number;
+                        /** Host */
+                        host: string;
+                        /**
+                         * Interval
+                         * @description Seconds until its next report.
+                         */
+                        interval: number;
+                        /**
+                         * Last Error
+                         * @description Its newest error, reading the source or reaching the server.
+                         */
+                        last_error?: string | null;
+                        /** Last Error At */
+                        last_error_at?: string | null;
+                        /**
+                         * Read At
+                         * @description When the agent last read the source without an error.
+                         */
+                        read_at?: string | null;
+                        /**
+                         * Read Failing
+                         * @description Its last attempt to read the source failed.
+                         * @default false
+                         */
+                        read_failing?: boolean;
+                        /**
+                         * Rejected
+                         * @description Batches the server refused for good since it started.
+                         * @default 0
+                         */
+                        rejected?: number;
+                        /**
+                         * Spooled
+                         * @description Batches waiting in the agent's spool.
+                         * @default 0
+                         */
+                        spooled?: number;
+                        /**
+                         * Spooled Bytes
+                         * @default 0
+                         */
+                        spooled_bytes?: number;
+                        /** Version */
+                        version: string;
+                    } | null;
                     /** Batch Id */
                     batch_id: string;
                     buckets?: {
@@ -4967,7 +5204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5023,7 +5260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5070,7 +5307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5112,7 +5349,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5170,7 +5407,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5229,7 +5466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5300,7 +5537,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5367,7 +5604,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5428,7 +5665,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5518,7 +5755,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5590,7 +5827,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5658,7 +5895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5716,7 +5953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5797,7 +6034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5853,7 +6090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5925,7 +6162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5998,7 +6235,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6065,7 +6302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6140,7 +6377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6201,7 +6438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6271,7 +6508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6341,7 +6578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6411,7 +6648,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6483,7 +6720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6544,7 +6781,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6620,7 +6857,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6682,7 +6919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6747,7 +6984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6789,7 +7026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6836,7 +7073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6901,7 +7138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6943,7 +7180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6999,7 +7236,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7070,7 +7307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7141,7 +7378,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7199,7 +7436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -65,6 +65,7 @@ export type IndexReview = JsonOk<'review_indexes'>;
 export type IndexFinding = IndexReview['findings'][number];
 export type IndexUsage = NonNullable<IndexReview['indexes']>[number];
 export type WorkloadRange = QueryOf<'list_table_workload'>;
+export type AgentSource = JsonOk<'list_agent_sources'>[number];
 
 type JsonCreated<Op extends keyof operations> = operations[Op]['responses'] extends {
   201: { content: { 'application/json': infer Body } };

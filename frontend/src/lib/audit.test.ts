@@ -78,7 +78,60 @@ describe('auditSentence', () => {
         },
         'beat',
       ),
-      'beat ran EXPLAIN on query A1B2 on db1: refused (not a SELECT)',
+      'beat explained query A1B2 of db1: refused (not a SELECT)',
+    ],
+    // Where a run ran, by role: a profile on the execution target, not on db1 itself.
+    [
+      entry(
+        'run profile',
+        { instance_id: '1', instance: 'db1', query_id: 'A1B2', run_id: '7' },
+        { where: [{ role: 'execution target', address: '127.0.0.1:3311' }], outcome: 'ok' },
+        'ann',
+      ),
+      'ann profiled query A1B2 of db1 on the execution target 127.0.0.1:3311: ok',
+    ],
+    [
+      entry(
+        'run explain',
+        { instance: 'db1', query_id: 'A1B2' },
+        {
+          where: [
+            { role: 'monitored server', address: 'db1.lan:3306' },
+            { role: 'execution target', address: 'replica.lan:3306' },
+          ],
+          outcome: 'ok',
+        },
+        'beat',
+      ),
+      'beat explained query A1B2 of db1 on the monitored server db1.lan:3306 and the ' +
+        'execution target replica.lan:3306: ok',
+    ],
+    // The CLI's user and token commands name whom they changed.
+    [
+      entry('quanta user create', {}, { user_id: 3, name: 'ada', role: 'admin' }, 'cli'),
+      'cli created user “ada” as admin',
+    ],
+    [
+      entry(
+        'quanta user set-role',
+        { user_id: '3' },
+        { user_id: 3, name: 'ada', role: { old: 'admin', new: 'viewer' } },
+        'cli',
+      ),
+      'cli changed user “ada”: role admin → viewer',
+    ],
+    [
+      entry('quanta user disable', { user_id: '3' }, { user_id: 3, name: 'ada' }, 'cli'),
+      'cli disabled user “ada”',
+    ],
+    [
+      entry(
+        'quanta token create',
+        { token_id: '9' },
+        { name: 'agent-db1', scopes: ['ingest'], instances: ['db1'] },
+        'cli',
+      ),
+      'cli created token “agent-db1” (scopes ingest; instances db1)',
     ],
     [
       entry('failed sign-in', { user: 'bob' }, { client: '10.0.0.7', known_user: false }, 'bob'),

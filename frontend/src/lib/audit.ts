@@ -85,6 +85,18 @@ const PHRASES: Record<string, Phrase> = {
     `sent a test message to chat channel ${named(e, 'channel_id')}`,
   'DELETE /api/v1/queries/{query_id}': (e) =>
     `purged the data of query ${scalar(e.target.query_id) ?? '?'}`,
+  // `quanta user ...` and `quanta token ...` on the server's host (actor "cli").
+  'quanta user create': (e) =>
+    `created user ${named(e, 'user_id')} as ${scalar(e.detail.role) ?? 'viewer'}`,
+  'quanta user set-role': (e) => withChanges(`changed user ${named(e, 'user_id')}`, e),
+  'quanta user disable': (e) => `disabled user ${named(e, 'user_id')}`,
+  'quanta user enable': (e) => `enabled user ${named(e, 'user_id')}`,
+  'quanta user reset-password': (e) => `reset the password of user ${named(e, 'user_id')}`,
+  'quanta user logout': (e) => `signed user ${named(e, 'user_id')} out everywhere`,
+  'quanta user delete': (e) => `deleted user ${named(e, 'user_id')}`,
+  'quanta token create': (e) =>
+    `created token ${named(e, 'token_id')} (scopes ${list(e.detail.scopes)}; instances ${list(e.detail.instances)})`,
+  'quanta token revoke': (e) => `revoked token ${named(e, 'token_id')}`,
   'failed sign-in': (e) =>
     `failed to sign in` +
     (scalar(e.detail.client) ? ` from ${scalar(e.detail.client)}` : '') +
@@ -92,7 +104,7 @@ const PHRASES: Record<string, Phrase> = {
 };
 
 const RUNS: Record<string, string> = {
-  'run explain': 'ran EXPLAIN on',
+  'run explain': 'explained',
   'run profile': 'profiled',
   'run suggestion': 'asked for index advice on',
 };
@@ -104,14 +116,32 @@ const METHOD_VERBS: Record<string, string> = {
   DELETE: 'deleted',
 };
 
+/** "the execution target 127.0.0.1:3311": the servers a run reached, by role. */
+export function serversText(where: unknown): string {
+  if (!Array.isArray(where)) return '';
+  const servers = where
+    .map((server: unknown) => {
+      if (typeof server !== 'object' || server === null) return null;
+      const { role, address } = server as Record<string, unknown>;
+      return scalar(role) && scalar(address) ? `the ${scalar(role)} ${scalar(address)}` : null;
+    })
+    .filter((text): text is string => text !== null);
+  return servers.join(' and ');
+}
+
 function runPhrase(entry: AuditEntryLike, verb: string): string {
-  const query = scalar(entry.target.query_id) ?? '?';
-  const where = scalar(entry.target.instance);
+  const query = scalar(entry.target.query_id);
+  const table = scalar(entry.target.table);
+  const instance = scalar(entry.target.instance);
+  const servers = serversText(entry.detail.where);
   const outcome = scalar(entry.detail.outcome);
   const reason = scalar(entry.detail.reason) ?? scalar(entry.detail.error);
+  // Where it ran, not only which instance it was about: a profile runs on the instance's
+  // execution target, never on the monitored server itself.
   return (
-    `${verb} query ${query}` +
-    (where ? ` on ${where}` : '') +
+    `${verb} ${query ? `query ${query}` : table ? `table ${table}` : 'query ?'}` +
+    (instance ? ` of ${instance}` : '') +
+    (servers ? ` on ${servers}` : '') +
     (outcome ? `: ${outcome}` : '') +
     (outcome && outcome !== 'ok' && reason ? ` (${reason})` : '')
   );

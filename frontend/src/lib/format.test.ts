@@ -8,31 +8,50 @@ import {
   formatShare,
   formatTimeRange,
   examinedPerSent,
+  formatExamined,
   formatMetric,
+  formatPerSecond,
   formatRate,
-  formatRatio,
   shareBarPercent,
 } from './format';
 
 describe('formatLoad', () => {
   it.each([
     [0, '0'],
-    [0.00066, '0.00066'],
-    [0.000142857, '0.000143'],
-    [0.0000547053, '0.0000547'],
-    [0.0000116, '0.0000116'],
-    [0.000001, '0.000001'],
-    [1.2e-7, '<0.000001'],
+    // Below 0.1 session: the query time it is per second, never a row of zeros.
+    [0.00000798, '7.98 µs/s'],
+    [0.00066, '660 µs/s'],
+    [0.000142857, '143 µs/s'],
+    [0.0123, '12.3 ms/s'],
+    [0.0999, '99.9 ms/s'],
+    // Below a microsecond per second (a quiet query over a long range): nanoseconds.
+    [1.2e-7, '120 ns/s'],
+    [2.6157e-8, '26.2 ns/s'],
+    [9.996e-7, '1 µs/s'],
+    [1e-12, '<1 ns/s'],
+    // From 0.1: average active sessions, 2-3 significant digits.
+    [0.1, '0.1'],
     [0.5, '0.5'],
     [1.23456, '1.23'],
     [12.345, '12.3'],
     [123.45, '123'],
     [999.6, '1000'],
     [12345.6, '12,346'],
+    // Differences (impact views) keep their sign.
+    [-0.25, '-0.25'],
+    [-0.004, '-4 ms/s'],
     [Number.NaN, '–'],
     [Number.POSITIVE_INFINITY, '–'],
   ])('formatLoad(%s) = %s', (load, expected) => {
     expect(formatLoad(load)).toBe(expected);
+  });
+
+  it('never prints more than 3 significant digits or a run of zeros', () => {
+    for (let exponent = -8; exponent <= 3; exponent += 0.37) {
+      const text = formatLoad(7.9812345 * 10 ** exponent);
+      expect(text).not.toMatch(/0\.000|e-|</);
+      expect(text.replace(/[^0-9]/g, '').replace(/^0+/, '').length).toBeLessThanOrEqual(4);
+    }
   });
 });
 
@@ -122,7 +141,7 @@ describe('formatInstant / formatTimeRange', () => {
   });
 });
 
-describe('formatRate / formatRatio / formatMetric', () => {
+describe('formatRate / formatExamined / formatPerSecond / formatMetric', () => {
   it.each<[number | null, string]>([
     [0, '0'],
     [0.0123456, '0.0123'],
@@ -135,13 +154,32 @@ describe('formatRate / formatRatio / formatMetric', () => {
     expect(formatRate(value)).toBe(expected);
   });
 
-  it('computes rows examined per row sent', () => {
-    expect(examinedPerSent(1000, 10)).toBe(100);
-    expect(examinedPerSent(0, 0)).toBe(0);
-    expect(examinedPerSent(5, 0)).toBe(Number.POSITIVE_INFINITY);
-    expect(examinedPerSent(null, 3)).toBeNull();
-    expect(formatRatio(Number.POSITIVE_INFINITY)).toBe('∞');
-    expect(formatRatio(2.5)).toBe('2.5');
+  it('computes rows examined per row sent, or per call when no row is sent', () => {
+    expect(examinedPerSent(1000, 10, 5)).toEqual({ value: 100, per: 'row' });
+    expect(examinedPerSent(0, 0, 5)).toEqual({ value: 0, per: 'row' });
+    // An UPDATE examines rows and sends none: per call, not infinity.
+    expect(examinedPerSent(5000, 0, 40)).toEqual({ value: 125, per: 'call' });
+    expect(examinedPerSent(null, 3, 1)).toBeNull();
+    expect(formatExamined(examinedPerSent(5000, 0, 40))).toBe('125/call');
+    expect(formatExamined(examinedPerSent(123456, 0, 1))).toBe('123,456/call');
+    expect(formatExamined(examinedPerSent(1000, 10, 5))).toBe('100');
+    expect(formatExamined(null)).toBe('–');
+    expect(formatExamined(examinedPerSent(5, 0, 1))).not.toContain('∞');
+  });
+
+  it('formats rates per second in their unit', () => {
+    // The query time rate: 7.98 µs of query time per second, not "7.98 µs".
+    expect(formatPerSecond('query_time', 0.00000798)).toBe('7.98 µs/s');
+    expect(formatPerSecond('query_time', 0.25)).toBe('250 ms/s');
+    expect(formatPerSecond('lock_time', 2.5)).toBe('2.5 s/s');
+    expect(formatPerSecond('query_time', 2.6e-8)).toBe('26 ns/s');
+    expect(formatPerSecond('count', 12.345)).toBe('12.3/s');
+    // Rare events per minute or per hour rather than a fraction per second.
+    expect(formatPerSecond('count', 0.04)).toBe('2.4/min');
+    expect(formatPerSecond('count', 40 / 86400)).toBe('1.67/h');
+    expect(formatPerSecond('rows_examined', 1e-9)).toBe('<0.001/h');
+    expect(formatPerSecond('count', 0)).toBe('0');
+    expect(formatPerSecond('count', null)).toBe('–');
   });
 
   it('formats time metrics as durations', () => {

@@ -10,21 +10,38 @@ function significant(value: number, digits: number): number {
   return Number(value.toPrecision(digits));
 }
 
+/** Below this load (average active sessions), a load reads as query time per second. */
+export const LOAD_AS_TIME_BELOW = 0.1;
+
 /**
- * Load (average active sessions) with up to 3 significant digits.
+ * Load in units people read: average active sessions with up to 3 significant digits
+ * ("0.25", "12.3"), and below 0.1 session the query time it is per second ("12.3 ms/s",
+ * "7.98 µs/s"), never a row of zeros: load is query time over the range's seconds, so
+ * 0.0123 sessions is 12.3 ms of query time every second.
  *
- * formatLoad(0.000142857) === "0.000143", formatLoad(12.345) === "12.3"
+ * formatLoad(12.345) === "12.3", formatLoad(0.00000798) === "7.98 µs/s"
  */
 export function formatLoad(load: number): string {
   if (!Number.isFinite(load)) return DASH;
   if (load === 0) return '0';
-  const magnitude = Math.abs(load);
-  // Loads are small on quiet servers and long ranges (one 10 ms call a day is 1.2e-7):
-  // plain decimals down to a millionth, which is also where String() would switch to
-  // exponent notation.
-  if (magnitude < 0.000001) return load > 0 ? '<0.000001' : '>-0.000001';
-  if (magnitude >= 1000) return countFormat.format(Math.round(load));
+  if (load < 0) return `-${formatLoad(-load)}`;
+  if (load < LOAD_AS_TIME_BELOW) return formatTimePerSecond(load);
+  if (load >= 1000) return countFormat.format(Math.round(load));
   return String(significant(load, 3));
+}
+
+/**
+ * Seconds of time per second in the unit that keeps 3 significant digits: "12.3 ms/s",
+ * "7.98 µs/s", and below a microsecond nanoseconds ("26.1 ns/s": a quiet query over a day).
+ */
+export function formatTimePerSecond(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return DASH;
+  if (seconds === 0) return '0';
+  if (seconds >= 1e-6) return `${formatDuration(seconds)}/s`;
+  const nanos = significant(seconds * 1e9, 3);
+  if (nanos < 1) return '<1 ns/s';
+  // 999.6 ns rounds to 1000: that is "1 µs/s".
+  return nanos >= 1000 ? '1 µs/s' : `${nanos} ns/s`;
 }
 
 /** A query count with thousands separators: 1234567 -> "1,234,567". */
@@ -116,27 +133,60 @@ export function formatRate(value: number | null | undefined): string {
   return String(significant(value, 3));
 }
 
-/** Rows examined per row sent; "–" when unknown, "∞" when rows were read but none sent. */
+/** Rows examined per row sent; per call instead for statements that send no rows. */
+export interface ExaminedRatio {
+  readonly value: number;
+  /** `row`: per row sent; `call`: per call, the statement sent no rows (DML, DDL). */
+  readonly per: 'row' | 'call';
+}
+
+/**
+ * Rows examined per row sent, which points at missing indexes; for statements that send no
+ * rows (UPDATE, DELETE, INSERT ... SELECT) rows examined per call instead, where a ratio to
+ * nothing would be infinite. Null when a figure is unknown.
+ */
 export function examinedPerSent(
   examined: number | null | undefined,
   sent: number | null | undefined,
-): number | null {
+  calls: number,
+): ExaminedRatio | null {
   if (examined === null || examined === undefined || sent === null || sent === undefined) {
     return null;
   }
-  if (sent === 0) return examined === 0 ? 0 : Number.POSITIVE_INFINITY;
-  return examined / sent;
+  if (sent > 0) return { value: examined / sent, per: 'row' };
+  if (examined === 0 || calls <= 0) return { value: 0, per: 'row' };
+  return { value: examined / calls, per: 'call' };
 }
 
-export function formatRatio(ratio: number | null): string {
-  if (ratio === Number.POSITIVE_INFINITY) return '∞';
-  return formatRate(ratio);
+/** "100" (per row sent), "1,234/call" (sent no rows), "–" (unknown). */
+export function formatExamined(ratio: ExaminedRatio | null): string {
+  if (ratio === null) return DASH;
+  const value = formatRate(ratio.value);
+  return ratio.per === 'call' ? `${value}/call` : value;
+}
+
+/**
+ * A metric's rate: time metrics as time per second ("7.98 µs/s": that much query time every
+ * second, i.e. a load), counts per second, or per minute or hour when that reads better
+ * than a fraction ("12.3/s", "2.4/min", "1.67/h").
+ */
+export function formatPerSecond(name: string, value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return DASH;
+  if (value === 0) return '0';
+  if (isTimeMetric(name)) return formatTimePerSecond(value);
+  if (value >= 0.1) return `${formatRate(value)}/s`;
+  if (value * 60 >= 0.1) return `${formatRate(value * 60)}/min`;
+  return `${formatRate(value * 3600)}/h`;
+}
+
+function isTimeMetric(name: string): boolean {
+  return name.endsWith('_time') || name.endsWith('_wait');
 }
 
 /** A metric value in its own unit: durations for *_time metrics, plain numbers otherwise. */
 export function formatMetric(name: string, value: number | null | undefined): string {
   if (value === null || value === undefined) return DASH;
-  if (name.endsWith('_time') || name.endsWith('_wait')) return formatDuration(value);
+  if (isTimeMetric(name)) return formatDuration(value);
   return formatRate(value);
 }
 

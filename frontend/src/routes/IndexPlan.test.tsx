@@ -46,9 +46,32 @@ describe('IndexPlanBody', () => {
     const nothing = { ...LIST, plans: [{ ...ORDERS_PLAN, ddl: '', adds: [], drops: [] }] };
     const none = render({ status: 'success', data: nothing, error: null, onRetry: noop });
     expect(none).toContain('plan-none');
-    // Why: the table's notes are still shown.
+    // Why: the table's notes are still there, folded under one line.
     expect(none).toContain('No change: the existing indexes serve these queries.');
     expect(none).toContain('solver: optimal');
+  });
+
+  it('folds the tables with nothing to change into one line, closed', () => {
+    const unchanged = Array.from({ length: 30 }, (_, n) => ({
+      ...ORDERS_PLAN,
+      id: 100 + n,
+      table: `shop.t${n}`,
+      ddl: '',
+      adds: [],
+      drops: [],
+    }));
+    const data = { ...LIST, plans: [ORDERS_PLAN, ...unchanged] };
+    const html = render({ status: 'success', data, error: null, onRetry: noop });
+    // The table to change in full, outside the fold; the 30 others behind one closed line.
+    const [shown, folded = ''] = html.split('data-testid="plan-unchanged"');
+    expect(shown?.match(/data-testid="plan-table"/g)).toHaveLength(1);
+    expect(shown?.replace(/<[^>]+>/g, '')).toContain('ALTER TABLE shop.orders');
+    expect(html.match(/data-testid="plan-unchanged"/g)).toHaveLength(1);
+    expect(folded).toMatch(/^[^>]*>/); // <details ...> without the open attribute
+    expect(folded.slice(0, folded.indexOf('>'))).not.toContain('open');
+    expect(folded).toContain(
+      'No change for 30 tables: shop.t0, shop.t1, shop.t2, shop.t3, shop.t4, shop.t5 and 24 more',
+    );
   });
 
   it('shows each table’s ALTER TABLE, its indexes and links to the served queries', () => {

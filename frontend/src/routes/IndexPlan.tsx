@@ -18,6 +18,7 @@ import {
   suggestionsPath,
   tableViews,
 } from '../lib/indexPlan';
+import { planLayout, unchangedLine } from '../lib/indexPlanLayout';
 
 /** An instance's workload index plan: per table one ALTER TABLE and the evidence for it. */
 export function IndexPlan() {
@@ -120,10 +121,10 @@ export function IndexPlanBody({
     );
   }
   const totals = planTotals(data);
-  if (totals.tablesToChange === 0) {
-    // The tables are still listed: their notes say why each query's own index was left out.
-    return (
-      <>
+  const { changed, unchanged } = planLayout(views);
+  return (
+    <>
+      {totals.tablesToChange === 0 ? (
         <EmptyState title="No table needs a new index for this workload." testId="plan-none">
           <p>
             {totals.tables} table{totals.tables === 1 ? '' : 's'} weighed; their queries are served
@@ -131,22 +132,25 @@ export function IndexPlanBody({
             costs.
           </p>
         </EmptyState>
-        {views.map((view) => (
-          <TableCard key={view.id} view={view} instance={data.instance} />
-        ))}
-      </>
-    );
-  }
-  return (
-    <>
-      <p className="plan-summary" data-testid="plan-summary">
-        {totals.tablesToChange} of {totals.tables} tables to change: {totals.newIndexes} new index
-        {totals.newIndexes === 1 ? '' : 'es'} ({totals.confirmed} confirmed on the sandbox),{' '}
-        {totals.drops} to drop.
-      </p>
-      {views.map((view) => (
+      ) : (
+        <p className="plan-summary" data-testid="plan-summary">
+          {totals.tablesToChange} of {totals.tables} tables to change: {totals.newIndexes} new index
+          {totals.newIndexes === 1 ? '' : 'es'} ({totals.confirmed} confirmed on the sandbox),{' '}
+          {totals.drops} to drop.
+        </p>
+      )}
+      {changed.map((view) => (
         <TableCard key={view.id} view={view} instance={data.instance} />
       ))}
+      {unchanged.length > 0 && (
+        // One line, whatever their number; why each needs nothing is one click away.
+        <details className="card plan-unchanged" data-testid="plan-unchanged">
+          <summary>{unchangedLine(unchanged)}</summary>
+          {unchanged.map((view) => (
+            <TableCard key={view.id} view={view} instance={data.instance} />
+          ))}
+        </details>
+      )}
     </>
   );
 }

@@ -1,17 +1,21 @@
 import { type UseQueryResult, useQueries, useQuery } from '@tanstack/react-query';
 import { useCallback, useMemo } from 'react';
+import { agentSourcesOptions } from '../api/agents';
 import { filtersOptions, topQueriesOptions } from '../api/queryClasses';
 import { errorMessage } from '../api/errors';
 import type { Filters } from '../api/types';
 import { FilterPanel } from '../components/Controls/FilterPanel';
 import { InstancePicker } from '../components/Controls/InstancePicker';
+import { IndexPlanLink } from '../components/IndexPlan/IndexPlanLink';
 import { Pager } from '../components/Controls/Pager';
 import { RangePicker } from '../components/Controls/RangePicker';
 import { SearchBox } from '../components/Controls/SearchBox';
 import { TopQueriesPanel } from '../components/TopQueries/TopQueriesPanel';
 import { WorkloadLinks } from '../components/Workload/WorkloadLinks';
+import { toRowViews } from '../components/TopQueries/topQueriesView';
 import { useScopeAnnotations } from '../hooks/useScopeAnnotations';
 import { useUrlState } from '../hooks/useUrlState';
+import { agentsAtAGlance } from '../lib/agents';
 import { formatTimeRange } from '../lib/format';
 import { placeMarkers } from '../lib/markers';
 import {
@@ -78,6 +82,10 @@ export function Overview() {
     combine: (results) => combineFilters(results),
   });
   const resolved = query.data && { from: query.data.from, to: query.data.to };
+  // Only for the empty state: is an agent connected, or did one stop?
+  const empty = query.data !== undefined && toRowViews(query.data).length === 0;
+  const agents = useQuery({ ...agentSourcesOptions(), enabled: empty });
+  const agentsNow = agents.data && agentsAtAGlance(agents.data, agents.dataUpdatedAt);
   const annotations = useScopeAnnotations(resolved, state.instances);
 
   const markers = useMemo(
@@ -147,6 +155,7 @@ export function Overview() {
             {resolved && ` · ${formatTimeRange(resolved.from, resolved.to)}`}
           </p>
           <WorkloadLinks instances={state.instances} range={state.range} />
+          <IndexPlanLink instances={state.instances.length > 0 ? state.instances : undefined} />
         </div>
         <div className="toolbar">
           <RangePicker
@@ -221,6 +230,7 @@ export function Overview() {
               query={query}
               offset={params.offset}
               filtered={filtered}
+              {...(agentsNow && { agents: agentsNow })}
               sort={state.sort}
               order={state.order}
               onSort={onSort}

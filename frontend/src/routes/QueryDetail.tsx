@@ -22,6 +22,7 @@ import {
   formatInstant,
   formatLoad,
   formatMetric,
+  formatPerSecond,
   formatShare,
   formatTimeRange,
 } from '../lib/format';
@@ -179,7 +180,7 @@ function DetailBody({
 
       <div className="charts">
         <TimeChart
-          title="Load (average active sessions)"
+          title="Load (average active sessions; under 0.1, query time per second)"
           data={points}
           series={[{ key: 'load', name: 'Load', color: '#2563eb' }]}
           domain={domain}
@@ -230,8 +231,8 @@ function MetricsTable({ detail }: { detail: Detail }) {
         <thead>
           <tr>
             <th scope="col">Metric</th>
-            <th scope="col" className="num">
-              Rate /s
+            <th scope="col" className="num" title="Time metrics: that much time every second">
+              Per second
             </th>
             <th scope="col" className="num">
               Sum
@@ -257,7 +258,7 @@ function MetricsTable({ detail }: { detail: Detail }) {
           {visibleMetrics(detail.metrics).map((metric) => (
             <tr key={metric.name}>
               <th scope="row">{metricLabel(metric.name)}</th>
-              <td className="num">{formatMetric(metric.name, metric.rate)}</td>
+              <td className="num">{formatPerSecond(metric.name, metric.rate)}</td>
               <td className="num">{formatMetric(metric.name, metric.sum)}</td>
               <td className="num">{metric.share === null ? '–' : formatShare(metric.share)}</td>
               <td className="num">{formatMetric(metric.name, metric.avg)}</td>

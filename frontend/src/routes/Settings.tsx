@@ -1,3 +1,4 @@
+import { AgentsCard } from '../components/Settings/AgentsCard';
 import { AuditCard } from '../components/Settings/AuditCard';
 import { ChannelsCard } from '../components/Settings/ChannelsCard';
 import { InstancesCard } from '../components/Settings/InstancesCard';
@@ -6,8 +7,9 @@ import { UsersCard } from '../components/Settings/UsersCard';
 import { useIsAdmin } from '../hooks/useMe';
 
 /**
- * Settings: the monitored instances for everyone; chat channels, API tokens, users and
- * the audit log for admins only (a viewer would just get 403s, so they are not shown).
+ * Settings: the monitored instances and their agents' health for everyone; chat channels,
+ * API tokens, users and the audit log for admins only (a viewer would just get 403s, so they
+ * are not shown).
  */
 export function Settings() {
   const admin = useIsAdmin();
@@ -17,6 +19,7 @@ export function Settings() {
         <h1 id="settings-title">Settings</h1>
       </div>
       <InstancesCard admin={admin} />
+      <AgentsCard admin={admin} />
       {admin && (
         <>
           <ChannelsCard />

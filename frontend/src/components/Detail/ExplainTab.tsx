@@ -30,7 +30,7 @@ export function ExplainTab({ queryId, instance }: TabProps) {
   const run = query.data;
   return (
     <div className="collected" data-testid="explain">
-      <RunHeader run={run} />
+      <RunHeader run={run} kind="explain" />
       {run.findings.length > 0 && (
         <ul className="findings">
           {run.findings.map((finding, index) => (

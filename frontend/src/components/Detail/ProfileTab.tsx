@@ -34,7 +34,7 @@ export function ProfileTab({ queryId, instance }: TabProps) {
   const run = query.data;
   return (
     <div className="collected" data-testid="profile">
-      <RunHeader run={run} />
+      <RunHeader run={run} kind="profile" />
       {run.rows.length > 0 && (
         <table className="data-table">
           <thead>
@@ -70,10 +70,13 @@ export function ProfileTab({ queryId, instance }: TabProps) {
           </tbody>
         </table>
       )}
-      <p className="muted">
-        Response {micros(run.response_us)}
-        {run.runs !== null && ` over ${run.runs} runs`} · not accounted for {micros(run.lost_us)}
-      </p>
+      {run.response_us !== null && (
+        <p className="muted" data-testid="profile-response">
+          Response {micros(run.response_us)}
+          {run.runs !== null && ` over ${run.runs} runs`}
+          {run.lost_us !== null && ` · not accounted for ${micros(run.lost_us)}`}
+        </p>
+      )}
       <ExamplesUsed run={run} />
       {!isWaiting(run) && <RequestAgain kind="profile" queryId={queryId} instance={instance} />}
     </div>

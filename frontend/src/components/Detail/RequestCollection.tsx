@@ -4,7 +4,8 @@ import { useRequestCollection } from '../../api/collected';
 import { errorMessage } from '../../api/errors';
 import { instancesOptions } from '../../api/instances';
 import { useHasScope } from '../../hooks/useMe';
-import { missingPrerequisite } from './prerequisites';
+import { MissingPrerequisite } from './MissingPrerequisite';
+import { type Prerequisite, missingPrerequisite } from './prerequisites';
 
 /** Requesting a run reaches the monitored server: the `diagnose` scope (operator, admin). */
 const NEEDS_DIAGNOSE = 'Requesting one needs the diagnose permission (an operator or an admin).';
@@ -31,24 +32,14 @@ export function RequestCollection({
 }) {
   const mutation = useRequestCollection(kind, queryId, instance, onRequested);
   const canRequest = useHasScope('diagnose');
-  const instances = useQuery(instancesOptions());
-  const missing = instances.data
-    ? missingPrerequisite(
-        kind,
-        instances.data.find((candidate) => candidate.name === instance),
-      )
-    : null;
+  const missing = useMissingPrerequisite(kind, instance);
   return (
     <div className="state state-empty" data-testid={testId}>
       <p className="state-title">Not collected yet</p>
       <p className="state-message">
         No {what} of this query on {instance} has been collected.
       </p>
-      {missing && (
-        <p className="muted" data-testid="missing-prerequisite">
-          {missing}
-        </p>
-      )}
+      {missing && <MissingPrerequisite missing={missing} id={`missing-${kind}`} />}
       {!canRequest ? (
         <p className="muted" data-testid="request-needs-diagnose">
           {NEEDS_DIAGNOSE}
@@ -60,7 +51,10 @@ export function RequestCollection({
           type="button"
           className="button button-primary"
           onClick={() => mutation.mutate()}
-          disabled={mutation.isPending}
+          // Nothing to request until the instance has what the run needs.
+          disabled={mutation.isPending || missing !== null}
+          aria-describedby={missing ? `missing-${kind}` : undefined}
+          title={missing?.reason}
           data-testid="request-collection"
         >
           {mutation.isPending ? 'Requesting…' : 'Request one'}
@@ -88,21 +82,38 @@ export function RequestAgain({
   onRequested?: () => void;
 }) {
   const mutation = useRequestCollection(kind, queryId, instance, onRequested);
+  const missing = useMissingPrerequisite(kind, instance);
   if (!useHasScope('diagnose')) {
     return null;
   }
   return (
-    <p className="actions">
-      <button
-        type="button"
-        className="button"
-        onClick={() => mutation.mutate()}
-        disabled={mutation.isPending}
-      >
-        {mutation.isPending ? 'Requesting…' : 'Collect again'}
-      </button>
-      {mutation.isSuccess && <span role="status">Requested.</span>}
-      {mutation.isError && <span className="form-error">{errorMessage(mutation.error)}</span>}
-    </p>
+    <>
+      {missing && <MissingPrerequisite missing={missing} id={`again-${kind}`} />}
+      <p className="actions">
+        <button
+          type="button"
+          className="button"
+          onClick={() => mutation.mutate()}
+          disabled={mutation.isPending || missing !== null}
+          aria-describedby={missing ? `again-${kind}` : undefined}
+          title={missing?.reason}
+          data-testid="collect-again"
+        >
+          {mutation.isPending ? 'Requesting…' : 'Collect again'}
+        </button>
+        {mutation.isSuccess && <span role="status">Requested.</span>}
+        {mutation.isError && <span className="form-error">{errorMessage(mutation.error)}</span>}
+      </p>
+    </>
+  );
+}
+
+/** What the instance lacks for this kind of run (null: nothing, or not known yet). */
+function useMissingPrerequisite(kind: Collected, instance: string): Prerequisite | null {
+  const instances = useQuery(instancesOptions());
+  if (!instances.data) return null;
+  return missingPrerequisite(
+    kind,
+    instances.data.find((candidate) => candidate.name === instance),
   );
 }

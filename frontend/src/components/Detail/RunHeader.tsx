@@ -1,21 +1,27 @@
 import type { ExplainRun, ProfileRun } from '../../api/types';
 import { formatInstant } from '../../lib/format';
+import { ranOnText } from '../../lib/runs';
 import { SqlText } from '../Sql/SqlText';
 import { LoadingState } from '../Status/LoadingState';
 
-/** When a run was taken (or requested), its state, and why it failed. */
-export function RunHeader({ run }: { run: ExplainRun | ProfileRun }) {
+/** When a run was taken (or requested), where it ran, its state, and why it failed. */
+export function RunHeader({
+  run,
+  kind,
+}: {
+  run: ExplainRun | ProfileRun;
+  kind: 'explain' | 'profile';
+}) {
+  const analyze = 'analyze' in run ? run.analyze : null;
   return (
     <>
-      <p className="muted run-header">
+      <p className="muted run-header" data-testid="run-header">
         <span className={`badge run-${run.status}`} data-testid="run-status">
           {run.status}
         </span>{' '}
         {run.taken_at
-          ? `Taken ${formatInstant(run.taken_at)} UTC`
-          : `Requested ${formatInstant(run.requested_at)} UTC`}{' '}
-        on {run.instance}
-        {run.server_version && ` (${run.server_version})`}
+          ? `Taken ${formatInstant(run.taken_at)} UTC ${ranOnText({ ...run, analyze }, kind)}`
+          : `Requested ${formatInstant(run.requested_at)} UTC for ${run.instance}`}
       </p>
       {run.status === 'queued' && <LoadingState label="Waiting for the worker…" />}
       {run.pending && run.status !== 'queued' && (

@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { suggestionsOptions, useUpdateSuggestion } from '../../api/advice';
 import { errorMessage } from '../../api/errors';
 import type { Suggestion } from '../../api/types';
+import { IndexPlanLink } from '../IndexPlan/IndexPlanLink';
 import { SqlText } from '../Sql/SqlText';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
@@ -33,18 +34,22 @@ export function SuggestionsTab({ queryId, instance }: TabProps) {
   const suggestions: Suggestion[] = query.data?.suggestions ?? [];
   if (suggestions.length === 0) {
     return (
-      <RequestCollection
-        kind="suggestions"
-        what="index suggestion"
-        queryId={queryId}
-        instance={instance}
-        testId="suggestions-not-collected"
-        onRequested={() => setRequestedAt(Date.now())}
-      />
+      <>
+        <RequestCollection
+          kind="suggestions"
+          what="index suggestion"
+          queryId={queryId}
+          instance={instance}
+          testId="suggestions-not-collected"
+          onRequested={() => setRequestedAt(Date.now())}
+        />
+        <IndexPlanLink instances={[instance]} />
+      </>
     );
   }
   return (
     <div data-testid="suggestions">
+      <IndexPlanLink instances={[instance]} />
       <ul className="suggestions">
         {suggestions.map((suggestion) => {
           const view = suggestionView(suggestion);

@@ -8,6 +8,7 @@ import { tableHref } from '../../lib/workload';
 import { EmptyState } from '../Status/EmptyState';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
+import { MissingPrerequisite } from './MissingPrerequisite';
 import { missingPrerequisite } from './prerequisites';
 import { snapshotFacts, snapshotSections } from './tableView';
 import { isNotCollected } from './tabState';
@@ -48,7 +49,7 @@ export function TablesTab({
   if (missing) {
     return (
       <EmptyState title="No table definitions." testId="tables-missing-prerequisite">
-        <p>{missing}</p>
+        <MissingPrerequisite missing={missing} />
       </EmptyState>
     );
   }

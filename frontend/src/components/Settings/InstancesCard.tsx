@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
-import { Link } from 'react-router';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
 import {
   instancesOptions,
   useDeleteInstance,
@@ -9,6 +9,7 @@ import {
 } from '../../api/instances';
 import type { ConnectionTest, Instance, InstanceCreate } from '../../api/types';
 import { formatInstant } from '../../lib/format';
+import { indexPlanHref } from '../IndexPlan/IndexPlanLink';
 import { ListCard, MutationError, RowActions } from './ListCard';
 
 type Policy = InstanceCreate['example_policy'];
@@ -174,7 +175,7 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
   );
 }
 
-function ConnectionReport({ report }: { report: ConnectionTest }) {
+export function ConnectionReport({ report }: { report: ConnectionTest }) {
   return (
     <div className="result-panel" data-testid="connection-report">
       <p>
@@ -190,19 +191,8 @@ function ConnectionReport({ report }: { report: ConnectionTest }) {
       {report.connected && (
         <Privileges privileges={report.privileges ?? []} excess={report.excess_privileges ?? []} />
       )}
+      <Capabilities capabilities={report.capabilities ?? []} testId="capability" />
       <TargetReport target={report.execution_target ?? null} />
-      {report.capabilities && report.capabilities.length > 0 && (
-        <ul>
-          {report.capabilities.map((capability) => (
-            <li key={capability.name} data-testid="capability">
-              <span className={capability.ok ? 'ok' : 'not-ok'}>
-                {capability.ok ? '✓' : '✗'} {capability.name}
-              </span>
-              {capability.detail && <span className="muted"> — {capability.detail}</span>}
-            </li>
-          ))}
-        </ul>
-      )}
     </div>
   );
 }
@@ -227,7 +217,9 @@ function TargetReport({ target }: { target: ConnectionTest['execution_target'] |
   if (!target) {
     return (
       <p className="muted" data-testid="execution-target">
-        No execution target: EXPLAIN only (no ANALYZE, no profiles).
+        No execution target: EXPLAIN only (no ANALYZE, no profiles). Profiles execute the statement,
+        so they run only on a read-only replica or sandbox: set its DSN with Edit → Execution target
+        DSN.
       </p>
     );
   }
@@ -245,21 +237,58 @@ function TargetReport({ target }: { target: ConnectionTest['execution_target'] |
           More than Quanta needs there: {target.excess_privileges.join(', ')}
         </p>
       )}
+      <Capabilities capabilities={target.capabilities ?? []} testId="target-capability" />
     </div>
   );
 }
 
-function InstanceRow({ instance, admin }: { instance: Instance; admin: boolean }) {
-  const [editing, setEditing] = useState(false);
+/** Each thing checked, ✓ or ✗, with what it means. */
+function Capabilities({
+  capabilities,
+  testId,
+}: {
+  capabilities: NonNullable<ConnectionTest['capabilities']>;
+  testId: string;
+}) {
+  if (capabilities.length === 0) return null;
+  return (
+    <ul>
+      {capabilities.map((capability) => (
+        <li key={capability.name} data-testid={testId}>
+          <span className={capability.ok ? 'ok' : 'not-ok'}>
+            {capability.ok ? '✓' : '✗'} {capability.name}
+          </span>
+          {capability.detail && <span className="muted"> — {capability.detail}</span>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function InstanceRow({
+  instance,
+  admin,
+  openEdit = false,
+}: {
+  instance: Instance;
+  admin: boolean;
+  /** Open its edit form at once and bring it into view (a link asked for it). */
+  openEdit?: boolean;
+}) {
+  const [editing, setEditing] = useState(openEdit);
   const test = useTestInstanceConnection(instance.id);
   const remove = useDeleteInstance(instance.id);
+  const row = useRef<HTMLTableRowElement>(null);
+  useEffect(() => {
+    if (openEdit) row.current?.scrollIntoView({ block: 'start' });
+  }, [openEdit]);
   return (
     <>
-      <tr data-testid="instance-row">
+      <tr data-testid="instance-row" ref={row}>
         <th scope="row">
           {instance.name}{' '}
           <Link
-            to={`/instances/${instance.id}/index-plan`}
+            to={indexPlanHref(instance.id)}
             className="nowrap"
             data-testid="instance-index-plan"
           >
@@ -323,6 +352,9 @@ function InstanceRow({ instance, admin }: { instance: Instance; admin: boolean }
 export function InstancesCard({ admin }: { admin: boolean }) {
   const instances = useQuery(instancesOptions());
   const [adding, setAdding] = useState(false);
+  // ?edit=NAME (from "Settings → Instances → NAME → Edit" links elsewhere) opens its form.
+  const [params] = useSearchParams();
+  const editName = admin ? params.get('edit') : null;
   return (
     <ListCard
       title="Instances"
@@ -357,7 +389,12 @@ export function InstancesCard({ admin }: { admin: boolean }) {
           </thead>
           <tbody>
             {items.map((instance) => (
-              <InstanceRow key={instance.id} instance={instance} admin={admin} />
+              <InstanceRow
+                key={instance.id}
+                instance={instance}
+                admin={admin}
+                openEdit={instance.name === editName}
+              />
             ))}
           </tbody>
         </table>

@@ -22,7 +22,7 @@ export function ListCard<T>({
   testId: string;
 }) {
   return (
-    <section className="card" data-testid={testId}>
+    <section className="card" data-testid={testId} id={testId}>
       <h2>{title}</h2>
       {actions}
       {query.status === 'pending' && <LoadingState label={`Loading ${title.toLowerCase()}…`} />}

@@ -94,6 +94,31 @@ describe('TopQueriesPanel', () => {
     expect(view.html).toContain('quanta-agent import');
   });
 
+  it('does not tell to run quanta-agent while an agent is connected', () => {
+    const empty = {
+      status: 'success' as const,
+      data: { ...data, rows: [], totals: { count: 0, query_time: 0, load: 0, qps: 0, queries: 0 } },
+      error: null,
+      refetch,
+    };
+    const shown = (agents: Parameters<typeof TopQueriesPanel>[0]['agents']) =>
+      renderToStaticMarkup(
+        <MemoryRouter>
+          <TopQueriesPanel query={empty} offset={0} {...(agents && { agents })} />
+        </MemoryRouter>,
+      ).replace(/<[^>]+>/g, '');
+    const connected = shown({ connected: ['db1'], stopped: [], lastBatchSeconds: 12 });
+    expect(connected).toContain('An agent is connected (db1; last batch 12 s ago)');
+    expect(connected).not.toContain('run quanta-agent');
+    expect(connected).not.toContain('quanta-agent import');
+    const stopped = shown({ connected: [], stopped: ['db1 slowlog'], lastBatchSeconds: null });
+    expect(stopped).toContain('The agent stopped reporting: db1 slowlog');
+    // No agent at all: how to start one.
+    expect(shown({ connected: [], stopped: [], lastBatchSeconds: null })).toContain(
+      'quanta-agent import',
+    );
+  });
+
   it('renders a totals row, then one row per query in API order', () => {
     const view = render({ status: 'success', data, error: null, refetch });
     expect(view.has('top-queries-table')).toBe(true);
@@ -103,7 +128,7 @@ describe('TopQueriesPanel', () => {
     const [, totals, first, second] = rowsOf(view.html);
     expect(totals).toContain('All queries');
     expect(totals).toContain('2 query classes');
-    expect(totals).toContain('0.00066');
+    expect(totals).toContain('660 µs/s'); // load 0.00066: query time per second
     expect(totals).toContain('1,234');
     expect(totals).toContain('0.014'); // QPS
     expect(totals).toContain('45.9 ms'); // 56.7 s / 1234 calls
@@ -111,12 +136,12 @@ describe('TopQueriesPanel', () => {
     expect(first).toContain(' 1 ');
     expect(first).toContain('select * from t where id = ?');
     expect(first).toContain('3A1F0C9E2B7D4C11');
-    expect(first).toContain('0.00014');
+    expect(first).toContain('140 µs/s');
     expect(first).toContain('22%');
     expect(first).toContain('125 ms');
 
     expect(second).toContain('update t set a = ? where b = ?');
-    expect(second).toContain('&lt;0.000001');
+    expect(second).toContain('34.7 ns/s'); // a load of 3.47e-8: not '<0.000001'
     expect(second).toContain('1 ms');
   });
 

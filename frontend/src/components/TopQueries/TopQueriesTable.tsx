@@ -8,7 +8,13 @@ import {
 import { type KeyboardEvent, type ReactNode, useMemo } from 'react';
 import { Link } from 'react-router';
 import type { TopQueries } from '../../api/types';
-import { formatCount, formatDuration, formatLoad, formatRate, formatRatio } from '../../lib/format';
+import {
+  formatCount,
+  formatDuration,
+  formatExamined,
+  formatLoad,
+  formatRate,
+} from '../../lib/format';
 import type { Marker } from '../../lib/markers';
 import type { SortKey, SortOrder } from '../../lib/viewState';
 import { MarkerAxis } from '../Annotations/MarkerAxis';
@@ -172,7 +178,9 @@ export function TopQueriesTable({
         id: 'load',
         header: 'Load',
         meta: {
-          title: 'Average active sessions: total query time / seconds in range',
+          title:
+            'Average active sessions: total query time / seconds in range; under 0.1, the ' +
+            'query time per second (12 ms/s is 0.012 sessions)',
           totals: (t: TotalsView) => (
             <div className="load">
               <span className="load-value">{formatLoad(t.load)}</span>
@@ -241,10 +249,12 @@ export function TopQueriesTable({
         header: 'Exam./sent',
         meta: {
           className: 'num',
-          title: 'Rows examined per row sent: high values point at missing indexes',
-          totals: (t: TotalsView) => formatRatio(t.examinedPerSent),
+          title:
+            'Rows examined per row sent: high values point at missing indexes; for ' +
+            'statements that send no rows (UPDATE, DELETE), rows examined per call',
+          totals: (t: TotalsView) => formatExamined(t.examinedPerSent),
         },
-        cell: ({ row }) => formatRatio(row.original.examinedPerSent),
+        cell: ({ row }) => formatExamined(row.original.examinedPerSent),
       },
       {
         id: 'flags',

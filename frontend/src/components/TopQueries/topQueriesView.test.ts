@@ -126,9 +126,14 @@ describe('toTopQueryViews', () => {
     ]);
     expect(view?.avgTime).toBe(0.2);
     expect(view?.p95Time).toBe(0.9);
-    expect(view?.examinedPerSent).toBe(100);
+    expect(view?.examinedPerSent).toEqual({ value: 100, per: 'row' });
     expect(view?.tables).toEqual(['shop.orders']);
     expect(view?.flags.map((flag) => flag.label)).toEqual(['full scan', 'tmp on disk']);
+  });
+
+  it('gives rows examined per call for a statement that sends no rows', () => {
+    const [update] = toTopQueryViews([{ ...row, count: 4, rows_examined: 2000, rows_sent: 0 }]);
+    expect(update?.examinedPerSent).toEqual({ value: 500, per: 'call' });
   });
 
   it('shapes the totals', () => {

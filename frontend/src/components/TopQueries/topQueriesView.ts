@@ -1,6 +1,6 @@
 // Shapes the /queries response into what the table and its sparklines draw.
 import type { GroupRow, QueryTotals, SparkPoint, TopQueries, TopQueryRow } from '../../api/types';
-import { examinedPerSent } from '../../lib/format';
+import { type ExaminedRatio, examinedPerSent } from '../../lib/format';
 
 export interface SparklineDatum {
   /** Epoch milliseconds. */
@@ -24,7 +24,7 @@ export interface TopQueryView {
   readonly queryTime: number;
   readonly avgTime: number | null;
   readonly p95Time: number | null;
-  readonly examinedPerSent: number | null;
+  readonly examinedPerSent: ExaminedRatio | null;
   readonly load: number;
   readonly share: number;
   readonly flags: readonly QueryFlag[];
@@ -36,7 +36,7 @@ export interface TotalsView {
   readonly qps: number;
   readonly queryTime: number;
   readonly avgTime: number | null;
-  readonly examinedPerSent: number | null;
+  readonly examinedPerSent: ExaminedRatio | null;
   readonly load: number;
   readonly queries: number;
 }
@@ -133,7 +133,7 @@ export function toTopQueryViews(rows: readonly TopQueryRow[], offset = 0): TopQu
     queryTime: row.query_time,
     avgTime: row.query_time_avg ?? averageTime(row.query_time, row.count),
     p95Time: row.query_time_p95 ?? null,
-    examinedPerSent: examinedPerSent(row.rows_examined, row.rows_sent),
+    examinedPerSent: examinedPerSent(row.rows_examined, row.rows_sent, row.count),
     load: row.load,
     share: row.share,
     flags: toFlags(row.flags),
@@ -147,7 +147,7 @@ export function toTotalsView(totals: QueryTotals): TotalsView {
     qps: totals.qps,
     queryTime: totals.query_time,
     avgTime: totals.query_time_avg ?? averageTime(totals.query_time, totals.count),
-    examinedPerSent: examinedPerSent(totals.rows_examined, totals.rows_sent),
+    examinedPerSent: examinedPerSent(totals.rows_examined, totals.rows_sent, totals.count),
     load: totals.load,
     queries: totals.queries,
   };
@@ -168,7 +168,7 @@ export function toGroupViews(groups: readonly GroupRow[], offset = 0): TopQueryV
     queryTime: group.query_time,
     avgTime: group.query_time_avg ?? averageTime(group.query_time, group.count),
     p95Time: group.query_time_p95 ?? null,
-    examinedPerSent: examinedPerSent(group.rows_examined, group.rows_sent),
+    examinedPerSent: examinedPerSent(group.rows_examined, group.rows_sent, group.count),
     load: group.load,
     share: group.share,
     flags: [],
