@@ -31,6 +31,12 @@ from quanta.statistics.user_figures import user_columns
 from quanta.tables.models import TableSnapshot
 
 NOW = datetime.now(UTC).replace(microsecond=0)
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
 ORDERS: dict[str, Any] = {
     "engine": "InnoDB",
     "rows": 1000,
@@ -279,9 +285,13 @@ def test_users_map_mariadb_and_percona_columns_and_fall_back_to_queries(
     assert (report["rows_changed"], report["rows_updated"], report["calls"]) == (5, None, None)
 
     # Only the range asked for: nothing before the first interval.
-    response = client.get("/api/v1/instances/1/users", params={"from": "now-1h", "to": "now-8m"})
+    # Absolute times: NOW is taken when the module is imported, minutes before in a long run.
+    before = {"from": iso(NOW - timedelta(hours=1)), "to": iso(NOW - timedelta(minutes=8))}
+    response = client.get("/api/v1/instances/1/users", params=before)
     assert response.json()["users"] == []
-    other = client.get("/api/v1/instances/1/users", params={"from": "now-6m"}).json()
+    other = client.get(
+        "/api/v1/instances/1/users", params={"from": iso(NOW - timedelta(minutes=6))}
+    ).json()
     assert other["source"] == "userstat"
 
 
