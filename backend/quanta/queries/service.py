@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import SUM_METRICS
+from quanta.analysis.redact import redact
 from quanta.analysis.resolution import (
     Resolution,
     Segment,
@@ -378,7 +379,8 @@ def query_examples(
         for kind in ("slowest", "sampled"):
             out = QueryExampleOut(
                 kind=kind,
-                text=getattr(example, f"{kind}_text"),
+                # Redacted as read too: examples stored before redaction knew a form.
+                text=redact(getattr(example, f"{kind}_text")),
                 query_time=getattr(example, f"{kind}_query_time"),
                 ts=getattr(example, f"{kind}_ts"),
                 schema_name=getattr(example, f"{kind}_schema"),
