@@ -656,6 +656,9 @@ export interface paths {
         /**
          * Update Suggestion
          * @description Dismiss a suggestion, or take a dismissal back (status new).
+         *
+         *     Needs the `diagnose` scope; a change is audited with who made it and the old and new
+         *     status.
          */
         patch: operations["update_suggestion"];
         trace?: never;

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { suggestionsOptions, useUpdateSuggestion } from '../../api/advice';
 import { errorMessage } from '../../api/errors';
 import type { Suggestion } from '../../api/types';
+import { useHasScope } from '../../hooks/useMe';
 import { SqlText } from '../Sql/SqlText';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
@@ -23,6 +24,8 @@ export function SuggestionsTab({ queryId, instance }: TabProps) {
       requestedAt !== null && Date.now() - requestedAt < ADVICE_WAIT_MS ? ADVICE_POLL_MS : false,
   });
   const mutation = useUpdateSuggestion(queryId, instance);
+  // Dismissing is a write: the `diagnose` scope (operator, admin), as the server checks.
+  const canChange = useHasScope('diagnose');
   if (query.status === 'pending') return <LoadingState label="Loading suggestions…" />;
   if (query.status === 'error' && !isNotCollected(query.error)) {
     return <ErrorState title="Could not load suggestions" message={errorMessage(query.error)} />;
@@ -77,27 +80,29 @@ export function SuggestionsTab({ queryId, instance }: TabProps) {
                 ))}
               </ul>
             )}
-            <p className="actions">
-              {suggestion.status === 'dismissed' ? (
-                <button
-                  type="button"
-                  className="button"
-                  disabled={mutation.isPending}
-                  onClick={() => mutation.mutate({ id: suggestion.id, status: 'new' })}
-                >
-                  Restore
-                </button>
-              ) : (
-                <button
-                  type="button"
-                  className="button"
-                  disabled={mutation.isPending}
-                  onClick={() => mutation.mutate({ id: suggestion.id, status: 'dismissed' })}
-                >
-                  Dismiss
-                </button>
-              )}
-            </p>
+            {canChange && (
+              <p className="actions">
+                {suggestion.status === 'dismissed' ? (
+                  <button
+                    type="button"
+                    className="button"
+                    disabled={mutation.isPending}
+                    onClick={() => mutation.mutate({ id: suggestion.id, status: 'new' })}
+                  >
+                    Restore
+                  </button>
+                ) : (
+                  <button
+                    type="button"
+                    className="button"
+                    disabled={mutation.isPending}
+                    onClick={() => mutation.mutate({ id: suggestion.id, status: 'dismissed' })}
+                  >
+                    Dismiss
+                  </button>
+                )}
+              </p>
+            )}
           </li>
         ))}
       </ul>
