@@ -151,9 +151,7 @@ def list_suggestions(
     )
 
 
-def set_status(
-    *, session: Session, suggestion_id: int, status: str, actor: Actor
-) -> SuggestionOut:
+def set_status(*, session: Session, suggestion_id: int, status: str, actor: Actor) -> SuggestionOut:
     """Dismiss a suggestion (``dismissed``) or take the dismissal back (``new``); a change
     is audited with who made it, the old status and the new one."""
     row = repository.get(session, suggestion_id)
