@@ -10,6 +10,7 @@ from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.notify.models import Channel, Delivery, DeliveryAttempt
 from quanta.queries.models import (
+    ClassAdmission,
     InstanceTotalsDay,
     InstanceTotalsHour,
     InstanceTotalsMinute,
@@ -32,6 +33,7 @@ __all__ = [
     "ApiToken",
     "AuditEntry",
     "Channel",
+    "ClassAdmission",
     "Delivery",
     "DeliveryAttempt",
     "ExplainRun",

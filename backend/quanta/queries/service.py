@@ -9,6 +9,7 @@ from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
+from quanta.analysis.class_cap import is_other_queries
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.redact import redact
@@ -95,9 +96,10 @@ BREAKDOWN_DIMENSIONS = ("schema", "user", "host")
 def instance_top_queries(
     *, session: Session, settings: Settings, instance: str, window: TimeWindow, limit: int
 ) -> list[QueryRow]:
-    """One instance's ``limit`` heaviest queries by load over ``window`` (Quanta's own left
-    out): what beat's automatic EXPLAIN and advice passes work on."""
-    return top_queries(
+    """One instance's ``limit`` heaviest queries by load over ``window`` (Quanta's own and
+    the "other queries" classes left out): what beat's automatic EXPLAIN and advice passes
+    work on."""
+    rows = top_queries(
         session=session,
         settings=settings,
         window=window,
@@ -106,6 +108,7 @@ def instance_top_queries(
         sparkline_points=1,
         flt=BucketFilter(instances=(instance,)),
     ).rows
+    return [row for row in rows if not is_other_queries(row.fingerprint)]
 
 
 def rows_affected_by_query(

@@ -8,6 +8,7 @@ import { InstancePicker } from '../components/Controls/InstancePicker';
 import { Pager } from '../components/Controls/Pager';
 import { RangePicker } from '../components/Controls/RangePicker';
 import { SearchBox } from '../components/Controls/SearchBox';
+import { ClassCapWarning } from '../components/TopQueries/ClassCapWarning';
 import { TopQueriesPanel } from '../components/TopQueries/TopQueriesPanel';
 import { useScopeAnnotations } from '../hooks/useScopeAnnotations';
 import { useUrlState } from '../hooks/useUrlState';
@@ -207,6 +208,7 @@ export function Overview() {
               </span>
             )}
           </div>
+          <ClassCapWarning instances={state.instances} />
           <div
             className={query.isPlaceholderData ? 'stale' : undefined}
             aria-busy={query.isFetching}
