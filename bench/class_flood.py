@@ -1,26 +1,28 @@
 """A flood of query classes: what 200,000 distinct statement shapes from one instance cost.
 
 Any database user can make every statement a new query class (a table, alias or column name
-per statement; failed statements are slow-logged too). This starts ``quanta run`` as
-``make run`` does (embedded SQLite store and broker, API, worker, beat) in a throw-away data
-directory, creates an ingest token bound to one instance, and POSTs ``--batches`` slow-log
-batches of ``--events`` events ``SELECT c, d FROM tenant_<n>_orders WHERE id = <n>`` (a new
-class each) plus a few ordinary statements per batch, like the review of issue 39 did. Then
-it waits until the worker has processed every batch and reports:
+per statement; failed statements are slow-logged too). For each of two stores, this starts
+``quanta run`` as ``make run`` does (embedded SQLite store and broker, API, worker, beat) in
+a throw-away data directory, creates an ingest token bound to one instance, and POSTs
+``--batches`` slow-log batches of ``--events`` events ``SELECT c, d FROM tenant_<n>_orders
+WHERE id = <n>`` (a new shape each) plus a few ordinary statements per batch, as the review
+of issue 39 did; then it waits until the worker has processed every batch. The two stores,
+one after the other on the same input: "uncapped" (QUANTA_MAX_CLASSES_PER_INSTANCE and
+QUANTA_MAX_NEW_CLASSES_PER_HOUR out of reach: the store without the caps) and "capped" (the
+configured caps, or ``--cap N`` classes). For each it reports:
 
-* how long that took, the query classes stored and those stored for the instance;
+* how long processing took, the query classes stored and those stored for the instance;
 * the store's growth (the SQLite file with its WAL) and the resident memory (RSS) of the API
   and of the worker (its pool processes included), before and after;
 * the latency of ``GET /api/v1/queries`` (the overview, default range and sort) and
   ``GET /api/v1/filters``, before and after (median of ``--runs`` after a warm-up call);
 * whether the events counted add up to the events sent (the cap folds classes, never counts).
 
-The store's class cap (QUANTA_MAX_CLASSES_PER_INSTANCE, QUANTA_MAX_NEW_CLASSES_PER_HOUR)
-applies as configured; ``--cap 0`` raises both out of reach, to measure the store without it.
-
 Usage: .venv/bin/python bench/class_flood.py [--batches 10] [--events 20000] [--cap N]
+[--capped-only]
 Last line: ``RESULT classes=N seconds=S store_growth_mb=G api_rss_mb=A worker_rss_mb=W
-queries_ms=Q filters_ms=F totals=equal|DIFFER``.
+queries_ms=Q filters_ms=F totals=equal|DIFFER`` (the capped store), then the same figures
+of the uncapped one prefixed ``uncapped_``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -76,7 +79,7 @@ def quanta_run(data_dir: Path, cap: int | None) -> Iterator[tuple[str, int]]:
     }
     for name in ("QUANTA_DATABASE_URL", "QUANTA_REDIS_URL"):
         env.pop(name, None)
-    if cap == 0:
+    if cap == 0:  # out of reach: the store as it was without the caps
         env["QUANTA_MAX_CLASSES_PER_INSTANCE"] = str(10**9)
         env["QUANTA_MAX_NEW_CLASSES_PER_HOUR"] = str(10**9)
     elif cap is not None:
@@ -203,21 +206,34 @@ def store_counts(data_dir: Path) -> tuple[int, int, int]:
     return int(classes), int(of_db1), int(events)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batches", type=int, default=BATCHES)
-    parser.add_argument("--events", type=int, default=EVENTS, help="new classes per batch")
-    parser.add_argument("--runs", type=int, default=RUNS)
-    parser.add_argument(
-        "--cap", type=int, default=None,
-        help="QUANTA_MAX_CLASSES_PER_INSTANCE; 0 lifts both caps; default: the configured",
-    )  # fmt: skip
-    args = parser.parse_args(argv)
-    print(f"load average: {os.getloadavg()}")
+@dataclass(frozen=True)
+class Flood:
+    """What one flood did to one store."""
+
+    label: str
+    classes: int
+    of_db1: int
+    counted: int
+    sent: int
+    seconds: float
+    before: dict[str, float]
+    after: dict[str, float]
+
+    @property
+    def totals(self) -> str:
+        return "equal" if self.counted == self.sent else "DIFFER"
+
+    @property
+    def store_growth_mb(self) -> float:
+        return self.after["store_mb"] - self.before["store_mb"]
+
+
+def flood(label: str, cap: int | None, args: argparse.Namespace) -> Flood:
+    """Start a fresh ``quanta run``, send the batches, measure before and after."""
     with tempfile.TemporaryDirectory(prefix="quanta-flood-") as work:
         data_dir = Path(work) / "data"
         data_dir.mkdir()
-        with quanta_run(data_dir, args.cap) as (url, pid):
+        with quanta_run(data_dir, cap) as (url, pid):
             admin = httpx.Client(
                 base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=600
             )
@@ -239,7 +255,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             _send(agent, batch_body(-1, 0, 0, ts))
             _wait_done(agent, ["flood--1"])
             before = measure(admin, data_dir, pid, args.runs)
-            print("before:", json.dumps({k: round(v, 1) for k, v in before.items()}))
             bodies = [batch_body(n, args.events, n * args.events, ts) for n in range(args.batches)]
             started = time.monotonic()
             for body in bodies:
@@ -247,33 +262,71 @@ def main(argv: Sequence[str] | None = None) -> int:
             _wait_done(agent, [f"flood-{n}" for n in range(args.batches)])
             seconds = time.monotonic() - started
             after = measure(admin, data_dir, pid, args.runs)
-            print("after: ", json.dumps({k: round(v, 1) for k, v in after.items()}))
-            cap_status = admin.get("/api/v1/instances").json()
-            print("instances:", json.dumps(cap_status)[:600])
+            caps = admin.get("/api/v1/class-caps")
+            if caps.status_code == 200:  # absent before the caps were built
+                print(f"{label}: class caps {json.dumps(caps.json())}")
         classes, of_db1, counted = store_counts(data_dir)
     sent = (args.batches + 1) * len(ORDINARY) + args.batches * args.events
-    totals = "equal" if counted == sent else "DIFFER"
-    print(f"{args.batches} batches of {args.events:,} new classes: processed in {seconds:.0f} s")
+    result = Flood(label, classes, of_db1, counted, sent, seconds, before, after)
+    report(result)
+    return result
+
+
+def report(run: Flood) -> None:
+    before, after = run.before, run.after
     print(
-        f"classes stored: {classes:,} ({of_db1:,} for db1); events counted {counted:,} of {sent:,}"
+        f"{run.label}: processed in {run.seconds:.0f} s; classes stored {run.classes:,} "
+        f"({run.of_db1:,} for db1); events counted {run.counted:,} of {run.sent:,}"
     )
     print(
-        f"store {before['store_mb']:.1f} -> {after['store_mb']:.1f} MB; "
+        f"{run.label}: store {before['store_mb']:.1f} -> {after['store_mb']:.1f} MB; "
         f"RSS api {before['api_rss_mb']:.0f} -> {after['api_rss_mb']:.0f} MB, "
         f"worker {before['worker_rss_mb']:.0f} -> {after['worker_rss_mb']:.0f} MB, "
         f"beat {before['beat_rss_mb']:.0f} -> {after['beat_rss_mb']:.0f} MB"
     )
-    print(
-        f"GET /api/v1/queries {before['queries_ms']:.0f} -> {after['queries_ms']:.0f} ms; "
-        f"GET /api/v1/filters {before['filters_ms']:.0f} -> {after['filters_ms']:.0f} ms"
+    print(f"{run.label}: GET /api/v1/queries {before['queries_ms']:.0f} -> "
+          f"{after['queries_ms']:.0f} ms; GET /api/v1/filters {before['filters_ms']:.0f} -> "
+          f"{after['filters_ms']:.0f} ms")  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batches", type=int, default=BATCHES)
+    parser.add_argument("--events", type=int, default=EVENTS, help="new classes per batch")
+    parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument(
+        "--cap",
+        type=int,
+        default=None,
+        help="QUANTA_MAX_CLASSES_PER_INSTANCE of the capped run (default: as configured)",
     )
-    print(
-        f"RESULT classes={classes} seconds={seconds:.0f} "
-        f"store_growth_mb={after['store_mb'] - before['store_mb']:.0f} "
-        f"api_rss_mb={after['api_rss_mb']:.0f} worker_rss_mb={after['worker_rss_mb']:.0f} "
-        f"queries_ms={after['queries_ms']:.0f} filters_ms={after['filters_ms']:.0f} "
-        f"totals={totals}"
+    parser.add_argument(
+        "--capped-only", action="store_true", help="skip the uncapped run (the slow one)"
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    print(f"load average: {os.getloadavg()}")
+    print(f"{args.batches} batches of {args.events:,} statements of new shapes, one instance")
+    uncapped = None if args.capped_only else flood("uncapped", 0, args)
+    print(f"load average: {os.getloadavg()}")
+    capped = flood("capped", args.cap, args)
+    line = (
+        f"RESULT classes={capped.classes} seconds={capped.seconds:.0f} "
+        f"store_growth_mb={capped.store_growth_mb:.0f} "
+        f"api_rss_mb={capped.after['api_rss_mb']:.0f} "
+        f"worker_rss_mb={capped.after['worker_rss_mb']:.0f} "
+        f"queries_ms={capped.after['queries_ms']:.0f} "
+        f"filters_ms={capped.after['filters_ms']:.0f} totals={capped.totals}"
     )
+    if uncapped is not None:
+        line += (
+            f" uncapped_classes={uncapped.classes} uncapped_seconds={uncapped.seconds:.0f} "
+            f"uncapped_store_growth_mb={uncapped.store_growth_mb:.0f} "
+            f"uncapped_worker_rss_mb={uncapped.after['worker_rss_mb']:.0f} "
+            f"uncapped_queries_ms={uncapped.after['queries_ms']:.0f} "
+            f"uncapped_filters_ms={uncapped.after['filters_ms']:.0f} "
+            f"uncapped_totals={uncapped.totals}"
+        )
+    print(line)
     return 0
 
 

@@ -24,9 +24,10 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-__all__ = ["SECRET_NAMES", "SecretNames", "is_secret_name", "name_parts"]
+__all__ = ["GAP", "SECRET_NAMES", "SecretNames", "is_secret_name", "name_parts", "trie_pattern"]
 
 _PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_NOT_LETTERS_RE = re.compile(r"[^a-z]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,31 +39,82 @@ class SecretNames:
     stems: tuple[str, ...]
     metadata: frozenset[str]
     exceptions: frozenset[str]
+    # Every entry's letters: a name naming a secret holds one of them once its non-letters
+    # are dropped (the cheap test that most names fail).
+    letters_re: re.Pattern[str]
+    compounds_by_first: dict[str, list[tuple[str, ...]]]
+
+    @property
+    def trigger_words_with_gaps(self) -> list[str]:
+        """What every text naming a secret holds once lower-cased, for
+        :func:`trie_pattern`: the words and stems, and each compound's parts with
+        :data:`GAP` between them (``apikey``, ``api_key``, ``api2-key`` all match)."""
+        return sorted({*self.words, *self.stems, *(GAP.join(c) for c in self.compounds)})
 
     @property
     def trigger_words(self) -> tuple[str, ...]:
-        """Lower-case substrings one of which any text naming a secret holds (a pre-check:
-        a text without any of them names none). Compounds in every spelling the parts
-        allow: ``api_key``, ``apikey``, ``api-key``; an entry holding another (``password``
-        holds ``pass``) is left out, as the shorter one finds it."""
+        """Lower-case substrings that texts naming a secret hold (for SQL ``LIKE`` filters):
+        compounds in the usual spellings, ``api_key``, ``apikey``, ``api-key``, ``api.key``;
+        an entry holding another (``password`` holds ``pass``) is left out, as the shorter
+        one finds it. :attr:`trigger_words_with_gaps` finds every spelling."""
         spelled = {
-            joiner.join(compound) for compound in self.compounds for joiner in ("", "_", "-")
+            joiner.join(compound) for compound in self.compounds for joiner in ("", "_", "-", ".")
         }
         every = self.words | set(self.stems) | spelled
         return tuple(sorted(w for w in every if not any(o != w and o in w for o in every)))
+
+
+# In trie_pattern's words: any run of non-letters (between a compound's parts).
+GAP = "\0"
+
+
+def trie_pattern(words: list[str]) -> str:
+    """A regular expression finding any of ``words``, branching per letter (a trie: one
+    branch tried per position instead of every word). A word that another one starts with
+    ends the branch, as finding it is enough for a substring test; :data:`GAP` in a word
+    stands for any run of non-letters.
+
+    Example:
+        >>> trie_pattern(["pass", "password", "pin", "token", f"api{GAP}key"])
+        '(?:api[^a-z]*key|p(?:ass|in)|token)'
+    """
+    branches: dict[str, list[str]] = {}
+    for word in words:
+        branches.setdefault(word[0], []).append(word[1:])
+    alternatives = [
+        _atom(first) + ("" if "" in tails else trie_pattern(tails))
+        for first, tails in sorted(branches.items())
+    ]
+    return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+
+def _atom(char: str) -> str:
+    return "[^a-z]*" if char == GAP else re.escape(char)
 
 
 def _load() -> SecretNames:
     parser = configparser.ConfigParser(allow_no_value=True, delimiters=("=",))
     text = resources.files(__package__).joinpath("secret_names.ini").read_text("utf-8")
     parser.read_string(text)
+    words, stems = frozenset(parser["words"]), tuple(parser["stems"])
+    compounds = tuple(tuple(entry.split("_")) for entry in parser["compounds"])
+    letters = sorted({*words, *stems, *("".join(compound) for compound in compounds)})
     return SecretNames(
-        words=frozenset(parser["words"]),
-        compounds=tuple(tuple(entry.split("_")) for entry in parser["compounds"]),
-        stems=tuple(parser["stems"]),
+        words=words,
+        compounds=compounds,
+        stems=stems,
         metadata=frozenset(parser["metadata"]),
         exceptions=frozenset("_".join(name_parts(entry)) for entry in parser["exceptions"]),
+        letters_re=re.compile("|".join(map(re.escape, letters))),
+        compounds_by_first=_by_first(compounds),
     )
+
+
+def _by_first(compounds: tuple[tuple[str, ...], ...]) -> dict[str, list[tuple[str, ...]]]:
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for compound in compounds:
+        found.setdefault(compound[0], []).append(compound)
+    return found
 
 
 def name_parts(name: str) -> list[str]:
@@ -85,6 +137,8 @@ def is_secret_name(name: str, names: SecretNames = SECRET_NAMES) -> bool:
         >>> is_secret_name("user_pwd"), is_secret_name("mypassword"), is_secret_name("auth_type")
         (True, True, False)
     """
+    if not names.letters_re.search(_NOT_LETTERS_RE.sub("", name.lower())):
+        return False  # most names and strings: no entry's letters in it at all
     parts = name_parts(name)
     words = [part for part in parts if not part.isdigit()]
     if not words or (len(words) > 1 and words[-1] in names.metadata):
@@ -92,12 +146,14 @@ def is_secret_name(name: str, names: SecretNames = SECRET_NAMES) -> bool:
     if "_".join(parts) in names.exceptions:
         return False
     for index, part in enumerate(words):
-        if part in names.words or (part.endswith("s") and part[:-1] in names.words):
+        if part in names.words or (part[-1:] == "s" and part[:-1] in names.words):
             return True
-        if any(stem in part for stem in names.stems):
-            return True
-        if any(_spells(words, index, compound) for compound in names.compounds):
-            return True
+        for stem in names.stems:
+            if stem in part:
+                return True
+        for compound in names.compounds_by_first.get(part, ()):
+            if _spells(words, index, compound):
+                return True
     return False
 
 
