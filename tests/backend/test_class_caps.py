@@ -2,10 +2,11 @@
 and the batch service: past QUANTA_MAX_NEW_CLASSES_PER_HOUR and
 QUANTA_MAX_CLASSES_PER_INSTANCE, new statement shapes are counted under one "other
 queries" class per schema; totals stay exact; no example and no advice for them; the
-status (GET /api/v1/class-caps) and the metric say so."""
+status (GET /api/v1/class-caps) and the metric say so. On SQLite and PostgreSQL."""
 
 import gzip
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,11 +38,16 @@ WINDOW = {
 OTHER_SHOP = query_id(other_queries_fingerprint("shop"))
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    """At most 6 classes an instance, 4 new ones an hour."""
+@pytest.fixture(params=["sqlite", "postgresql"])
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """At most 6 classes an instance, 4 new ones an hour; on both stores (the hour's counts
+    are an upsert each dialect writes its own way)."""
+    url = None
+    if request.param == "postgresql":
+        server = request.getfixturevalue("postgres_server")
+        url = server.create_database(f"caps_{uuid.uuid4().hex[:12]}")
     return Settings(
-        env="test", data_dir=tmp_path / "data", database_url=None, redis_url=None,
+        env="test", data_dir=tmp_path / "data", database_url=url, redis_url=None,
         max_classes_per_instance=6, max_new_classes_per_hour=4,
     )  # fmt: skip
 
