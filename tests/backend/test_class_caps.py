@@ -26,7 +26,13 @@ from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.queries import classes
 from quanta.queries import service as queries
-from quanta.queries.models import QueryBucketMinute, QueryClass, QueryExample, QueryInstance
+from quanta.queries.models import (
+    ClassAdmission,
+    QueryBucketMinute,
+    QueryClass,
+    QueryExample,
+    QueryInstance,
+)
 from quanta.queries.window import TimeWindow
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
@@ -175,3 +181,23 @@ def test_the_next_hour_admits_up_to_the_instance_cap(
     kept = sorted(query_id(fingerprint(junk(n))) for n in range(10, 13))[:1]
     assert set(out.queries) == {*kept, OTHER_SHOP}
     assert sum(m.count for m in out.buckets.values()) == 3
+
+
+def test_hourly_counts_older_than_a_week_are_dropped(
+    client: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    send(client, session_factory, settings, "b1", [*HOT * 3, *map(junk, range(5))])
+    later = NOW + classes.ADMISSIONS_KEPT + timedelta(hours=2)
+    digest = digest_events(
+        [SlowLogEvent(ts=later, query=junk(99), query_time=0.5, lock_time=None, rows_sent=None,
+                      rows_examined=None, rows_affected=None, db="shop", user="app", host="",
+                      line=None, attributes={})]
+    )  # fmt: skip
+    with session_scope(session_factory) as session:
+        classes.admit_classes(
+            session=session, settings=settings, instance_id=1, instance="db1", digest=digest,
+            now=later,
+        )  # fmt: skip
+    with session_scope(session_factory) as session:
+        hours = list(session.scalars(select(ClassAdmission.hour_start)))
+    assert hours == [later.replace(minute=0)]

@@ -66,7 +66,7 @@ def admit_classes(
     )
     out = fold_classes(digest, fresh[room:])
     if added == 0:
-        repository.delete_admissions_before(session, hour - ADMISSIONS_KEPT)
+        repository.delete_admissions_before(session, instance_id, hour - ADMISSIONS_KEPT)
     repository.add_admissions(
         session,
         instance_id,

@@ -599,7 +599,12 @@ def add_admissions(
     session.connection().execute(stmt, [row])
 
 
-def delete_admissions_before(session: Session, cutoff: datetime) -> int:
-    """Delete admission counts older than ``cutoff``."""
-    result = session.execute(delete(ClassAdmission).where(ClassAdmission.hour_start < cutoff))
+def delete_admissions_before(session: Session, instance_id: int, cutoff: datetime) -> int:
+    """Delete the instance's admission counts older than ``cutoff`` (its rows only: workers
+    of other instances never wait on them)."""
+    result = session.execute(
+        delete(ClassAdmission).where(
+            ClassAdmission.instance_id == instance_id, ClassAdmission.hour_start < cutoff
+        )
+    )
     return int(result.rowcount)  # type: ignore[attr-defined]
