@@ -467,6 +467,7 @@ def _op_at(tokens: list[_Token], j: int) -> bool:
 # JSON operators. What it cannot place it leaves to the form rules above.
 
 _COMPARISONS = frozenset(("=", ":=", "<=>", "<>", "!=", "<", ">", "<=", ">="))
+_KEY_LOOKUPS = frozenset(("=", ":=", "<=>", "IN"))
 _WORD_COMPARISONS = frozenset(("LIKE", "REGEXP", "RLIKE", "IN", "BETWEEN"))
 _NEGATIONS = frozenset(("NOT", "SOUNDS"))  # a NOT LIKE b, a SOUNDS LIKE b
 _SIGN_AFTER = _COMPARISONS | {"(", ","}
@@ -542,7 +543,8 @@ class _Meaning:
                 continue
             if pair is not None:
                 pairs.append(pair)
-                keyed = keyed or self._is_key_pair(pair)
+                # A key is looked up by equality: v <> 'secret' compares a value.
+                keyed = keyed or (token.upper in _KEY_LOOKUPS and self._is_key_pair(pair))
         if keyed:
             # A key/value statement (WHERE name = 'smtp_password', VALUES ('api_token', ..)):
             # every value it assigns or compares is the secret's, its keys aside.
