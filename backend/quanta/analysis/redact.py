@@ -512,6 +512,7 @@ class _Meaning:
         self.hits_before = list(accumulate((token.hit for token in tokens), initial=0))
         self.found: set[int] = set()
         self._secret: dict[int, bool] = {}
+        self.end = len(tokens)  # the current statement's end (statements are split at ;)
 
     def secret_literals(self) -> set[int]:
         """Indices of the literal tokens to redact whole."""
