@@ -11,6 +11,7 @@ from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.notify.models import Channel, Delivery, DeliveryAttempt
 from quanta.queries.models import (
+    ClassAdmission,
     InstanceTotalsDay,
     InstanceTotalsHour,
     InstanceTotalsMinute,
@@ -40,6 +41,7 @@ __all__ = [
     "ApiToken",
     "AuditEntry",
     "Channel",
+    "ClassAdmission",
     "Delivery",
     "DeliveryAttempt",
     "ExplainRun",

@@ -26,6 +26,7 @@ STATEMENTS = (
     "SET PASSWORD FOR 'monitor'@'%' = PASSWORD('sekret')",
     "ALTER USER 'app'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('sekret')",
     "CHANGE MASTER TO MASTER_HOST='db1', MASTER_PASSWORD='sekret'",
+    "INSERT INTO users (login, password) VALUES ('alice', 'sekret')",
 )
 LOG = "".join(
     f"# Time: 2024-03-01T12:00:{n:02d}.000100Z\n"
@@ -52,6 +53,7 @@ def test_tailed_events_carry_no_password() -> None:
         "SET PASSWORD FOR 'monitor'@'%' = PASSWORD('<redacted>')",
         "ALTER USER 'app'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('<redacted>')",
         "CHANGE MASTER TO MASTER_HOST='db1', MASTER_PASSWORD='<redacted>'",
+        "INSERT INTO users (login, password) VALUES ('alice', '<redacted>')",
     ]
 
 
@@ -69,6 +71,10 @@ def test_imported_samples_and_examples_carry_no_password() -> None:
 
 
 def test_performance_schema_examples_carry_no_password() -> None:
+    assert mask_example("UPDATE users SET password = MD5('sekret') WHERE id = 7", "full") == (
+        "UPDATE users SET password = MD5('<redacted>') WHERE id = 7",
+        "full",
+    )
     assert mask_example("SET PASSWORD = PASSWORD('sekret')", "full") == (
         "SET PASSWORD = PASSWORD('<redacted>')",
         "full",

@@ -167,3 +167,36 @@ def test_the_walk_catches_an_unguarded_route(client: TestClient) -> None:
     assert ("GET", f"{API_PREFIX}/leak", None) in endpoints
     undeclared = [(m, p) for m, p, scope in endpoints if scope is None]
     assert ("GET", f"{API_PREFIX}/leak") in undeclared
+
+
+def test_no_write_route_lets_a_viewer_or_a_read_token_through(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    # Every route that changes something (any method but GET/HEAD), from the app's own
+    # routes: a signed-in viewer (with the CSRF token, so the scope check is what refuses)
+    # and a token with only `read` both get 403 naming the scope they lack.
+    from tests.backend.test_access_login import browser, make_user, sign_in
+
+    with session_factory.begin() as session:
+        session.add(ApiToken(name="reader", token_hash=hash_token("qnt_reader"), scopes=["read"]))
+    reader = TestClient(client.app, headers={"Authorization": "Bearer qnt_reader"})
+    make_user(client, "vic", "viewer")
+    viewer = browser(client)
+    csrf = sign_in(viewer, "vic")
+    writes = [
+        (method, path, scope)
+        for method, path, scope in api_endpoints(client)
+        if method not in ("GET", "HEAD") and (method, path) not in PUBLIC
+    ]
+    answers = {}
+    for method, path, scope in writes:
+        for who, caller, headers in (
+            ("read token", reader, {}),
+            ("viewer", viewer, {"X-CSRF-Token": csrf}),
+        ):
+            response = caller.request(method, _concrete(path), headers=headers, json={})
+            answers[(who, method, path)] = (response.status_code, response.json()["detail"])
+            assert answers[(who, method, path)] == (403, f"This token lacks the '{scope}' scope.")
+    assert len(writes) >= 24  # 26 write routes today, sign-in and sign-out aside
+    assert len(answers) == 2 * len(writes)
+    assert ("PATCH", f"{API_PREFIX}/suggestions/{{suggestion_id}}", "diagnose") in writes

@@ -640,9 +640,9 @@ def test_a_held_plan_has_its_digest_line_and_link() -> None:
         "slack", [("index_plan", plan_notice().to_dict())], "https://q.example.com", 2
     )
     text = body["blocks"][1]["text"]["text"]  # type: ignore[index]
-    assert text == (
-        "• db1 · shop.orders · 42.0% of load · ALTER TABLE shop.orders ADD INDEX "
-        "idx_orders_phone (phone) <https://q.example.com/instances/1/index-plan|Open>"
+    assert text == (  # the line is outside text: in code (issue 39), the link after it
+        "• `db1 · shop.orders · 42.0% of load · ALTER TABLE shop.orders ADD INDEX "
+        "idx_orders_phone (phone)` <https://q.example.com/instances/1/index-plan|Open>"
     )
     webhook = formats.digest_message(
         "webhook", [("index_plan", plan_notice().to_dict())], "https://q.example.com", 2

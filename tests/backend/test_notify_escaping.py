@@ -125,3 +125,96 @@ def test_slack_renders_no_link_or_mention() -> None:
 def test_discord_never_parses_mentions() -> None:
     for message in hostile_messages("discord"):
         assert message["allowed_mentions"] == {"parse": []}
+
+
+# Slack code: a fenced block (``` ... ```) or an inline span (`...`); mrkdwn formats the rest.
+SLACK_CODE = re.compile(r"```[\s\S]*?```|`[^`\n]*`")
+OWN_LINK = re.compile(r"<https://quanta\.example\.com/[^|>\s]*\|Open>")
+
+
+def mrkdwn_texts(value: Any) -> list[str]:
+    """The text of every Slack mrkdwn object (plain_text ones are shown as they are)."""
+    if isinstance(value, dict):
+        own = [value["text"]] if value.get("type") == "mrkdwn" else []
+        return own + [t for item in value.values() for t in mrkdwn_texts(item)]
+    if isinstance(value, list):
+        return [t for item in value for t in mrkdwn_texts(item)]
+    return []
+
+
+def test_slack_keeps_outside_text_in_code_or_plain_text() -> None:
+    # mrkdwn has no escape for * _ ~ or a backtick: outside text is either in code that
+    # nothing in it closes (no backtick left in it) or in a plain_text object.
+    for message in hostile_messages("slack"):
+        # The notification fallback is not mrkdwn (mrkdwn: false); its < > & are entities.
+        assert message["mrkdwn"] is False
+        assert "<!channel>" not in message["text"]
+        for text in mrkdwn_texts(message["blocks"]):
+            # Quanta's own links: the URL quotes the instance name (no | or > in it).
+            outside = SLACK_CODE.sub("", OWN_LINK.sub("", text))
+            assert "`" not in outside, text  # nothing closed a code span early
+            for piece in ("[click]", "evil", "@channel", "&lt;!channel"):
+                assert piece not in outside, text
+
+
+# The issue's injection (an alias in backticks closing Slack's inline code early) and
+# hostile names, annotation text and reason: the exact payload of every event, for every
+# provider, is in data/chat_hostile_payloads.json (reviewed by hand: Slack fences and
+# uses plain_text, the Markdown formats escape, the webhook passes data).
+SLACK_INJECTION = (
+    "select x.amount as `https://evil.example/reset *URGENT* <!channel>` from orders x where x.id=?"
+)
+HOSTILE_NAME = "shop.`*URGENT*`_<!here>_@channel [x](https://evil.example) ~y~"
+HOSTILE_TEXT = "deploy *URGENT* <!channel> ``` <https://evil.example|click> @here _i_ #1"
+PAYLOADS = json.loads((Path(__file__).parent / "data" / "chat_hostile_payloads.json").read_text())
+
+
+def hostile_payloads(channel_type: str) -> dict[str, Any]:
+    suggestion = SuggestionNotice(
+        suggestion_id=1,
+        query_id="A1B2C3D4E5F60718",
+        fingerprint=SLACK_INJECTION,
+        instance=HOSTILE_NAME,
+        table=HOSTILE_NAME,
+        load_share=0.5,
+        calls=3,
+        ddl=f"ALTER TABLE `{HOSTILE_NAME}` ADD INDEX i (c)",
+        reason=f"The index finds the rows of {HOSTILE_NAME} by c.",
+        content_hash="h",
+        plan_before=HOSTILE_TEXT,
+        plan_after=HOSTILE_TEXT,
+        table_sizes=[f"{HOSTILE_NAME} 2.1 MB"],
+    )
+    impact = ImpactNotice(
+        annotation_id=2,
+        text=HOSTILE_TEXT,
+        instance_names=[HOSTILE_NAME],
+        regressions=[{"fingerprint": SLACK_INJECTION, "instance": HOSTILE_NAME, "metric": "load",
+                      "before": 1.0, "after": 2.0, "change": 1.0}],
+    )  # fmt: skip
+    held = [("new_suggestion", suggestion.to_dict()), ("annotation_impact", impact.to_dict())]
+    return {
+        "suggestion": formats.event_message(
+            channel_type, "new_suggestion", suggestion.to_dict(), PUBLIC_URL
+        ),
+        "impact": formats.event_message(
+            channel_type, "annotation_impact", impact.to_dict(), PUBLIC_URL
+        ),
+        "digest": formats.digest_message(channel_type, held, PUBLIC_URL, per_hour=1),
+        "check": formats.check_message(channel_type, HOSTILE_TEXT, PUBLIC_URL),
+    }
+
+
+@pytest.mark.parametrize("channel_type", ["slack", "mattermost", "teams", "discord", "webhook"])
+def test_hostile_text_gives_the_reviewed_payload(channel_type: str) -> None:
+    assert hostile_payloads(channel_type) == PAYLOADS[channel_type]
+
+
+def test_the_slack_injection_stays_in_its_code_block() -> None:
+    block = PAYLOADS["slack"]["suggestion"]["blocks"][1]["text"]
+    assert block == {
+        "type": "mrkdwn",
+        "text": "```\nselect x.amount as \u02cbhttps://evil.example/reset *URGENT* "
+        "&lt;!channel&gt;\u02cb from orders x where x.id=?\n```",
+        "verbatim": True,
+    }

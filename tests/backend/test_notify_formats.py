@@ -70,28 +70,29 @@ def message(channel_type: str, notice: SuggestionNotice = NOTICE) -> dict[str, A
 def test_slack_block_kit() -> None:
     assert message("slack") == {
         "text": f"Index suggestion for shop.orders on db-1 (42.3% of load): {DDL}",
+        "mrkdwn": False,
         "blocks": [
             {
                 "type": "header",
                 "text": {"type": "plain_text", "text": "Index suggestion for shop.orders on db-1"},
             },
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"`{FINGERPRINT}`"}},
+            {"type": "section", "text": mrkdwn(f"```\n{FINGERPRINT}\n```")},
             {
                 "type": "section",
                 "fields": [
-                    {"type": "mrkdwn", "text": "*Instance*\ndb-1"},
-                    {"type": "mrkdwn", "text": "*Load share*\n42.3%"},
-                    {"type": "mrkdwn", "text": "*Calls*\n12,345"},
-                    {"type": "mrkdwn", "text": "*Table*\nshop.orders"},
+                    mrkdwn("*Instance*\n`db-1`"),
+                    mrkdwn("*Load share*\n42.3%"),
+                    mrkdwn("*Calls*\n12,345"),
+                    mrkdwn("*Table*\n`shop.orders`"),
                 ],
             },
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"```{DDL}```"}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"*Why:* {REASON}"}},
+            {"type": "section", "text": mrkdwn(f"```\n{DDL}\n```")},
+            {"type": "section", "text": {"type": "plain_text", "text": f"Why: {REASON}"}},
             {
                 "type": "context",
                 "elements": [
-                    {"type": "mrkdwn", "text": f"*Plan before:* {BEFORE}"},
-                    {"type": "mrkdwn", "text": f"*Plan after:* {AFTER}"},
+                    {"type": "plain_text", "text": f"Plan before: {BEFORE}"},
+                    {"type": "plain_text", "text": f"Plan after: {AFTER}"},
                 ],
             },
             {
@@ -109,6 +110,10 @@ def test_slack_block_kit() -> None:
     }
 
 
+def mrkdwn(text: str) -> dict[str, object]:
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
 def test_slack_without_validation_has_no_plan_context() -> None:
     types = [block["type"] for block in message("slack", UNVALIDATED)["blocks"]]
     assert types == ["header", "section", "section", "section", "section", "actions"]
@@ -117,7 +122,7 @@ def test_slack_without_validation_has_no_plan_context() -> None:
 def test_slack_escapes_mrkdwn_control_characters() -> None:
     notice = replace(NOTICE, fingerprint="select * from t where a < ? and b > ? & c")
     assert message("slack", notice)["blocks"][1]["text"]["text"] == (
-        "`select * from t where a &lt; ? and b &gt; ? &amp; c`"
+        "```\nselect * from t where a &lt; ? and b &gt; ? &amp; c\n```"
     )
 
 
@@ -261,8 +266,8 @@ def test_long_text_stays_within_documented_limits() -> None:
     blocks = message("slack", huge)["blocks"]
     assert len(blocks[0]["text"]["text"]) <= slack.HEADER_CHARS
     fingerprint = blocks[1]["text"]["text"]
-    assert len(fingerprint) == common.FINGERPRINT_CHARS + 2  # the ellipsis, inside backticks
-    assert fingerprint.endswith("…`")
+    assert len(fingerprint) == common.FINGERPRINT_CHARS + 8  # the ellipsis, inside a block
+    assert fingerprint.endswith("…\n```")
     assert all(len(block["text"]["text"]) <= slack.SECTION_CHARS for block in blocks[1:5:2])
     embed = message("discord", huge)["embeds"][0]
     assert len(embed["title"]) <= discord.TITLE_CHARS

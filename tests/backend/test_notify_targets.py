@@ -40,6 +40,10 @@ REFUSED_URLS = [
     ("http://224.0.0.1/hook", "multicast"),
     ("http://[ff02::1]/hook", "multicast"),
     ("http://100.64.0.1/hook", "non-public"),  # carrier-grade NAT, shared space
+    # IPv6 forms carrying an IPv4 address (issue 39): refused for what that address is.
+    ("http://[::127.0.0.1]:9/hook", "loopback"),  # IPv4-compatible
+    ("http://[64:ff9b::7f00:1]:9/hook", "loopback"),  # NAT64
+    ("http://[2002:7f00:1::1]:9/hook", "loopback"),  # 6to4
 ]
 
 
@@ -65,6 +69,40 @@ REFUSED_URLS = [
     ],
 )
 def test_address_refusal(address: str, expected: str | None) -> None:
+    assert address_refusal(ipaddress.ip_address(address)) == expected
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        # IPv4-mapped (::ffff:0:0/96) and IPv4-translated (::ffff:0:0:0/96, SIIT)
+        ("::ffff:127.0.0.1", "loopback"),
+        ("::ffff:0:127.0.0.1", "loopback"),
+        ("::ffff:0:10.0.0.1", "private"),
+        # IPv4-compatible (::/96), :: and ::1 being what they are
+        ("::127.0.0.1", "loopback"),
+        ("::169.254.169.254", "link-local"),
+        ("::", "unspecified"),
+        ("::1", "loopback"),
+        # NAT64, the well-known prefix: its IPv4 address decides; the local-use prefix is
+        # refused whole (its IPv4 address sits where the site's prefix length puts it)
+        ("64:ff9b::7f00:1", "loopback"),
+        ("64:ff9b::a9fe:a9fe", "link-local"),
+        ("64:ff9b::808:808", None),
+        ("64:ff9b:1::7f00:1", "local-use NAT64"),
+        ("64:ff9b:1:7f00:1::", "local-use NAT64"),
+        ("64:ff9b:1::808:808", "local-use NAT64"),
+        # 6to4 (2002::/16): the IPv4 address in bits 16-47
+        ("2002:7f00:1::1", "loopback"),
+        ("2002:c0a8:101::1", "private"),
+        ("2002:808:808::1", None),
+        # Teredo (2001::/32): server 65.54.227.120, client 127.0.0.1 (bits inverted);
+        # with a public client the prefix itself is not a public address
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"),
+        ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", "private"),
+    ],
+)
+def test_ipv6_forms_carrying_an_ipv4_address(address: str, expected: str | None) -> None:
     assert address_refusal(ipaddress.ip_address(address)) == expected
 
 

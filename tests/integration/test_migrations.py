@@ -332,3 +332,45 @@ def test_sqlite_records_failed_batches(tmp_path: Path) -> None:
 @pytest.mark.services
 def test_postgresql_records_failed_batches(postgres_server: PostgresServer) -> None:
     check_failed_batches(Settings(database_url=postgres_server.create_database("failed")))
+
+
+def check_examples_redacted_by_meaning(settings: Settings) -> None:
+    """Examples stored before redaction by meaning (issue 39) lose their positional secrets."""
+    _upgrade(settings, "b3d7f1a9c5e2")  # the revision before
+    when = datetime(2026, 1, 2, 3, tzinfo=UTC)
+    example = {
+        "query_id": "B" * 16, "resolution": "minute", "bucket_start": when, "instance_id": 1,
+        "seen": 1, "slowest_query_time": 0.1, "slowest_ts": when, "slowest_schema": "",
+        "slowest_literals": "full", "slowest_truncated": False, "sampled_query_time": 0.1,
+        "sampled_ts": when, "sampled_schema": "", "sampled_literals": "full",
+        "sampled_truncated": False,
+        "slowest_text": "INSERT INTO users (login, password) VALUES ('alice', 'hunter2')",
+        "sampled_text": "SELECT * FROM orders WHERE id = 7",
+    }  # fmt: skip
+    examples = table("query_examples", *(column(c) for c in example))
+    engine = create_db_engine(settings)
+    try:
+        with engine.begin() as connection:
+            connection.execute(insert(examples).values(**example))
+        upgrade_to_head(settings)
+        with engine.connect() as connection:
+            texts = connection.execute(
+                select(examples.c.slowest_text, examples.c.sampled_text)
+            ).one()
+    finally:
+        engine.dispose()
+    assert tuple(texts) == (
+        "INSERT INTO users (login, password) VALUES ('alice', '<redacted>')",
+        "SELECT * FROM orders WHERE id = 7",
+    )
+
+
+def test_sqlite_redacts_examples_by_meaning(tmp_path: Path) -> None:
+    check_examples_redacted_by_meaning(Settings(data_dir=tmp_path, database_url=None))
+
+
+@pytest.mark.services
+def test_postgresql_redacts_examples_by_meaning(postgres_server: PostgresServer) -> None:
+    check_examples_redacted_by_meaning(
+        Settings(database_url=postgres_server.create_database("by_meaning"))
+    )

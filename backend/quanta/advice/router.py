@@ -81,7 +81,16 @@ def request_suggestions(
     },
 )
 def update_suggestion(
-    suggestion_id: int, body: SuggestionPatch, session: SessionDep, _principal: ReadPrincipal
+    suggestion_id: int, body: SuggestionPatch, session: SessionDep, principal: DiagnosePrincipal
 ) -> SuggestionOut:
-    """Dismiss a suggestion, or take a dismissal back (status new)."""
-    return service.set_status(session=session, suggestion_id=suggestion_id, status=body.status)
+    """Dismiss a suggestion, or take a dismissal back (status new).
+
+    Needs the `diagnose` scope; a change is audited with who made it and the old and new
+    status.
+    """
+    return service.set_status(
+        session=session,
+        suggestion_id=suggestion_id,
+        status=body.status,
+        actor=Actor(principal.name, principal.token_id),
+    )

@@ -52,6 +52,7 @@ from quanta.advice.schemas import (
 from quanta.advice.work import DAILY_WINDOW
 from quanta.analysis.advisor import AdviceError, SchemaError, advise, parse_schema
 from quanta.analysis.statement import describe_statement
+from quanta.audit import service as audit
 from quanta.audit.service import Actor
 from quanta.core import errors
 from quanta.core.config import Settings
@@ -105,6 +106,8 @@ FINGERPRINT_NOTE = (
     "check the plan. "
 )
 FULL_LITERALS = "full"
+# The audit log's action for a status change, named as the admin routes' are (route template).
+STATUS_CHANGE_ACTION = "PATCH /api/v1/suggestions/{suggestion_id}"
 
 
 class SuggestionNotFound(errors.NotFound):
@@ -169,8 +172,9 @@ def list_suggestions(
     )
 
 
-def set_status(*, session: Session, suggestion_id: int, status: str) -> SuggestionOut:
-    """Dismiss a suggestion (``dismissed``) or take the dismissal back (``new``)."""
+def set_status(*, session: Session, suggestion_id: int, status: str, actor: Actor) -> SuggestionOut:
+    """Dismiss a suggestion (``dismissed``) or take the dismissal back (``new``); a change
+    is audited with who made it, the old status and the new one."""
     row = repository.get(session, suggestion_id)
     if row is None:
         raise SuggestionNotFound(f"No suggestion with id {suggestion_id}.")
@@ -181,7 +185,21 @@ def set_status(*, session: Session, suggestion_id: int, status: str) -> Suggesti
             f"Suggestion {suggestion_id} is applied: an index with its columns exists on "
             f"{row.table_name}. It changes by itself if that index is dropped."
         )
+    instance = find_instance(session=session, instance_id=row.instance_id)
     if row.status != status:
+        audit.record(
+            session=session,
+            actor=actor.name,
+            actor_token_id=actor.token_id,
+            action=STATUS_CHANGE_ACTION,
+            target={
+                "suggestion_id": str(row.id),
+                "query_id": row.query_id,
+                "instance": instance.name,
+                "table": row.table_name,
+            },
+            detail={"status": {"old": row.status, "new": status}},
+        )
         row.status = status
         row.updated_at = utcnow()
         session.flush()

@@ -72,6 +72,21 @@ class Settings(BaseSettings):
         "long, or three of its agent's report intervals if longer, is shown as stopped.",
     )
 
+    # Query classes an instance may add (quanta.queries.classes): past either cap, new
+    # statement shapes are counted under one "other queries" class per schema.
+    max_classes_per_instance: int = Field(
+        default=20_000,
+        ge=1,
+        description="Query classes an instance may have in the store; statements of new "
+        "shapes past it are counted (exactly) under 'other queries', without examples or advice.",
+    )
+    max_new_classes_per_hour: int = Field(
+        default=5_000,
+        ge=1,
+        description="Query classes an instance may add per hour (wall clock), so that a burst "
+        "of junk statements cannot use the whole cap at once.",
+    )
+
     default_range_hours: int = 24
     sparkline_points: int = 60
     # PATTERN=REPLACEMENT rules that merge names into one query class, e.g. sharded tables:

@@ -120,6 +120,17 @@ class _Metrics:
             "Events workers folded into the metric store, by source.",
             ["source"],
         )
+        self.classes_folded = Counter(
+            "quanta_query_classes_folded",
+            "New statement shapes a worker counted under 'other queries' because their "
+            "instance was at a query-class cap, by instance (once per batch that brought one).",
+            ["instance"],
+        )
+        self.events_folded = Counter(
+            "quanta_query_events_folded",
+            "Executions of those statement shapes, by instance.",
+            ["instance"],
+        )
         self.task_duration = Histogram(
             "quanta_task_duration_seconds",
             "Run time of Celery tasks, by task name.",
@@ -164,6 +175,13 @@ def record_events_counted(*, source: str, events: int) -> None:
     """Count the events a worker folded into the metric store."""
     if events:
         _metrics().events_counted.labels(source).inc(events)
+
+
+def record_classes_folded(*, instance: str, classes: int, events: int) -> None:
+    """Count statement shapes (and their executions) folded into "other queries"."""
+    metrics = _metrics()
+    metrics.classes_folded.labels(instance).inc(classes)
+    metrics.events_folded.labels(instance).inc(events)
 
 
 def record_batch_failed(*, source: str) -> None:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from sqlalchemy.orm import Session
 
 from quanta.analysis.plan_mask import mask_plan
+from quanta.analysis.redact import redact
 from quanta.audit import service as audit
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
@@ -175,8 +176,11 @@ def target_session(
 
 def masked(instance: Instance, plan: _T, example: str | None) -> _T:
     """A plan as it may be stored and shown: literals masked by the example policy (only
-    the explained example's own literals survive, and only under the ``full`` policy)."""
-    keep = example if instance.example_policy == ExamplePolicy.FULL.value else None
+    the explained example's own literals survive, and only under the ``full`` policy, its
+    secrets not: an example stored before redaction knew them still holds them)."""
+    keep = (
+        redact(example) if example and instance.example_policy == ExamplePolicy.FULL.value else None
+    )
     return mask_plan(plan, example=keep)
 
 

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.explain import explain_findings
 from quanta.analysis.profile import Profile, combine_profiles
+from quanta.analysis.redact import redact
 from quanta.analysis.resolution import Resolution, ceil_to
 from quanta.analysis.sqlkind import StatementKind, classify_statement
 from quanta.annotations import service as annotations
@@ -299,7 +300,11 @@ def _common(run: Run, instance_name: str, pending: bool) -> dict[str, Any]:
         "taken_at": run.taken_at,
         "error": run.error,
         "pending": pending,
-        "examples": [ExampleUsed(**example) for example in run.examples or []],
+        # Redacted as read too: examples stored before redaction knew a form hold it still.
+        "examples": [
+            ExampleUsed(**{**example, "text": redact(example["text"])})
+            for example in run.examples or []
+        ],
         "server_version": run.server_version,
         "ran_on": [ServerUsed(**server) for server in run.ran_on or []],
     }

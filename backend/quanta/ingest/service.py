@@ -41,6 +41,7 @@ from quanta.instances.service import (
     get_or_create_instance,
     monitoring_user,
 )
+from quanta.queries.classes import admit_classes
 from quanta.queries.writes import mark_runners, record_digest
 from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
@@ -323,6 +324,15 @@ def process_batch(
         )
     instance = get_instance(session=session, instance_id=row.instance_id)
     adopt_primary_source(session=session, instance=instance, source=batch.source)
+    # Past the instance's class caps, new fingerprints are counted under "other queries":
+    # decided here, so the writes below only see ordinary query ids.
+    digest = admit_classes(
+        session=session,
+        settings=settings,
+        instance_id=instance.id,
+        instance=instance.name,
+        digest=digest,
+    )
     record_digest(
         session=session,
         instance_id=row.instance_id,

@@ -44,18 +44,62 @@ class Target:
     address: IPAddress | None
 
 
+# IPv6 forms whose packets reach an IPv4 host named in the address (a NAT64 gateway, a 6to4
+# relay, a Teredo server, a stack that maps them): that IPv4 address is checked like any
+# other. The local-use NAT64 prefix (RFC 8215) is refused whole: a site's own translator
+# reaches its internal hosts, and where the IPv4 address sits depends on the prefix length
+# the site chose (RFC 6052), which the address does not say.
+_IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # RFC 2765 (SIIT)
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # RFC 4291, deprecated; :: and ::1 aside
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052, the well-known prefix
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215
+_LOW_32_BITS = 0xFFFFFFFF
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries: IPv4-mapped, IPv4-translated,
+    IPv4-compatible, NAT64 (64:ff9b::/96), 6to4 (2002::/16), Teredo (2001::/32: its server
+    and its client); none for any other address.
+
+    >>> embedded_ipv4(ipaddress.IPv6Address("64:ff9b::7f00:1"))
+    [IPv4Address('127.0.0.1')]
+    >>> embedded_ipv4(ipaddress.IPv6Address("2002:a00:1::1"))
+    [IPv4Address('10.0.0.1')]
+    """
+    if address.ipv4_mapped is not None:
+        return [address.ipv4_mapped]
+    if address.sixtofour is not None:
+        return [address.sixtofour]
+    if address.teredo is not None:
+        return list(address.teredo)
+    low = ipaddress.IPv4Address(int(address) & _LOW_32_BITS)
+    if address in _IPV4_TRANSLATED or address in _NAT64:
+        return [low]
+    if address in _IPV4_COMPATIBLE and int(address) > 1:
+        return [low]
+    return []
+
+
 def address_refusal(address: IPAddress) -> str | None:
     """Why a webhook may not go to `address` ("loopback", "private", ...), None when public.
+    An IPv6 address carrying an IPv4 one is refused for what that IPv4 address is.
 
     >>> address_refusal(ipaddress.ip_address("169.254.169.254"))
     'link-local'
     >>> address_refusal(ipaddress.ip_address("::ffff:10.0.0.1"))
     'private'
+    >>> address_refusal(ipaddress.ip_address("2002:7f00:1::1"))
+    'loopback'
     >>> address_refusal(ipaddress.ip_address("93.184.215.14")) is None
     True
     """
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _LOCAL_NAT64:
+            return "local-use NAT64"
+        for inner in embedded_ipv4(address):
+            kind = address_refusal(inner)
+            if kind is not None:
+                return kind
     for attribute, kind in _KINDS:
         if getattr(address, attribute):
             return kind

@@ -278,3 +278,20 @@ class QueryExample(Base):
     sampled_schema: Mapped[str] = mapped_column(String(64))
     sampled_literals: Mapped[str] = mapped_column(String(10))
     sampled_truncated: Mapped[bool] = mapped_column(Boolean)
+
+
+class ClassAdmission(Base):
+    """The new query classes of one instance in one wall-clock hour: those added under the
+    caps, and those folded into "other queries" past them (quanta.queries.classes).
+
+    ``folded`` counts new statement shapes once per batch that brought them (a shape sent
+    in two batches counts twice); ``folded_events`` their executions.
+    """
+
+    __tablename__ = "class_admissions"
+
+    instance_id: Mapped[int] = mapped_column(primary_key=True)
+    hour_start: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    admitted: Mapped[int] = mapped_column(BigInteger)
+    folded: Mapped[int] = mapped_column(BigInteger)
+    folded_events: Mapped[int] = mapped_column(BigInteger)

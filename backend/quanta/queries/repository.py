@@ -36,6 +36,7 @@ from quanta.queries.models import (
     BUCKET_MODELS,
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
+    ClassAdmission,
     MetricModel,
     QueryBucketHour,
     QueryClass,
@@ -525,3 +526,85 @@ def schema_statements_since(
         )
     )
     return [(list(tables or []), seen) for tables, seen in session.execute(stmt)]
+
+
+# --------------------------------------------------------------------------- class caps
+
+
+def instance_query_ids(session: Session, instance_id: int, query_ids: Sequence[str]) -> set[str]:
+    """Those of ``query_ids`` the instance already has."""
+    found: set[str] = set()
+    for chunk in chunks(sorted(query_ids)):
+        found.update(
+            session.scalars(
+                select(QueryInstance.query_id).where(
+                    QueryInstance.instance_id == instance_id, QueryInstance.query_id.in_(chunk)
+                )
+            )
+        )
+    return found
+
+
+def count_instance_classes(session: Session, instance_id: int | None = None) -> dict[int, int]:
+    """Query classes per instance (of one instance when ``instance_id`` is given)."""
+    stmt = select(QueryInstance.instance_id, func.count()).group_by(QueryInstance.instance_id)
+    if instance_id is not None:
+        stmt = stmt.where(QueryInstance.instance_id == instance_id)
+    return {int(instance): int(count) for instance, count in session.execute(stmt)}
+
+
+def admissions_since(session: Session, since: datetime) -> list[ClassAdmission]:
+    """The class admission rows of every instance from ``since`` on, oldest first."""
+    stmt = (
+        select(ClassAdmission)
+        .where(ClassAdmission.hour_start >= since)
+        .order_by(ClassAdmission.instance_id, ClassAdmission.hour_start)
+    )
+    return list(session.scalars(stmt))
+
+
+def admitted_in_hour(session: Session, instance_id: int, hour_start: datetime) -> int:
+    """The classes the instance added in the hour starting at ``hour_start``."""
+    stmt = select(ClassAdmission.admitted).where(
+        ClassAdmission.instance_id == instance_id, ClassAdmission.hour_start == hour_start
+    )
+    return int(session.scalar(stmt) or 0)
+
+
+def add_admissions(
+    session: Session,
+    instance_id: int,
+    hour_start: datetime,
+    *,
+    admitted: int,
+    folded: int,
+    folded_events: int,
+) -> None:
+    """Add to the instance's counts of the hour (the row is created on first use)."""
+    row = {
+        "instance_id": instance_id,
+        "hour_start": hour_start,
+        "admitted": admitted,
+        "folded": folded,
+        "folded_events": folded_events,
+    }
+    stmt = insert_for(session)(ClassAdmission)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["instance_id", "hour_start"],
+        set_={
+            name: getattr(ClassAdmission, name) + getattr(stmt.excluded, name)
+            for name in ("admitted", "folded", "folded_events")
+        },
+    )
+    session.connection().execute(stmt, [row])
+
+
+def delete_admissions_before(session: Session, instance_id: int, cutoff: datetime) -> int:
+    """Delete the instance's admission counts older than ``cutoff`` (its rows only: workers
+    of other instances never wait on them)."""
+    result = session.execute(
+        delete(ClassAdmission).where(
+            ClassAdmission.instance_id == instance_id, ClassAdmission.hour_start < cutoff
+        )
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]

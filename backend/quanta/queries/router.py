@@ -12,8 +12,8 @@ from quanta.deps import (
     SessionDep,
     SettingsDep,
 )
-from quanta.queries import groups, service
-from quanta.queries.schemas import Filters, QueryDetail, QueryExamples, TopQueries
+from quanta.queries import classes, groups, service
+from quanta.queries.schemas import ClassCap, Filters, QueryDetail, QueryExamples, TopQueries
 from quanta.queries.window import BucketFilter, TimeWindow, resolve_window
 
 # Bounded so one request cannot ask for the whole catalog with its sparklines.
@@ -185,3 +185,13 @@ def list_filters(
 ) -> Filters:
     """The values of instance, schema, user and host in the range, with their load share."""
     return service.filter_values(session=session, settings=settings, window=window, flt=flt)
+
+
+@router.get("/class-caps", operation_id="list_class_caps")
+def list_class_caps(
+    session: SessionDep, settings: SettingsDep, _principal: ReadPrincipal
+) -> list[ClassCap]:
+    """Each instance against the query-class caps (QUANTA_MAX_CLASSES_PER_INSTANCE,
+    QUANTA_MAX_NEW_CLASSES_PER_HOUR): classes stored, added this hour, and the new statement
+    shapes counted under "other queries" over the last 24 hours."""
+    return classes.class_caps(session=session, settings=settings)

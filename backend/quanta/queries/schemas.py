@@ -191,3 +191,21 @@ class Filters(BaseModel):
     schema_: list[FilterValue] = Field(alias="schema")
     user: list[FilterValue]
     host: list[FilterValue]
+
+
+class ClassCap(BaseModel):
+    """Where one instance stands against the query-class caps."""
+
+    instance: str
+    classes: int = Field(description="Query classes stored for the instance.")
+    max_classes: int = Field(description="QUANTA_MAX_CLASSES_PER_INSTANCE.")
+    added_this_hour: int = Field(description="Classes the instance added this (wall-clock) hour.")
+    max_new_per_hour: int = Field(description="QUANTA_MAX_NEW_CLASSES_PER_HOUR.")
+    folded_classes: int = Field(
+        description="New statement shapes counted under 'other queries' over the last 24 hours "
+        "(a shape sent in several batches counts once per batch)."
+    )
+    folded_events: int = Field(description="Their executions over the last 24 hours.")
+    last_folded: datetime | None = Field(
+        description="The start of the last hour in which a shape was folded (within 24 hours)."
+    )

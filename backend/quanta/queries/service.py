@@ -9,8 +9,10 @@ from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
+from quanta.analysis.class_cap import is_other_queries
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import SUM_METRICS
+from quanta.analysis.redact import redact
 from quanta.analysis.resolution import (
     Resolution,
     Segment,
@@ -94,9 +96,10 @@ BREAKDOWN_DIMENSIONS = ("schema", "user", "host")
 def instance_top_queries(
     *, session: Session, settings: Settings, instance: str, window: TimeWindow, limit: int
 ) -> list[QueryRow]:
-    """One instance's ``limit`` heaviest queries by load over ``window`` (Quanta's own left
-    out): what beat's automatic EXPLAIN and advice passes work on."""
-    return top_queries(
+    """One instance's ``limit`` heaviest queries by load over ``window`` (Quanta's own and
+    the "other queries" classes left out): what beat's automatic EXPLAIN and advice passes
+    work on."""
+    rows = top_queries(
         session=session,
         settings=settings,
         window=window,
@@ -105,6 +108,7 @@ def instance_top_queries(
         sparkline_points=1,
         flt=BucketFilter(instances=(instance,)),
     ).rows
+    return [row for row in rows if not is_other_queries(row.fingerprint)]
 
 
 def rows_affected_by_query(
@@ -391,7 +395,8 @@ def query_examples(
         for kind in ("slowest", "sampled"):
             out = QueryExampleOut(
                 kind=kind,
-                text=getattr(example, f"{kind}_text"),
+                # Redacted as read too: examples stored before redaction knew a form.
+                text=redact(getattr(example, f"{kind}_text")),
                 query_time=getattr(example, f"{kind}_query_time"),
                 ts=getattr(example, f"{kind}_ts"),
                 schema_name=getattr(example, f"{kind}_schema"),

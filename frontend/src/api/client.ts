@@ -27,6 +27,7 @@ import type {
   AnnotationImpact,
   AnnotationsParams,
   Channel,
+  ClassCap,
   ExplainRun,
   Filters,
   IndexPlanList,
@@ -107,6 +108,11 @@ export async function fetchTopQueries(
   signal?: AbortSignal,
 ): Promise<TopQueries> {
   return unwrap(api.GET('/api/v1/queries', { params: { query: params }, signal }));
+}
+
+/** GET /api/v1/class-caps: each instance against the query-class caps. */
+export async function fetchClassCaps(signal?: AbortSignal): Promise<ClassCap[]> {
+  return unwrap(api.GET('/api/v1/class-caps', { signal }));
 }
 
 /** GET /api/v1/filters: each schema, user, host and instance with its share of the load. */

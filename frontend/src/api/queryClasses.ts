@@ -2,12 +2,19 @@
 // the filters beside it, one class's detail and its example statements. Read-only here;
 // what a worker collects about a class is in diagnostics.ts and advice.ts.
 import { keepPreviousData, queryOptions } from '@tanstack/react-query';
-import { fetchFilters, fetchQueryDetail, fetchQueryExamples, fetchTopQueries } from './client';
+import {
+  fetchClassCaps,
+  fetchFilters,
+  fetchQueryDetail,
+  fetchQueryExamples,
+  fetchTopQueries,
+} from './client';
 import type { ScopeQuery, TopQueriesParams } from './types';
 
 export const queryClassKeys = {
   top: (params: TopQueriesParams) => ['queries', 'top', params] as const,
   filters: (params: ScopeQuery) => ['queries', 'filters', params] as const,
+  classCaps: () => ['queries', 'class-caps'] as const,
   detail: (queryId: string, params: ScopeQuery) => ['queries', 'detail', queryId, params] as const,
   examples: (queryId: string, params: ScopeQuery) =>
     ['queries', 'examples', queryId, params] as const,
@@ -42,5 +49,13 @@ export function queryExamplesOptions(queryId: string, params: ScopeQuery) {
   return queryOptions({
     queryKey: queryClassKeys.examples(queryId, { from, to, instance }),
     queryFn: ({ signal }) => fetchQueryExamples(queryId, { from, to, instance }, signal),
+  });
+}
+
+/** Each instance against the query-class caps (the overview warns when one folds). */
+export function classCapsOptions() {
+  return queryOptions({
+    queryKey: queryClassKeys.classCaps(),
+    queryFn: ({ signal }) => fetchClassCaps(signal),
   });
 }

@@ -270,6 +270,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/class-caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Class Caps
+         * @description Each instance against the query-class caps (QUANTA_MAX_CLASSES_PER_INSTANCE,
+         *     QUANTA_MAX_NEW_CLASSES_PER_HOUR): classes stored, added this hour, and the new statement
+         *     shapes counted under "other queries" over the last 24 hours.
+         */
+        get: operations["list_class_caps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/filters": {
         parameters: {
             query?: never;
@@ -723,6 +745,9 @@ export interface paths {
         /**
          * Update Suggestion
          * @description Dismiss a suggestion, or take a dismissal back (status new).
+         *
+         *     Needs the `diagnose` scope; a change is audited with who made it and the old and new
+         *     status.
          */
         patch: operations["update_suggestion"];
         trace?: never;
@@ -1318,6 +1343,49 @@ export interface components {
             type?: components["schemas"]["ChannelType"] | null;
             /** Url */
             url?: string | null;
+        };
+        /**
+         * ClassCap
+         * @description Where one instance stands against the query-class caps.
+         */
+        ClassCap: {
+            /**
+             * Added This Hour
+             * @description Classes the instance added this (wall-clock) hour.
+             */
+            added_this_hour: number;
+            /**
+             * Classes
+             * @description Query classes stored for the instance.
+             */
+            classes: number;
+            /**
+             * Folded Classes
+             * @description New statement shapes counted under 'other queries' over the last 24 hours (a shape sent in several batches counts once per batch).
+             */
+            folded_classes: number;
+            /**
+             * Folded Events
+             * @description Their executions over the last 24 hours.
+             */
+            folded_events: number;
+            /** Instance */
+            instance: string;
+            /**
+             * Last Folded
+             * @description The start of the last hour in which a shape was folded (within 24 hours).
+             */
+            last_folded: string | null;
+            /**
+             * Max Classes
+             * @description QUANTA_MAX_CLASSES_PER_INSTANCE.
+             */
+            max_classes: number;
+            /**
+             * Max New Per Hour
+             * @description QUANTA_MAX_NEW_CLASSES_PER_HOUR.
+             */
+            max_new_per_hour: number;
         };
         /**
          * ConnectionTestOut
@@ -4394,6 +4462,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_class_caps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassCap"][];
+                };
+            };
+            /** @description A bad time range, sort key or order. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
         };

@@ -27,6 +27,7 @@ export type MetricStat = QueryDetail['metrics'][number];
 export type SeriesPoint = QueryDetail['series'][number];
 export type BreakdownRow = NonNullable<QueryDetail['breakdown'][string]>[number];
 export type QueryExamples = JsonOk<'list_query_examples'>;
+export type ClassCap = JsonOk<'list_class_caps'>[number];
 export type QueryExample = QueryExamples['examples'][number];
 type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
 

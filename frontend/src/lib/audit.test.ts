@@ -64,6 +64,15 @@ describe('auditSentence', () => {
     ],
     [entry('DELETE /api/v1/tokens/{token_id}', { token_id: '9' }), 'admin revoked token #9'],
     [
+      entry(
+        'PATCH /api/v1/suggestions/{suggestion_id}',
+        { suggestion_id: '7', query_id: 'A1B2', instance: 'db1', table: 'shop.orders' },
+        { status: { old: 'new', new: 'dismissed' } },
+        'olga',
+      ),
+      'olga changed suggestion #7 on shop.orders (db1): status new → dismissed',
+    ],
+    [
       entry('POST /api/v1/channels/{channel_id}/test', { channel_id: '3' }),
       'admin sent a test message to chat channel #3',
     ],

@@ -83,6 +83,13 @@ const PHRASES: Record<string, Phrase> = {
   'DELETE /api/v1/channels/{channel_id}': (e) => `deleted chat channel ${named(e, 'channel_id')}`,
   'POST /api/v1/channels/{channel_id}/test': (e) =>
     `sent a test message to chat channel ${named(e, 'channel_id')}`,
+  'PATCH /api/v1/suggestions/{suggestion_id}': (e) =>
+    withChanges(
+      `changed suggestion #${scalar(e.target.suggestion_id) ?? '?'}` +
+        (scalar(e.target.table) ? ` on ${scalar(e.target.table)}` : '') +
+        (scalar(e.target.instance) ? ` (${scalar(e.target.instance)})` : ''),
+      e,
+    ),
   'DELETE /api/v1/queries/{query_id}': (e) =>
     `purged the data of query ${scalar(e.target.query_id) ?? '?'}`,
   // `quanta user ...` and `quanta token ...` on the server's host (actor "cli").

@@ -10,6 +10,7 @@ import { IndexPlanLink } from '../components/IndexPlan/IndexPlanLink';
 import { Pager } from '../components/Controls/Pager';
 import { RangePicker } from '../components/Controls/RangePicker';
 import { SearchBox } from '../components/Controls/SearchBox';
+import { ClassCapWarning } from '../components/TopQueries/ClassCapWarning';
 import { TopQueriesPanel } from '../components/TopQueries/TopQueriesPanel';
 import { WorkloadLinks } from '../components/Workload/WorkloadLinks';
 import { toRowViews } from '../components/TopQueries/topQueriesView';
@@ -218,6 +219,7 @@ export function Overview() {
               </span>
             )}
           </div>
+          <ClassCapWarning instances={state.instances} />
           <div
             className={query.isPlaceholderData ? 'stale' : undefined}
             aria-busy={query.isFetching}

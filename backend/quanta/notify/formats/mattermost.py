@@ -4,7 +4,10 @@ fields), the format Mattermost incoming webhooks render natively.
 Mattermost posts hold up to 16383 characters; the per-field cuts in common.py keep us below.
 The attachment's text, title and field values are Markdown and scanned for @mentions (and
 Slack's `<!channel>`, which Mattermost translates): every value from the monitored server
-goes through `escape` or into a code span/block; the fallback is plain text.
+goes through `escape` or into a code span/block; the fallback is plain text. Code gets its
+mentions broken too (a zero-width space after `@` and in `<!`): Mattermost translates
+`<!channel>` before it renders anything, code included, and whether a mention inside code
+notifies is up to its server's version.
 """
 
 from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
@@ -16,7 +19,9 @@ from quanta.notify.formats.common import (
     PLAN_CHARS,
     REASON_CHARS,
     SUGGESTION_COLOR,
+    ZERO_WIDTH_SPACE,
     DigestItem,
+    break_mentions,
     calls,
     code_block,
     code_span,
@@ -46,6 +51,11 @@ def escape(text: str) -> str:
     return markdown_text(text, html_entities=True)
 
 
+def _code(text: str) -> str:
+    """Text for a code span or block: mentions and `<!channel>` broken (invisibly)."""
+    return break_mentions(text).replace("<!", "<" + ZERO_WIDTH_SPACE + "!")
+
+
 def _color(rgb: int) -> str:
     return f"#{rgb:06X}"
 
@@ -57,8 +67,8 @@ def _field(title: str, value: str, *, short: bool = True) -> dict[str, object]:
 def suggestion(notice: SuggestionNotice, link: str) -> Message:
     """A suggestion as one attachment: query and DDL in code, facts as short fields."""
     text = (
-        f"{code_span(shorten(notice.fingerprint, FINGERPRINT_CHARS))}\n"
-        f"{code_block(cut(notice.ddl, DDL_CHARS), 'sql')}\n"
+        f"{code_span(_code(shorten(notice.fingerprint, FINGERPRINT_CHARS)))}\n"
+        f"{code_block(_code(cut(notice.ddl, DDL_CHARS)), 'sql')}\n"
         f"**Why:** {escape(cut(notice.reason, REASON_CHARS))}"
     )
     fields = [

@@ -3,6 +3,15 @@
 Limits from Slack's Block Kit reference: header text 150 characters, section text 3000,
 section fields 10 items of 2000, context 10 elements, button text 75, button url 3000,
 50 blocks per message. `text` is the notification fallback shown where blocks are not.
+
+Text from outside (query text, table, index and instance names, annotation text, plans
+naming them) is data, never markup. mrkdwn has no escape for `*`, `_`, `~` or a backtick,
+so such text goes where mrkdwn is not read: in code (a block for query text and DDL,
+inline for names), every backtick replaced by a lookalike (U+02CB MODIFIER LETTER GRAVE
+ACCENT) so that none can close it, or in `plain_text` objects (the reason, plans, impact
+lines), which Slack shows as they are. `&`, `<` and `>` are entities in mrkdwn
+everywhere (`<!channel>`, `<url|x>`), every mrkdwn object is `verbatim` (no automatic links
+or mentions), and the notification fallback `text` is sent with `mrkdwn: false`.
 """
 
 from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
@@ -31,19 +40,50 @@ from quanta.notify.formats.common import (
 HEADER_CHARS = 150
 SECTION_CHARS = 3000
 MAX_BLOCKS = 50
+# A backtick would close Slack's inline code (three its code blocks): shown as this lookalike.
+BACKTICK_LOOKALIKE = "\u02cb"
+_FENCE = "```"
 
 Message = dict[str, object]
 
 
-def escape(text: str) -> str:
+def entities(text: str) -> str:
     """Escape the three characters mrkdwn reserves for links and mentions (`<`, `>`, `&`):
     `<http://evil|click>` and `<!channel>` are then shown, not rendered. A plain `@channel`
     notifies nobody in an incoming webhook's message (Slack only reads `<!channel>`)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _mrkdwn(text: str) -> dict[str, str]:
-    return {"type": "mrkdwn", "text": text}
+def escape(text: str) -> str:
+    """`text` shown literally in mrkdwn: inline code on one line, no backtick in it (each
+    replaced by a lookalike), `&<>` as entities.
+
+    >>> escape("a `*b*` <!here>") == "`a \u02cb*b*\u02cb &lt;!here&gt;`"
+    True
+    """
+    flat = " ".join(text.split()).replace("`", BACKTICK_LOOKALIKE)
+    return f"`{entities(flat)}`" if flat else ""
+
+
+def code_block(text: str) -> str:
+    """`text` as a code block that nothing in it closes (every backtick a lookalike, `&<>`
+    entities), cut to fit a section. DDL with backticks is then not copied exactly from
+    Slack: the message links to Quanta, which shows it as it is."""
+    inner = cut(entities(text.replace("`", BACKTICK_LOOKALIKE)), SECTION_CHARS - 8)
+    return f"{_FENCE}\n{inner}\n{_FENCE}"
+
+
+def _mrkdwn(text: str) -> dict[str, object]:
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
+def _plain(text: str) -> dict[str, object]:
+    return {"type": "plain_text", "text": text}
+
+
+def _fallback(text: str) -> dict[str, object]:
+    """The notification text: escaped, and not read as mrkdwn."""
+    return {"text": entities(text), "mrkdwn": False}
 
 
 def _header(text: str) -> dict[str, object]:
@@ -66,10 +106,13 @@ def _button(text: str, url: str) -> dict[str, object]:
 
 def suggestion(notice: SuggestionNotice, link: str) -> Message:
     """A suggestion: header, query, facts, DDL, reason, plans when validated, a link button."""
-    fingerprint = escape(shorten(notice.fingerprint, FINGERPRINT_CHARS))
+    ddl = code_block(cut(notice.ddl, DDL_CHARS))
     blocks: list[object] = [
         _header(suggestion_title(notice)),
-        {"type": "section", "text": _mrkdwn(f"`{fingerprint}`")},
+        {
+            "type": "section",
+            "text": _mrkdwn(code_block(shorten(notice.fingerprint, FINGERPRINT_CHARS))),
+        },
         {
             "type": "section",
             "fields": [
@@ -83,25 +126,22 @@ def suggestion(notice: SuggestionNotice, link: str) -> Message:
                 ),
             ],
         },
-        {"type": "section", "text": _mrkdwn(f"```{escape(cut(notice.ddl, DDL_CHARS))}```")},
-        {"type": "section", "text": _mrkdwn(f"*Why:* {escape(cut(notice.reason, REASON_CHARS))}")},
+        {"type": "section", "text": _mrkdwn(ddl)},
+        {"type": "section", "text": _plain(f"Why: {cut(notice.reason, REASON_CHARS)}")},
     ]
     if notice.plan_after is not None:
         # Only a validated suggestion (index tried on a scratch copy) has a plan after.
         elements = []
         if notice.plan_before is not None:
-            elements.append(
-                _mrkdwn(f"*Plan before:* {escape(cut(notice.plan_before, PLAN_CHARS))}")
-            )
-        elements.append(_mrkdwn(f"*Plan after:* {escape(cut(notice.plan_after, PLAN_CHARS))}"))
+            elements.append(_plain(f"Plan before: {cut(notice.plan_before, PLAN_CHARS)}"))
+        elements.append(_plain(f"Plan after: {cut(notice.plan_after, PLAN_CHARS)}"))
         blocks.append({"type": "context", "elements": elements})
     blocks.append(_button(link_text(notice), link))
-    # `text` is the notification's fallback, and it is mrkdwn too.
     fallback = (
         f"{suggestion_title(notice)} ({percent(notice.load_share)} of load): "
         f"{shorten(notice.ddl, 200)}"
     )
-    return {"text": escape(fallback), "blocks": blocks}
+    return {**_fallback(fallback), "blocks": blocks}
 
 
 def plan(notice: PlanNotice, link: str) -> Message:
@@ -111,31 +151,31 @@ def plan(notice: PlanNotice, link: str) -> Message:
 
 def impact(notice: ImpactNotice, link: str) -> Message:
     """An annotation's regressions as a bulleted section and a link button."""
-    bullets = "\n".join(f"• {escape(line)}" for line in regression_lines(notice))
+    bullets = "\n".join(f"• {line}" for line in regression_lines(notice))
     blocks: list[object] = [
         _header(impact_title(notice)),
-        {"type": "context", "elements": [_mrkdwn(f"Instances: {escape(impact_scope(notice))}")]},
-        {"type": "section", "text": _mrkdwn(cut(bullets, SECTION_CHARS))},
+        {"type": "context", "elements": [_plain(f"Instances: {impact_scope(notice)}")]},
+        {"type": "section", "text": _plain(cut(bullets, SECTION_CHARS))},
         _button("Open impact in Quanta", link),
     ]
-    return {"text": escape(impact_title(notice)), "blocks": blocks}
+    return {**_fallback(impact_title(notice)), "blocks": blocks}
 
 
 def digest(title: str, items: list[DigestItem]) -> Message:
     """The rate limit's overflow: one section per item, each linking to its page."""
     blocks: list[object] = [_header(title)]
     for item in items[: MAX_BLOCKS - 2]:
-        text = f"• {escape(item.text)} <{item.link}|Open>"
-        blocks.append({"type": "section", "text": _mrkdwn(cut(text, SECTION_CHARS))})
+        text = f"• {escape(cut(item.text, SECTION_CHARS // 2))} <{item.link}|Open>"
+        blocks.append({"type": "section", "text": _mrkdwn(text)})
     hidden = len(items) - (MAX_BLOCKS - 2)
     if hidden > 0:
         blocks.append({"type": "context", "elements": [_mrkdwn(f"… and {hidden} more")]})
-    return {"text": escape(title), "blocks": blocks}
+    return {**_fallback(title), "blocks": blocks}
 
 
 def check(text: str) -> Message:
     """The "send test message" body (the channel's name in `text` is escaped already)."""
-    return {"text": text, "blocks": [{"type": "section", "text": _mrkdwn(text)}]}
+    return {"text": text, "mrkdwn": False, "blocks": [{"type": "section", "text": _mrkdwn(text)}]}
 
 
 def review(notice: ReviewNotice, link: str) -> Message:
@@ -143,13 +183,12 @@ def review(notice: ReviewNotice, link: str) -> Message:
     lines, more = review_lines(notice)
     blocks: list[object] = [
         _header(review_title(notice)),
-        {"type": "context", "elements": [_mrkdwn(escape(review_summary(notice)))]},
+        {"type": "context", "elements": [_plain(review_summary(notice))]},
     ]
     for line in lines:
-        # The DDL on lines of its own: a name's closing backtick must not lengthen the fence.
-        text = f"• {escape(line.text)}\n```\n{escape(line.ddl)}\n```"
+        text = f"• {escape(line.text)}\n{code_block(line.ddl)}"
         blocks.append({"type": "section", "text": _mrkdwn(cut(text, SECTION_CHARS))})
     if more:
-        blocks.append({"type": "context", "elements": [_mrkdwn(f"… and {more} more")]})
+        blocks.append({"type": "context", "elements": [_plain(f"… and {more} more")]})
     blocks.append(_button("Open index review in Quanta", link))
-    return {"text": escape(review_title(notice)), "blocks": blocks}
+    return {**_fallback(review_title(notice)), "blocks": blocks}

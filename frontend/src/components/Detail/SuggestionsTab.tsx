@@ -5,6 +5,7 @@ import { suggestionsOptions, useUpdateSuggestion } from '../../api/advice';
 import { errorMessage } from '../../api/errors';
 import type { Suggestion } from '../../api/types';
 import { IndexPlanLink } from '../IndexPlan/IndexPlanLink';
+import { useHasScope } from '../../hooks/useMe';
 import { SqlText } from '../Sql/SqlText';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
@@ -27,6 +28,8 @@ export function SuggestionsTab({ queryId, instance }: TabProps) {
       requestedAt !== null && Date.now() - requestedAt < ADVICE_WAIT_MS ? ADVICE_POLL_MS : false,
   });
   const mutation = useUpdateSuggestion(queryId, instance);
+  // Dismissing is a write: the `diagnose` scope (operator, admin), as the server checks.
+  const canChange = useHasScope('diagnose');
   if (query.status === 'pending') return <LoadingState label="Loading suggestions…" />;
   if (query.status === 'error' && !isNotCollected(query.error)) {
     return <ErrorState title="Could not load suggestions" message={errorMessage(query.error)} />;
@@ -102,7 +105,7 @@ export function SuggestionsTab({ queryId, instance }: TabProps) {
                 {view.plan && <>{view.plan} </>}
                 <Link to={view.planLink}>Index plan of {suggestion.instance}</Link>
               </p>
-              {view.action && (
+              {view.action && canChange && (
                 <p className="actions">
                   <button
                     type="button"
