@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.instances.models import Instance
+from quanta.notify.formats.slack import BACKTICK_LOOKALIKE
 from quanta.notify.models import Delivery
 from quanta.statistics import review
 from quanta.tables.models import TableSnapshot
@@ -121,14 +122,20 @@ TITLE = "Index review of db1: 2 new findings"
 FIRST_LINE = f"Duplicate: shop.orders {ESCAPED}: {ESCAPED} holds the same columns as idx\\_a"
 
 
+SLACK_DDL = DDL.replace("`", BACKTICK_LOOKALIKE)
+
+
 def slack_ok(body: dict[str, Any]) -> bool:
     blocks = body["blocks"]
     return (
         [b["type"] for b in blocks] == ["header", "context", "section", "section", "actions"]
         and blocks[0]["text"]["text"] == TITLE
         # mrkdwn links are <url|text>: the Markdown stays text; the DDL in a block of its own.
-        and blocks[2]["text"]["text"].startswith(f"• Duplicate: shop.orders {HOSTILE}: ")
-        and blocks[2]["text"]["text"].endswith(f"\n```\n{DDL}\n```")
+        # Names in inline code, the DDL in a code block: a backtick in them is a lookalike.
+        and blocks[2]["text"]["text"].startswith(f"• `Duplicate: shop.orders {HOSTILE}: ")
+        and blocks[2]["text"]["text"].endswith(
+            f"\n```\n{DDL.replace('`', BACKTICK_LOOKALIKE)}\n```"
+        )
         and blocks[4]["elements"][0]["url"] == LINK
     )
 

@@ -4502,7 +4502,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The token lacks the required scope. */
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
             403: {
                 headers: {
                     [name: string]: unknown;
