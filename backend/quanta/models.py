@@ -22,6 +22,7 @@ from quanta.queries.models import (
     QueryTotalsDay,
     QueryTotalsHour,
 )
+from quanta.regressions.models import Regression
 from quanta.statistics.models import ObjectStatistics
 from quanta.tables.models import TableSnapshot
 
@@ -51,6 +52,7 @@ __all__ = [
     "QueryInstance",
     "QueryTotalsDay",
     "QueryTotalsHour",
+    "Regression",
     "Suggestion",
     "TableSnapshot",
     "User",

@@ -12,6 +12,7 @@ from quanta.core.tasks import (
     ADVISE_HOT_TASK,
     ANNOUNCE_IMPACTS_TASK,
     AUTO_DIAGNOSE_TASK,
+    CHECK_REGRESSIONS_TASK,
     MAINTAIN_STORE_TASK,
     NOTIFY_TICK_TASK,
     REFRESH_ADVICE_TASK,
@@ -26,6 +27,7 @@ TASK_MODULES = (
     "quanta_worker.tasks.diagnostics",
     "quanta_worker.tasks.advice",
     "quanta_worker.tasks.annotations",
+    "quanta_worker.tasks.regressions",
 )
 
 # Beat counts each interval from its start: without this, the daily jobs would first run a day
@@ -80,6 +82,11 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
         "announce-impacts": {
             "task": ANNOUNCE_IMPACTS_TASK,
             "schedule": float(settings.annotation_announce_check_seconds),
+        },
+        # Queries slower than their baseline (and back) to chat; applied suggestions' effect.
+        "check-regressions": {
+            "task": CHECK_REGRESSIONS_TASK,
+            "schedule": float(settings.regression_check_seconds),
         },
     }
 

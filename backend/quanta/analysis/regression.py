@@ -59,12 +59,15 @@ from quanta.analysis.resolution import Resolution, floor_to
 __all__ = [
     "METRICS",
     "Assessment",
+    "Clues",
     "Kind",
     "MetricEvidence",
     "Rules",
     "Windows",
     "assess",
     "baseline_resolution",
+    "likely_cause",
+    "per_call",
     "recovered",
 ]
 
@@ -273,12 +276,18 @@ def assess(
     if not heavy:
         return replace(found, reason=f"{regressed[0]} regressed; not heavy")
     metric = regressed[0]
+    since = _started(metric, evidence[metric], baseline, windows)
+    if since is not None and since < windows.recent_start:
+        # The slow minutes at the baseline's end are the regression, not its baseline.
+        clean = [s for at, s in slots if at < since]
+        evidence = _compare(clean, minutes, rules) if clean else evidence
+        found = replace(found, baseline_slots=len(clean), metrics=evidence)
     return replace(
         found,
         kind=Kind.REGRESSION,
         reason=f"{metric} regressed",
         metric=metric,
-        since=evidence[metric].since,
+        since=since,
     )
 
 
@@ -317,9 +326,81 @@ def recovered(
     needed = max(1, math.ceil(windows.recent_minutes * rules.min_observed_fraction))
     if len(minutes) < needed:
         return None
-    after = _aggregate(minutes)
+    after = per_call(minutes)
     before = dict(baseline_values)
     return not _large(metric, before, after, rules)
+
+
+@dataclass(frozen=True, slots=True)
+class Clues:
+    """What Quanta knows around a regression's start, to name its likely cause.
+
+    ``schema_statements``: (statement, when) of ALTER / CREATE INDEX / DROP INDEX and the like
+    seen on the query's tables; ``annotations``: (text, when) of the instance's annotations;
+    ``plan_before``/``plan_after``: the last stored plan before the start and a fresh one
+    (one-line summaries; None when unknown); rows examined and calls from the assessment.
+    """
+
+    schema_statements: Sequence[tuple[str, datetime]] = ()
+    annotations: Sequence[tuple[str, datetime]] = ()
+    plan_before: str | None = None
+    plan_after: str | None = None
+    rows_before: float | None = None
+    rows_after: float | None = None
+    calls_before: float | None = None
+    calls_after: float | None = None
+    new_query: bool = False
+
+
+def likely_cause(clues: Clues, *, min_ratio: float = 2.0) -> str:
+    """The likely cause in a sentence: the strongest clue first, then the others.
+
+    Schema statements on the query's tables come first (they change plans), then a changed
+    plan, an annotation, rows examined per call growing with the same plan (data growth or
+    skew), calls growing (load, not cost). Nothing: says so, and where to look.
+
+    Example:
+        >>> t = datetime(2026, 3, 10, 14, 3, 12)
+        >>> likely_cause(Clues(schema_statements=[("drop index idx_phone on orders", t)],
+        ...                    plan_before="orders ref on idx_phone", plan_after="orders ALL"))
+        '“drop index idx_phone on orders” ran at 14:03:12 UTC on a table it reads; its plan changed from orders ref on idx_phone to orders ALL.'
+    """  # noqa: E501
+    parts = []
+    if clues.new_query:
+        parts.append("a query class not seen in the baseline")
+    parts += [f"“{text}” ran at {_clock(at)} on a table it reads" for text, at in
+              clues.schema_statements[-3:]]  # fmt: skip
+    changed = clues.plan_before is not None and clues.plan_after is not None
+    if changed and clues.plan_before != clues.plan_after:
+        parts.append(f"its plan changed from {clues.plan_before} to {clues.plan_after}")
+    parts += [f"“{text}” was annotated at {_clock(at)}" for text, at in clues.annotations[-3:]]
+    rows = _grew(clues.rows_before, clues.rows_after, min_ratio)
+    if rows:
+        same = changed and clues.plan_before == clues.plan_after
+        parts.append(
+            f"rows examined per call rose from {rows}"
+            + (" with the same plan: data growth or skew" if same else "")
+        )
+    calls = _grew(clues.calls_before, clues.calls_after, min_ratio)
+    if calls:
+        parts.append(f"calls rose from {calls} a minute: load, not the query's own cost")
+    if not parts:
+        return (
+            "nothing Quanta saw explains it (no schema statement on its tables, annotation, "
+            "plan change, or rise in rows examined or calls): look at the server itself "
+            "(I/O, locks, other work)."
+        )
+    return "; ".join(parts) + "."
+
+
+def _grew(before: float | None, after: float | None, ratio: float) -> str | None:
+    if before is None or after is None or before <= 0 or after < before * ratio:
+        return None
+    return f"{before:,.0f} to {after:,.0f}"
+
+
+def _clock(at: datetime) -> str:
+    return at.strftime("%H:%M:%S UTC")
 
 
 # --------------------------------------------------------------------------------- internals
@@ -355,8 +436,13 @@ def _value(slot: Slot, metric: str) -> float | None:
     return slot.rows_examined / slot.rows_examined_calls
 
 
-def _aggregate(slots: Sequence[Slot]) -> dict[str, float | None]:
-    """Each metric over all the slots together (the p95 of their merged histograms)."""
+def per_call(slots: Sequence[Slot]) -> dict[str, float | None]:
+    """Each per-call metric over all the slots together (p95 of their merged histograms).
+
+    Example:
+        >>> per_call([Slot(count=2, query_time=0.5), Slot(count=3, query_time=0.5)])
+        {'avg_latency': 0.2, 'p95_latency': None, 'rows_examined_per_call': None}
+    """
     calls = sum(s.count for s in slots)
     merged: LatencyHistogram | None = None
     for s in slots:
@@ -395,6 +481,24 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
+def _started(
+    metric: str, evidence: MetricEvidence, baseline: Mapping[datetime, Slot], windows: Windows
+) -> datetime | None:
+    """The regression's first slow minute: in the recent window, or earlier when the slow
+    minutes run on into the end of a baseline read in minutes (a check that found it late)."""
+    since = evidence.since
+    if since != windows.recent_start or windows.baseline_width != _MINUTE:
+        return since
+    for at, slot in reversed(_in(baseline, windows.baseline_start, windows.baseline_end)):
+        value = _value(slot, metric) if slot.count else None
+        if value is None:
+            continue  # a gap: missing, not fast
+        if evidence.slow_line is None or value <= evidence.slow_line:
+            break
+        since = at
+    return since
+
+
 def _slow_line(base: Sequence[float], before: float | None, rules: Rules) -> float | None:
     """Above this a recent minute is slow: the baseline slots' ``slow_quantile``, and at
     least halfway to ``min_ratio`` times the baseline (noise crosses a percentile alone one
@@ -407,8 +511,8 @@ def _slow_line(base: Sequence[float], before: float | None, rules: Rules) -> flo
 def _compare(
     baseline: Sequence[Slot], recent: Sequence[tuple[datetime, Slot]], rules: Rules
 ) -> dict[str, MetricEvidence]:
-    before = _aggregate(baseline)
-    after = _aggregate([s for _, s in recent])
+    before = per_call(baseline)
+    after = per_call([s for _, s in recent])
     samples = {
         name: (
             [v for s in baseline if (v := _value(s, name)) is not None],

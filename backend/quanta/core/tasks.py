@@ -26,6 +26,7 @@ AUTO_DIAGNOSE_TASK = "quanta.diagnostics.auto_diagnose"
 DELIVER_NOTIFICATION_TASK = "quanta.notify.deliver"
 NOTIFY_TICK_TASK = "quanta.notify.tick"
 ANNOUNCE_IMPACTS_TASK = "quanta.annotations.announce_impacts"
+CHECK_REGRESSIONS_TASK = "quanta.regressions.check"
 
 TASK_ROUTES = {
     DELIVER_NOTIFICATION_TASK: {"queue": NOTIFY_QUEUE},
@@ -42,6 +43,7 @@ TASK_ROUTES = {
     RUN_PROFILE_TASK: {"queue": ANALYSIS_QUEUE},
     AUTO_DIAGNOSE_TASK: {"queue": ANALYSIS_QUEUE},
     ANNOUNCE_IMPACTS_TASK: {"queue": ANALYSIS_QUEUE},
+    CHECK_REGRESSIONS_TASK: {"queue": ANALYSIS_QUEUE},
 }
 
 _clients: dict[str, Celery] = {}

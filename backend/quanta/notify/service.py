@@ -22,7 +22,13 @@ from quanta.core.db import utcnow
 from quanta.notify import formats, repository
 from quanta.notify.delivery import Transport, post_message
 from quanta.notify.dispatch import post, record
-from quanta.notify.events import INDEX_PLAN, NEW_SUGGESTION
+from quanta.notify.events import (
+    INDEX_PLAN,
+    NEW_SUGGESTION,
+    REGRESSION,
+    REGRESSION_RESOLVED,
+    SUGGESTION_APPLIED,
+)
 from quanta.notify.formats.common import shorten
 from quanta.notify.models import (
     Channel,
@@ -283,8 +289,10 @@ def _summary(delivery: Delivery) -> str:
     if delivery.kind == DeliveryKind.DIGEST.value:
         items = payload.get("items", [])
         return f"Digest of {len(items) if isinstance(items, list) else 0} held messages"
-    if delivery.event in (NEW_SUGGESTION, INDEX_PLAN):
+    if delivery.event in (NEW_SUGGESTION, INDEX_PLAN, SUGGESTION_APPLIED):
         return shorten(f"{payload.get('instance')} · {payload.get('ddl')}", 200)
+    if delivery.event in (REGRESSION, REGRESSION_RESOLVED):
+        return shorten(f"{payload.get('instance')} · {payload.get('fingerprint')}", 200)
     return shorten(f"Regressions after “{payload.get('text')}”", 200)
 
 

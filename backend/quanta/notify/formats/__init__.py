@@ -12,8 +12,13 @@ from quanta.notify.events import (
     ANNOTATION_IMPACT,
     INDEX_PLAN,
     NEW_SUGGESTION,
+    REGRESSION,
+    REGRESSION_RESOLVED,
+    SUGGESTION_APPLIED,
     ImpactNotice,
+    OutcomeNotice,
     PlanNotice,
+    RegressionNotice,
     SuggestionNotice,
 )
 from quanta.notify.formats import common, discord, mattermost, slack, teams, webhook
@@ -54,6 +59,15 @@ def event_message(
         impact = ImpactNotice(**notice)  # type: ignore[arg-type]
         build = module.impact
         return build(impact, common.annotation_link(public_url, impact.annotation_id))
+    if event in (REGRESSION, REGRESSION_RESOLVED):
+        regression = RegressionNotice(**notice)  # type: ignore[arg-type]
+        build = module.regression
+        link = common.query_link(public_url, regression.query_id, regression.instance)
+        return build(event, regression, link)
+    if event == SUGGESTION_APPLIED:
+        outcome = OutcomeNotice(**notice)  # type: ignore[arg-type]
+        build = module.outcome
+        return build(outcome, common.query_link(public_url, outcome.query_id, outcome.instance))
     raise ValueError(f"unknown event {event!r}")
 
 

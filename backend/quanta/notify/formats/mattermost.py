@@ -7,8 +7,15 @@ Slack's `<!channel>`, which Mattermost translates): every value from the monitor
 goes through `escape` or into a code span/block; the fallback is plain text.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, SuggestionNotice
+from quanta.notify.events import (
+    ImpactNotice,
+    OutcomeNotice,
+    PlanNotice,
+    RegressionNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats.common import (
+    CAUSE_CHARS,
     DDL_CHARS,
     FINGERPRINT_CHARS,
     IMPACT_COLOR,
@@ -17,6 +24,7 @@ from quanta.notify.formats.common import (
     REASON_CHARS,
     SUGGESTION_COLOR,
     DigestItem,
+    Report,
     calls,
     code_block,
     code_span,
@@ -24,10 +32,12 @@ from quanta.notify.formats.common import (
     impact_scope,
     impact_title,
     markdown_text,
+    outcome_report,
     percent,
     plain_text,
     plan_as_suggestion,
     regression_lines,
+    regression_report,
     shorten,
     suggestion_facts,
     suggestion_title,
@@ -95,6 +105,31 @@ def impact(notice: ImpactNotice, link: str) -> Message:
         "title_link": link,
         "text": "\n".join(f"- {escape(line)}" for line in regression_lines(notice)),
         "fields": [_field("Instances", escape(impact_scope(notice)), short=False)],
+    }
+    return {"attachments": [attachment]}
+
+
+def regression(event: str, notice: RegressionNotice, link: str) -> Message:
+    """A regression found, or over: see common.regression_report."""
+    return _report(regression_report(event, notice), link)
+
+
+def outcome(notice: OutcomeNotice, link: str) -> Message:
+    """What an applied suggestion did: see common.outcome_report."""
+    return _report(outcome_report(notice), link)
+
+
+def _report(report: Report, link: str) -> Message:
+    text = code_span(shorten(report.query, FINGERPRINT_CHARS))
+    if report.text:
+        text += f"\n{escape(cut(report.text, CAUSE_CHARS))}"
+    attachment = {
+        "fallback": plain_text(report.title),
+        "color": _color(report.color),
+        "title": escape(report.title),
+        "title_link": link,
+        "text": text,
+        "fields": [_field(label, escape(value), short=False) for label, value in report.facts],
     }
     return {"attachments": [attachment]}
 

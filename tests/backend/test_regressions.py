@@ -1,0 +1,169 @@
+"""Regressions through the store (SQLite), fed with slow-log events through the ingest API and
+the batch service: found with their cause, announced once, resolved once; the API."""
+
+import gzip
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from quanta.analysis.fingerprint import fingerprint
+from quanta.analysis.fingerprint import query_id as fingerprint_id
+from quanta.core.config import Settings
+from quanta.core.db import session_scope
+from quanta.ingest import service as ingest
+from quanta.ingest.models import BatchStatus, IngestBatch
+from quanta.notify import formats
+from quanta.notify.models import Delivery
+from quanta.regressions.service import check_regressions
+
+# The change, on a whole minute; two hours of baseline before it.
+T = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=1)
+LOOKUP = "SELECT * FROM shop.orders WHERE note = 'n{i}'"
+CONTROL = "SELECT * FROM shop.customers WHERE id = {i}"
+DROP = "DROP INDEX idx_note ON shop.orders"
+PUBLIC_URL = "http://quanta.test"
+
+
+def ev(minute: float, sql: str, query_time: float, rows_examined: int) -> dict[str, Any]:
+    return {
+        "ts": (T + timedelta(minutes=minute)).isoformat(),
+        "query": sql,
+        "query_time": query_time,
+        "lock_time": 0.0,
+        "rows_sent": 1,
+        "rows_examined": rows_examined,
+        "db": "shop",
+        "user": "app",
+        "host": "web1",
+    }
+
+
+def events(first: int, last: int, *, slow: bool) -> list[dict[str, Any]]:
+    """Ten lookups and ten control reads a minute from ``first`` to ``last`` (exclusive)."""
+    rng = random.Random(first)
+    out = []
+    for minute in range(first, last):
+        for k in range(10):
+            at = minute + k / 10
+            lookup = rng.uniform(0.040, 0.060) if slow else rng.uniform(0.0015, 0.0025)
+            out.append(ev(at, LOOKUP.format(i=k), lookup, 30_000 if slow else 1))
+            out.append(ev(at + 0.05, CONTROL.format(i=k), rng.uniform(0.002, 0.004), 1))
+    return out
+
+
+def feed(client: TestClient, factory: sessionmaker[Session], settings: Settings, batch: str,
+         items: list[dict[str, Any]]) -> None:  # fmt: skip
+    body = json.dumps({"batch_id": batch, "instance": "db1", "events": items}).encode()
+    response = client.post(
+        "/api/v1/ingest", content=gzip.compress(body), headers={"Content-Encoding": "gzip"}
+    )
+    assert response.status_code == 202, response.text
+    with session_scope(factory) as session:
+        queued = list(
+            session.scalars(select(IngestBatch.id).where(IngestBatch.status == BatchStatus.QUEUED))
+        )
+    for batch_pk in queued:
+        with session_scope(factory) as session:
+            ingest.process_batch(session=session, settings=settings, batch_pk=batch_pk)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        env="test",
+        data_dir=tmp_path / "data",
+        allow_private_webhooks=True,
+        public_url=PUBLIC_URL,
+        regression_baseline_minutes=120,
+        regression_min_minutes=15,
+    )
+
+
+def qid(sql: str) -> str:
+    return fingerprint_id(fingerprint(sql.format(i=1)))
+
+
+def deliveries(factory: sessionmaker[Session]) -> list[tuple[str, dict[str, Any]]]:
+    with session_scope(factory) as session:
+        rows = session.scalars(select(Delivery).order_by(Delivery.id)).all()
+        return [(d.event, dict(d.payload)) for d in rows]
+
+
+def check(factory: sessionmaker[Session], settings: Settings, minute: float) -> Any:
+    with session_scope(factory) as session:
+        return check_regressions(
+            session=session, settings=settings, now=T + timedelta(minutes=minute)
+        )
+
+
+def test_a_dropped_index_is_announced_once_with_its_cause_and_resolved_once(
+    client: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    channel = client.post(
+        "/api/v1/channels",
+        json={"name": "ops", "type": "webhook", "url": "http://127.0.0.1:9/hook",
+              "events": ["regression", "regression_resolved"]},
+    )  # fmt: skip
+    assert channel.status_code == 201, channel.text
+    feed(client, session_factory, settings, "baseline", events(-140, 0, slow=False))
+    # Steady: checks during the baseline find nothing.
+    for minute in (-20.5, -1.5, 0.5):
+        assert check(session_factory, settings, minute).found == []
+    feed(client, session_factory, settings, "drop", [ev(0.2, DROP, 0.3, 0)])
+    feed(client, session_factory, settings, "slow", events(0, 16, slow=True))
+    assert check(session_factory, settings, 7.5).found == []  # 7 slow minutes of 15: not yet
+    found = check(session_factory, settings, 16.5)
+    assert len(found.found) == 1
+    assert found.announced == found.found  # no DSN: no EXPLAIN to wait for
+    assert check(session_factory, settings, 16.7).found == []  # open: not found twice
+
+    [(event, payload)] = deliveries(session_factory)
+    assert event == "regression"
+    message = formats.event_message("webhook", event, payload, PUBLIC_URL)
+    assert list(message) == ["event", "instance", "query_id", "fingerprint", "metric", "before",
+                             "after", "since", "cause"]  # fmt: skip
+    assert message["event"] == "regression"
+    assert message["instance"] == "db1"
+    assert message["query_id"] == qid(LOOKUP)
+    assert message["fingerprint"] == fingerprint(LOOKUP.format(i=1))
+    assert message["metric"] == "avg_latency"
+    assert 0.0015 <= message["before"] <= 0.0025  # type: ignore[operator]
+    assert 0.040 <= message["after"] <= 0.060  # type: ignore[operator]
+    # The first slow minute is the minute of the DROP INDEX (whose second half was slow).
+    assert message["since"] == T.isoformat()
+    assert "drop index idx_note on shop.orders" in str(message["cause"])
+    assert "rows examined per call rose from 1 to 30,000" in str(message["cause"])
+
+    listed = client.get("/api/v1/regressions", params={"instance": "db1"}).json()
+    [regression] = listed["regressions"]
+    assert (regression["status"], regression["kind"]) == ("open", "regression")
+    assert regression["evidence"]["metrics"]["avg_latency"]["significant"] is True
+    assert regression["evidence"]["schema_statements"][0]["statement"] == fingerprint(DROP)
+    detail = client.get(f"/api/v1/regressions/{regression['id']}").json()
+    assert detail == regression
+    assert client.get("/api/v1/regressions/999").status_code == 404
+    assert client.get("/api/v1/regressions", params={"status": "closed"}).status_code == 422
+
+    # The index is back: 15 minutes within the baseline resolve it, once.
+    feed(client, session_factory, settings, "fixed", events(16, 33, slow=False))
+    assert check(session_factory, settings, 25.5).resolved == []  # the window still mixed
+    assert check(session_factory, settings, 33.5).resolved == [regression["id"]]
+    assert check(session_factory, settings, 34.5).resolved == []
+    sent = deliveries(session_factory)
+    assert [e for e, _ in sent] == ["regression", "regression_resolved"]
+    resolved = formats.event_message("webhook", sent[1][0], sent[1][1], PUBLIC_URL)
+    assert resolved["event"] == "regression_resolved"
+    assert 0.0015 <= resolved["after"] <= 0.0025  # type: ignore[operator]
+    for channel_type in ("slack", "teams", "mattermost", "discord"):
+        text = json.dumps(formats.event_message(channel_type, sent[0][0], sent[0][1], PUBLIC_URL))
+        assert "drop index idx\\\\_note" in text or "drop index idx_note" in text
+    final = client.get(f"/api/v1/regressions/{regression['id']}").json()
+    assert final["status"] == "resolved"
+    assert final["resolution"]["after"] == resolved["after"]
