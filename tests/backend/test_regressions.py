@@ -13,12 +13,14 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from quanta.advice.models import Suggestion
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.fingerprint import query_id as fingerprint_id
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import BatchStatus, IngestBatch
+from quanta.instances.models import Instance
 from quanta.notify import formats
 from quanta.notify.models import Delivery
 from quanta.regressions.service import check_regressions
@@ -124,7 +126,7 @@ def test_a_dropped_index_is_announced_once_with_its_cause_and_resolved_once(
     assert found.announced == found.found  # no DSN: no EXPLAIN to wait for
     assert check(session_factory, settings, 16.7).found == []  # open: not found twice
 
-    [(event, payload)] = deliveries(session_factory)
+    [(event, payload)] = [d for d in deliveries(session_factory) if d[0] == "regression"]
     assert event == "regression"
     message = formats.event_message("webhook", event, payload, PUBLIC_URL)
     assert list(message) == ["event", "instance", "query_id", "fingerprint", "metric", "before",
@@ -151,13 +153,28 @@ def test_a_dropped_index_is_announced_once_with_its_cause_and_resolved_once(
     assert client.get("/api/v1/regressions/999").status_code == 404
     assert client.get("/api/v1/regressions", params={"status": "closed"}).status_code == 422
 
-    # The index is back: 15 minutes within the baseline resolve it, once.
+    # The index is back (a suggestion sent to the channel became applied at T+16): 15 minutes
+    # within the baseline resolve it, once; the suggestion's channel hears what it did.
+    suggestion_id = applied_suggestion(session_factory, channel.json()["id"], T + timedelta(
+        minutes=16, seconds=10))  # fmt: skip
     feed(client, session_factory, settings, "fixed", events(16, 33, slow=False))
     assert check(session_factory, settings, 25.5).resolved == []  # the window still mixed
-    assert check(session_factory, settings, 33.5).resolved == [regression["id"]]
-    assert check(session_factory, settings, 34.5).resolved == []
+    assert check(session_factory, settings, 30.5).outcomes == []  # 13 minutes after: not yet
+    last = check(session_factory, settings, 33.5)
+    assert last.resolved == [regression["id"]]
+    assert last.outcomes == [suggestion_id]
+    again = check(session_factory, settings, 34.5)
+    assert (again.resolved, again.outcomes) == ([], [])
     sent = deliveries(session_factory)
-    assert [e for e, _ in sent] == ["regression", "regression_resolved"]
+    assert [e for e, _ in sent] == ["regression", "new_suggestion", "regression_resolved",
+                                    "suggestion_applied"]  # fmt: skip
+    outcome = sent[3][1]
+    assert outcome["window_seconds"] == 16 * 60
+    measured = {m["name"]: m for m in outcome["metrics"]}
+    assert measured["avg_latency"]["before"] > 10 * measured["avg_latency"]["after"]
+    assert measured["rows_examined_per_call"]["after"] == 1
+    assert "x0.0" not in json.dumps(formats.event_message("slack", *sent[3], PUBLIC_URL))
+    sent = [d for d in sent if d[0].startswith("regression")]
     resolved = formats.event_message("webhook", sent[1][0], sent[1][1], PUBLIC_URL)
     assert resolved["event"] == "regression_resolved"
     assert 0.0015 <= resolved["after"] <= 0.0025  # type: ignore[operator]
@@ -167,3 +184,24 @@ def test_a_dropped_index_is_announced_once_with_its_cause_and_resolved_once(
     final = client.get(f"/api/v1/regressions/{regression['id']}").json()
     assert final["status"] == "resolved"
     assert final["resolution"]["after"] == resolved["after"]
+
+
+def applied_suggestion(factory: sessionmaker[Session], channel_id: int, at: datetime) -> int:
+    """A suggestion for the lookup, sent to the channel and applied at ``at``."""
+    with session_scope(factory) as session:
+        instance_id = session.scalar(select(Instance.id).where(Instance.name == "db1"))
+        row = Suggestion(
+            query_id=qid(LOOKUP), instance_id=instance_id, table_name="shop.orders",
+            action="add", columns=[{"name": "note", "desc": False, "rule": "equality"}],
+            ddl="ALTER TABLE shop.orders ADD INDEX idx_note (note)", reason="r", notes=[],
+            redundant=[], status="applied", content_hash="h", created_at=at - timedelta(
+                hours=1), updated_at=at,
+        )  # fmt: skip
+        session.add(row)
+        session.flush()
+        session.add(
+            Delivery(channel_id=channel_id, kind="message", event="new_suggestion",
+                     suggestion_id=row.id, content_hash="h", payload={}, status="sent",
+                     attempts=1, created_at=at - timedelta(hours=1))
+        )  # fmt: skip
+        return row.id

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from quanta.advice.models import Suggestion
+from quanta.advice.models import Suggestion, SuggestionStatus
 from quanta.queries.models import QueryExample
 
 # Newest example buckets looked at for the latest usable statement: enough to get past a
@@ -106,3 +106,13 @@ def advised_query_ids(session: Session, instance_id: int, query_ids: Sequence[st
             .distinct()
         )
     )
+
+
+def applied_since(session: Session, since: datetime) -> list[Suggestion]:
+    """Suggestions that became applied since ``since`` (their last change), oldest first."""
+    stmt = (
+        select(Suggestion)
+        .where(Suggestion.status == SuggestionStatus.APPLIED.value, Suggestion.updated_at >= since)
+        .order_by(Suggestion.updated_at)
+    )
+    return list(session.scalars(stmt))

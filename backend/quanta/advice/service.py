@@ -421,6 +421,12 @@ def _advise(
     )
 
 
+def applied_since(*, session: Session, since: datetime) -> list[Suggestion]:
+    """Suggestions whose index appeared since ``since`` (status ``applied``), oldest first:
+    what the closed loop measures (quanta.regressions.service.announce_outcomes)."""
+    return repository.applied_since(session, since)
+
+
 def _out(row: Suggestion, instance: str) -> SuggestionOut:
     return SuggestionOut(
         id=row.id,

@@ -196,16 +196,8 @@ def impact_matches(channel: Channel, notice: ImpactNotice) -> bool:
 
 
 def impact_hash(notice: ImpactNotice) -> str:
-    """What makes an impact the same impact: its text and which queries regressed or
-    improved. The figures move as the window after grows; a query changing verdict (or a
-    new one) makes a new message, the same verdicts with other figures do not."""
-    verdicts = sorted(
-        [str(row.get("query_id")), str(row.get("instance")), verdict]
-        for verdict, rows in (("regressed", notice.regressions), ("improved", notice.improvements))
-        for row in rows
-    )
-    content = json.dumps([notice.text, verdicts], sort_keys=True, default=str)
-    return hashlib.sha256(content.encode()).hexdigest()
+    """An annotation's impact is announced once: its first verdicts, not every window after."""
+    return hashlib.sha256(f"impact:{notice.annotation_id}".encode()).hexdigest()
 
 
 def _queue(

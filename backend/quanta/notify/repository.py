@@ -182,3 +182,13 @@ def channels_sent(session: Session, suggestion_id: int) -> list[int]:
         .distinct()
     )
     return list(session.scalars(stmt))
+
+
+def has_event(session: Session, *, suggestion_id: int, event: str) -> bool:
+    """Whether any delivery of ``event`` about this suggestion exists."""
+    stmt = (
+        select(Delivery.id)
+        .where(Delivery.suggestion_id == suggestion_id, Delivery.event == event)
+        .limit(1)
+    )
+    return session.scalar(stmt) is not None

@@ -327,3 +327,13 @@ def _delivery_out(delivery: Delivery, attempts: list[DeliveryAttempt]) -> Delive
 def enabled_channels(*, session: Session) -> list[Channel]:
     """Channels that receive messages, by id."""
     return repository.enabled_channels(session)
+
+
+def suggestion_sent(*, session: Session, suggestion_id: int) -> bool:
+    """Whether a suggestion went out to any channel (the closed loop answers it there)."""
+    return bool(repository.channels_sent(session, suggestion_id))
+
+
+def outcome_queued(*, session: Session, suggestion_id: int) -> bool:
+    """Whether what an applied suggestion did was queued for chat already."""
+    return repository.has_event(session, suggestion_id=suggestion_id, event=SUGGESTION_APPLIED)

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from quanta.advice import service as advice_service
 from quanta.analysis.impact import Slot
 from quanta.analysis.regression import (
     Assessment,
@@ -35,8 +36,14 @@ from quanta.core.db import utcnow
 from quanta.diagnostics import service as diagnostics_service
 from quanta.instances import service as instances_service
 from quanta.instances.models import Instance
-from quanta.notify.events import REGRESSION, REGRESSION_RESOLVED, RegressionNotice
-from quanta.notify.publish import publish_regression
+from quanta.notify import service as notify_service
+from quanta.notify.events import (
+    REGRESSION,
+    REGRESSION_RESOLVED,
+    OutcomeNotice,
+    RegressionNotice,
+)
+from quanta.notify.publish import publish_outcome, publish_regression
 from quanta.queries import service as queries_service
 from quanta.queries.window import BucketFilter, TimeWindow, retained_since
 from quanta.regressions import repository
@@ -49,6 +56,10 @@ __all__ = ["CheckResult", "RegressionNotFound", "check_regressions", "list_regre
 
 # A regression waits this long for its fresh EXPLAIN before it is announced without it.
 PLAN_WAIT = timedelta(minutes=2)
+# Applied suggestions measured for this long after they were applied, over windows up to
+# OUTCOME_MINUTES either side.
+OUTCOME_LOOKBACK = timedelta(days=1)
+OUTCOME_MINUTES = 60
 # Queries per instance read per check: the heaviest of the recent window (at most 100 can
 # carry 1% of the load each; more carry 0.1 active sessions only on a saturated server).
 MAX_CANDIDATES = 200
@@ -66,6 +77,7 @@ class CheckResult:
     found: list[int] = field(default_factory=list)
     announced: list[int] = field(default_factory=list)
     resolved: list[int] = field(default_factory=list)
+    outcomes: list[int] = field(default_factory=list)  # applied suggestions posted
 
 
 def rules(settings: Settings) -> Rules:
@@ -89,6 +101,7 @@ def check_regressions(
     result = CheckResult()
     for instance in instances_service.all_instances(session=session):
         _check_instance(session, settings, instance, now, result)
+    result.outcomes = announce_outcomes(session=session, settings=settings, now=now)
     return result
 
 
@@ -133,10 +146,12 @@ def _check_instance(
         flt=BucketFilter(instances=(instance.name,)),
     )
     instance_time = top.totals.query_time
+    # Schema statements (a CREATE INDEX of a minute) are causes, not workload.
     heavy = [
         row.query_id
         for row in top.rows
-        if row.share >= the_rules.min_load_share or row.load >= the_rules.min_active_sessions
+        if (row.share >= the_rules.min_load_share or row.load >= the_rules.min_active_sessions)
+        and row.statement_type not in queries_service.SCHEMA_CHANGE_TYPES
     ]
     unresolved = repository.unresolved(session, instance.id)
     ids = sorted(set(heavy) | {row.query_id for row in unresolved})
@@ -394,6 +409,65 @@ def _notice(
         cause=row.cause,
         load_share=row.load_share,
         kind=row.kind,
+    )
+
+
+# ------------------------------------------------------------------ applied suggestions
+
+
+def announce_outcomes(*, session: Session, settings: Settings, now: datetime) -> list[int]:
+    """The closed loop: for each suggestion applied in the last day and sent to chat, once
+    its query has run QUANTA_REGRESSION_MIN_MINUTES on the new index, post its cost per call
+    before and after (equal windows, up to an hour) where the suggestion was posted. Returns
+    the suggestion ids posted now."""
+    posted = []
+    for suggestion in advice_service.applied_since(session=session, since=now - OUTCOME_LOOKBACK):
+        if not notify_service.suggestion_sent(session=session, suggestion_id=suggestion.id):
+            continue
+        if notify_service.outcome_queued(session=session, suggestion_id=suggestion.id):
+            continue
+        notice = _outcome(session, suggestion, settings, now)
+        if notice is not None:
+            publish_outcome(session=session, settings=settings, notice=notice)
+            posted.append(suggestion.id)
+    return posted
+
+
+def _outcome(
+    session: Session, suggestion: Any, settings: Settings, now: datetime
+) -> OutcomeNotice | None:
+    """Per-call figures of the suggestion's query in the minutes before and after its index
+    appeared; None until the query ran in enough minutes on both sides."""
+    applied = floor_to(suggestion.updated_at, Resolution.MINUTE)
+    after_start = applied + _MINUTE  # the minute of the change is neither before nor after
+    minutes = min((floor_to(now, Resolution.MINUTE) - after_start) // _MINUTE, OUTCOME_MINUTES)
+    if minutes < settings.regression_min_minutes:
+        return None
+    instance = instances_service.get_instance(session=session, instance_id=suggestion.instance_id)
+    ids = [suggestion.query_id]
+    span = minutes * _MINUTE
+    before = _slots(session, instance, Resolution.MINUTE, applied - span, applied, ids)
+    after = _slots(session, instance, Resolution.MINUTE, after_start, after_start + span, ids)
+    before_slots = list(before.get(suggestion.query_id, {}).values())
+    after_slots = list(after.get(suggestion.query_id, {}).values())
+    if not before_slots or not after_slots:
+        return None
+    was, now_is = per_call(before_slots), per_call(after_slots)
+    query = queries_service.find_query(session=session, query_id=suggestion.query_id)
+    return OutcomeNotice(
+        suggestion_id=suggestion.id,
+        instance=instance.name,
+        query_id=suggestion.query_id,
+        fingerprint=query.fingerprint,
+        table=suggestion.table_name,
+        ddl=suggestion.ddl,
+        applied_at=suggestion.updated_at.isoformat(),
+        window_seconds=minutes * 60,
+        metrics=[
+            {"name": name, "before": was[name], "after": now_is[name]}
+            for name in was
+            if was[name] is not None and now_is[name] is not None
+        ],
     )
 
 
