@@ -302,8 +302,9 @@ def recovered(
     rules: Rules,
 ) -> bool | None:
     """Whether an open regression is back within its baseline over the recent window: its
-    metric no longer large against the value stored when it was found (a new heavy query:
-    no longer heavy). None when the window has too few minutes with calls to say.
+    metric below ``min_ratio`` times the value stored when it was found, or (a latency)
+    within ``min_latency_change`` of it; a new heavy query: no longer heavy. None when the
+    window has too few minutes with calls (or no value of the metric) to say.
 
     Example:
         >>> from datetime import UTC, datetime, timedelta
@@ -326,9 +327,14 @@ def recovered(
     needed = max(1, math.ceil(windows.recent_minutes * rules.min_observed_fraction))
     if len(minutes) < needed:
         return None
-    after = per_call(minutes)
-    before = dict(baseline_values)
-    return not _large(metric, before, after, rules)
+    b, a = baseline_values.get(metric), per_call(minutes).get(metric)
+    if b is None or a is None:
+        return None
+    # Back below the ratio, or (a latency) within the floor of the baseline: the metric that
+    # regressed is back. (Not merely "no longer large": rows examined would then count as
+    # back whenever the latency fell under the floor, with the rows still up.)
+    floor = rules.min_latency_change if metric in ("avg_latency", "p95_latency") else 0.0
+    return a < b * rules.min_ratio or a - b < floor
 
 
 @dataclass(frozen=True, slots=True)

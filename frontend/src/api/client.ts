@@ -37,6 +37,8 @@ import type {
   TableSnapshot,
   QueryDetail,
   QueryExamples,
+  Regression,
+  RegressionsParams,
   ScopeQuery,
   TopQueries,
   TopQueriesParams,
@@ -410,4 +412,12 @@ export async function deleteUser(id: number): Promise<void> {
 
 export async function fetchAudit(signal?: AbortSignal): Promise<AuditEntry[]> {
   return unwrap(api.GET('/api/v1/audit', { signal }));
+}
+
+export async function fetchRegressions(
+  params: RegressionsParams,
+  signal?: AbortSignal,
+): Promise<Regression[]> {
+  const body = await unwrap(api.GET('/api/v1/regressions', { params: { query: params }, signal }));
+  return body.regressions;
 }

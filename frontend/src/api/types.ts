@@ -55,6 +55,8 @@ export type TablePlan = IndexPlanList['plans'][number];
 export type PlannedIndex = TablePlan['adds'][number];
 export type ServedQuery = PlannedIndex['served'][number];
 export type Channel = JsonOk<'list_channels'>[number];
+export type Regression = JsonOk<'list_regressions'>['regressions'][number];
+export type RegressionsParams = QueryOf<'list_regressions'>;
 
 type JsonCreated<Op extends keyof operations> = operations[Op]['responses'] extends {
   201: { content: { 'application/json': infer Body } };
