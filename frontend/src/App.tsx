@@ -9,6 +9,7 @@ import { AnnotationImpact } from './routes/AnnotationImpact';
 import { Annotations } from './routes/Annotations';
 import { IndexPlan } from './routes/IndexPlan';
 import { Overview } from './routes/Overview';
+import { Regressions } from './routes/Regressions';
 import { Settings } from './routes/Settings';
 import { SignIn } from './routes/SignIn';
 
@@ -31,6 +32,7 @@ export function AppRoutes() {
       />
       <Route path="/annotations" element={<Annotations />} />
       <Route path="/annotations/:annotationId" element={<AnnotationImpact />} />
+      <Route path="/regressions" element={<Regressions />} />
       <Route path="/instances/:instanceId/index-plan" element={<IndexPlan />} />
       <Route path="/settings" element={<Settings />} />
       <Route

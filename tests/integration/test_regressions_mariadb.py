@@ -29,13 +29,15 @@ import pytest
 from tests.backend.test_notify_service import Receiver, receiver  # noqa: F401
 from tests.fixtures.quanta import QuantaServer, quanta_run
 from tests.fixtures.servers import MariaDBServer, started_mariadb
-from tests.helpers import HTTP
+from tests.helpers import HTTP, agent_follows
 from tests.integration.test_day_one import DB, MONITOR_PASSWORD, MONITOR_USER, running_agent
 
 pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(600)]
 
 ROWS = 200_000
-BASELINE_MINUTES = 120
+# One recent minute against the baseline's minutes: a rank test is at best 1/(n+1) sure, so
+# p < 0.01 needs over 100 baseline minutes with calls.
+BASELINE_MINUTES = 150
 # The live workload's rate too (a call every 2 s), so calls per minute stay the same.
 LOOKUPS_PER_MINUTE = 30
 FLOOR_SECONDS = 0.005
@@ -65,6 +67,9 @@ SETTINGS = {
     # The lookup is EXPLAINed while it is indexed: the plan a regression is compared with.
     "QUANTA_ADVICE_HOT_CHECK_SECONDS": "10",
 }
+
+
+MINUTE = timedelta(minutes=1)
 
 
 def minute_of(t: float) -> datetime:
@@ -153,17 +158,24 @@ def test_a_dropped_index_reaches_chat_with_its_cause_and_its_return(
             )
             assert response.status_code == 201, response.text
         with running_agent(tmp_path, server, mariadb):
+            # The agent starts reading at the end of the slow log: it must be there first.
+            server.wait_for(
+                lambda: agent_follows((tmp_path / "agent.log").read_text()),
+                timeout=60,
+                what="the agent to open the slow log",
+            )
             generated = minute_of(time.time())
             baseline(mariadb, generated)
-            timeline.append(("baseline start", (generated - timedelta(minutes=122)).timestamp()))
+            timeline.append(
+                ("baseline start", (generated - (BASELINE_MINUTES + 2) * MINUTE).timestamp())
+            )
             with Workload(mariadb) as load:
-                live_from = time.time()
-                # Steady, live: the lookup is EXPLAINed (by the hot-query pass) while indexed,
-                # and checks over live minutes say nothing.
+                # Steady: the lookup is EXPLAINed (by the hot-query pass) while indexed, and
+                # checks over the steady minutes say nothing.
                 query_id = server.wait_for(
-                    lambda: next((r["query_id"] for r in lookups(server, live_from)), None),
+                    lambda: next((r["query_id"] for r in lookups(server, generated)), None),
                     timeout=120,
-                    what="the live lookups in the store",
+                    what="the baseline in the store",
                 )
                 server.wait_for(lambda: explained(server, query_id), timeout=120, what="an EXPLAIN")
                 checked = checks_done(server)
@@ -242,10 +254,13 @@ def test_a_dropped_index_reaches_chat_with_its_cause_and_its_return(
     assert [b["event"] for b in receiver.bodies()] == ["regression", "regression_resolved"]
 
 
-def lookups(server: QuantaServer, since: float) -> list[dict[str, Any]]:
-    """The lookup's class, when seen since ``since`` on the instance."""
-    start = datetime.fromtimestamp(since, UTC).isoformat()
-    body = server.get("/api/v1/queries", instance=DB, **{"from": start}).json()
+def lookups(server: QuantaServer, until: datetime) -> list[dict[str, Any]]:
+    """The lookup's class, when its baseline up to ``until`` is in the store."""
+    body = server.get(
+        "/api/v1/queries",
+        instance=DB,
+        **{"from": (until - MINUTE).isoformat(), "to": until.isoformat()},
+    ).json()
     return [r for r in body["rows"] if "phone" in r["fingerprint"]]
 
 

@@ -4,6 +4,18 @@ import { formatDuration, formatLoad } from './format';
 import type { Marker } from './markers';
 import { serializeDetail, type DetailTab } from './viewState';
 
+/** What the page lists: open (pending or open), resolved, or all. */
+export type RegressionView = 'open' | 'resolved' | 'all';
+
+/** The API's status filter for a view (undefined: every status). */
+export function regressionStatusOf(
+  view: RegressionView,
+): ('pending' | 'open' | 'resolved')[] | undefined {
+  if (view === 'open') return ['pending', 'open'];
+  if (view === 'resolved') return ['resolved'];
+  return undefined;
+}
+
 const METRIC_NAMES: Record<string, string> = {
   avg_latency: 'average latency',
   p95_latency: 'p95 latency',
@@ -70,7 +82,7 @@ export function evidenceRows(regression: Regression): EvidenceRow[] {
   const metrics = regression.evidence.metrics;
   if (metrics === null || typeof metrics !== 'object') return [];
   return Object.entries(metrics as Record<string, Record<string, unknown>>).map(([name, m]) => {
-    const num = (key: string) => (typeof m[key] === 'number' ? (m[key] as number) : null);
+    const num = (key: string) => (typeof m[key] === 'number' ? m[key] : null);
     return {
       metric: name,
       change: describeChange(name, num('before'), num('after')),

@@ -16,7 +16,13 @@ import {
   formatRate,
   formatTimeRange,
 } from '../lib/format';
-import { formatChange, isContextMetric, sortImpact, verdictCounts, windowUsed } from '../lib/impact';
+import {
+  formatChange,
+  isContextMetric,
+  sortImpact,
+  verdictCounts,
+  windowUsed,
+} from '../lib/impact';
 import {
   IMPACT_WINDOWS,
   type ImpactWindow,
@@ -121,8 +127,8 @@ export function AnnotationImpact() {
         <>
           {query.data.note !== null && query.data.note !== undefined ? (
             <p className="notice" data-testid="impact-note">
-              No verdict: {query.data.note}. The figures below are what the minutes so far
-              show; a verdict needs {query.data.minutes_needed} minutes after the change.
+              No verdict: {query.data.note}. The figures below are what the minutes so far show; a
+              verdict needs {query.data.minutes_needed} minutes after the change.
             </p>
           ) : (
             <Summary queries={query.data.queries} />
