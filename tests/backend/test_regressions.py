@@ -22,8 +22,17 @@ from quanta.ingest import service as ingest
 from quanta.ingest.models import BatchStatus, IngestBatch
 from quanta.instances.models import Instance
 from quanta.notify import formats
+from quanta.notify.events import RegressionNotice
 from quanta.notify.models import Delivery
+from quanta.notify.publish import publish_regression
 from quanta.regressions.service import check_regressions
+from tests.backend.test_notify_service import (  # noqa: F401
+    Receiver,
+    add_channel,
+    attempt,
+    delivery,
+    receiver,
+)
 
 # The change, on a whole minute; two hours of baseline before it.
 T = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=1)
@@ -205,3 +214,43 @@ def applied_suggestion(factory: sessionmaker[Session], channel_id: int, at: date
                      attempts=1, created_at=at - timedelta(hours=1))
         )  # fmt: skip
         return row.id
+
+
+def test_regression_messages_keep_quiet_hours_and_the_hourly_cap(
+    receiver: Receiver,  # noqa: F811
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+) -> None:
+    capped = settings.model_copy(update={"notify_max_per_hour": 1})
+    add_channel(session_factory, capped, receiver.url(), events=["regression"],
+                quiet_start_hour=22, quiet_end_hour=6)  # fmt: skip
+    notices = [
+        RegressionNotice(
+            regression_id=n,
+            instance="db1",
+            query_id="A1B2C3D4E5F60718",
+            fingerprint="select 1",
+            metric="avg_latency",
+            before=0.001,
+            after=0.1,
+            since="2026-03-10T22:10:00+00:00",
+            cause="c",
+        )
+        for n in (1, 2)
+    ]
+    with session_scope(session_factory) as session:
+        ids = [
+            delivery_id
+            for notice in notices
+            for delivery_id in publish_regression(session=session, settings=capped, notice=notice)
+        ]
+        # Published again (the next check): nothing more.
+        assert publish_regression(session=session, settings=capped, notice=notices[0]) == []
+    late = (datetime.now(UTC) + timedelta(days=1)).replace(hour=23, minute=15)
+    morning = (late + timedelta(days=1)).replace(hour=6, minute=0, second=0, microsecond=0)
+    assert attempt(session_factory, capped, ids[0], late) == morning  # quiet hours: waits
+    assert receiver.requests == []
+    assert attempt(session_factory, capped, ids[0], morning) is None
+    assert attempt(session_factory, capped, ids[1], morning) is None
+    assert [delivery(session_factory, i).status for i in ids] == ["sent", "held"]
+    assert [r.body["event"] for r in receiver.requests] == ["regression"]
