@@ -22,7 +22,8 @@ A regression is reported only when it is all of these (`Rules` holds the thresho
 The baseline is seasonal (only the slots at the hours of day of the recent window) when
 those hours have calls on at least ``seasonal_min_days`` days: a query that is slow every
 night at two is compared with other nights at two. A query with no calls in a baseline the
-instance was monitored through, and heavy now, is a new heavy query.
+instance was monitored through, heavy now and carrying ``min_new_load`` active sessions, is a
+new heavy query.
 
 Minutes without data are missing, not zero (an agent restart, a gap): they are neither
 samples nor slow minutes; the recent window needs calls in ``min_observed_fraction`` of its
@@ -93,6 +94,9 @@ class Rules:
     alpha: float = 0.01
     min_load_share: float = 0.01
     min_active_sessions: float = 0.1
+    # A new query is reported only with this load too: on a quiet server a connection's
+    # `SET NAMES` carries a large share of almost nothing.
+    min_new_load: float = 0.001
     seasonal_min_days: int = 3
     min_observed_fraction: float = 0.5
     slow_quantile: float = 0.9
@@ -253,7 +257,7 @@ def assess(
     slots = [s for s in _in(baseline, windows.baseline_start, windows.baseline_end) if s[1].count]
     if not slots:
         monitored = observed_since is None or observed_since <= windows.baseline_start
-        if heavy and monitored:
+        if heavy and monitored and load >= rules.min_new_load:
             reason = "no calls in the baseline, heavy now"
             return replace(none, kind=Kind.NEW, reason=reason, metric="load", since=minutes[0][0])
         return replace(none, reason="no calls in the baseline")
