@@ -531,13 +531,14 @@ def _compare(
         for name in METRICS
     }
     p_values = [
-        # No rank test can be surer than one arrangement of the ranks out of all of them:
-        # with ties and a recent window of one or two minutes the normal approximation
-        # would claim far more (1e-9 for 1 minute against 72).
+        # No rank test can be surer than one arrangement of the ranks out of all of them
+        # (the normal approximation, used from 9 recent minutes on, could claim more).
         None if p is None else max(p, 1 / math.comb(len(b) + len(a), len(a)))
         for p, (b, a) in zip(
             mann_whitney_many(
-                [(b, [v for _, v in a]) for b, a in samples.values()], alternative="less"
+                [(b, [v for _, v in a]) for b, a in samples.values()],
+                alternative="less",
+                exact_with_ties=True,
             ),
             samples.values(),
             strict=True,
