@@ -2,6 +2,7 @@
 the batch service: found with their cause, announced once, resolved once; the API."""
 
 import gzip
+import itertools
 import json
 import random
 from datetime import UTC, datetime, timedelta
@@ -85,11 +86,20 @@ def feed(client: TestClient, factory: sessionmaker[Session], settings: Settings,
             ingest.process_batch(session=session, settings=settings, batch_pk=batch_pk)
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+_databases = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.services)])
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """The store of the `client` fixture: SQLite, and a fresh database on PostgreSQL."""
+    url = None
+    if request.param == "postgresql":
+        server = request.getfixturevalue("postgres_server")
+        url = server.create_database(f"regressions_{next(_databases)}")
     return Settings(
         env="test",
         data_dir=tmp_path / "data",
+        database_url=url,
         allow_private_webhooks=True,
         public_url=PUBLIC_URL,
         regression_baseline_minutes=120,
