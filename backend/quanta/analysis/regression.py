@@ -280,7 +280,7 @@ def assess(
     if not heavy:
         return replace(found, reason=f"{regressed[0]} regressed; not heavy")
     metric = regressed[0]
-    since = _started(metric, evidence[metric], baseline, windows)
+    since = _started(metric, evidence, minutes, baseline, windows, rules)
     if since is not None and since < windows.recent_start:
         # The slow minutes at the baseline's end are the regression, not its baseline.
         clean = [s for at, s in slots if at < since]
@@ -492,18 +492,28 @@ def _quantile(values: Sequence[float], q: float) -> float:
 
 
 def _started(
-    metric: str, evidence: MetricEvidence, baseline: Mapping[datetime, Slot], windows: Windows
+    metric: str,
+    evidence: Mapping[str, MetricEvidence],
+    recent: Sequence[tuple[datetime, Slot]],
+    baseline: Mapping[datetime, Slot],
+    windows: Windows,
+    rules: Rules,
 ) -> datetime | None:
-    """The regression's first slow minute: in the recent window, or earlier when the slow
-    minutes run on into the end of a baseline read in minutes (a check that found it late)."""
-    since = evidence.since
+    """The regression's first minute: the first recent minute large on its own (by the size
+    rule, not merely slow: noise is slow one minute in ten), or earlier when such minutes
+    run on into the end of a baseline read in minutes (a check that found it late)."""
+    before = {name: m.before for name, m in evidence.items()}
+
+    def large(slot: Slot) -> bool:
+        return bool(slot.count) and _large(metric, before, per_call([slot]), rules)
+
+    since = next((at for at, slot in recent if large(slot)), evidence[metric].since)
     if since != windows.recent_start or windows.baseline_width != _MINUTE:
         return since
     for at, slot in reversed(_in(baseline, windows.baseline_start, windows.baseline_end)):
-        value = _value(slot, metric) if slot.count else None
-        if value is None:
+        if not slot.count:
             continue  # a gap: missing, not fast
-        if evidence.slow_line is None or value <= evidence.slow_line:
+        if not large(slot):
             break
         since = at
     return since
