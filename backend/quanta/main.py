@@ -41,6 +41,7 @@ from quanta.instances.router import router as instances_router
 from quanta.notify.router import router as notify_router
 from quanta.purge.router import router as purge_router
 from quanta.queries.router import router as queries_router
+from quanta.regressions.router import router as regressions_router
 from quanta.statistics.router import router as statistics_router
 from quanta.tables.router import router as tables_router
 
@@ -128,6 +129,7 @@ def _api_router() -> APIRouter:
         statistics_router,
         advice_router,
         indexplan_router,
+        regressions_router,
     ):
         api.include_router(router)
     return api

@@ -24,6 +24,7 @@ from quanta.queries.models import (
     QueryTotalsDay,
     QueryTotalsHour,
 )
+from quanta.regressions.models import Regression
 from quanta.statistics.models import (
     AnnouncedFinding,
     ObjectStatistics,
@@ -61,6 +62,7 @@ __all__ = [
     "QueryInstance",
     "QueryTotalsDay",
     "QueryTotalsHour",
+    "Regression",
     "StatisticsBucket",
     "StatisticsCoverage",
     "Suggestion",

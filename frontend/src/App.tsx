@@ -10,6 +10,7 @@ import { Annotations } from './routes/Annotations';
 import { IndexPlan } from './routes/IndexPlan';
 import { IndexReview } from './routes/IndexReview';
 import { Overview } from './routes/Overview';
+import { Regressions } from './routes/Regressions';
 import { Settings } from './routes/Settings';
 import { SignIn } from './routes/SignIn';
 import { TableWorkload } from './routes/TableWorkload';
@@ -35,6 +36,7 @@ export function AppRoutes() {
       />
       <Route path="/annotations" element={<Annotations />} />
       <Route path="/annotations/:annotationId" element={<AnnotationImpact />} />
+      <Route path="/regressions" element={<Regressions />} />
       <Route path="/instances/:instanceId/index-plan" element={<IndexPlan />} />
       <Route path="/instances/:instanceId/tables" element={<Tables />} />
       <Route path="/instances/:instanceId/tables/:table" element={<TableWorkload />} />

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.fingerprint import query_id as fingerprint_id
-from quanta.annotations.service import announce_impacts
+from quanta.annotations.service import annotation_impact, announce_impacts
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
@@ -261,11 +261,77 @@ def test_regressions_are_announced_to_subscribed_channels_once(
     assert payload["text"] == "deploy v42"
 
 
-def test_annotations_whose_window_after_is_still_running_are_not_announced(
+def test_an_annotation_younger_than_the_sustained_window_is_not_announced(
     fed: TestClient, session_factory: sessionmaker[Session], settings: Settings
 ) -> None:
     fed.post("/api/v1/annotations", json={"text": "deploy v42", "time": T.isoformat()})
-    # A 6-hour window after T (two hours ago) is not over.
-    later = Settings(**{**settings.model_dump(), "annotation_announce_window": "6h"})
+    # 10 minutes after T: the window after holds fewer than QUANTA_REGRESSION_MIN_MINUTES (15).
     with session_scope(session_factory) as session:
-        assert announce_impacts(session=session, settings=later, now=datetime.now(UTC)) == []
+        assert (
+            announce_impacts(session=session, settings=settings, now=T + timedelta(minutes=10))
+            == []
+        )
+
+
+def test_improvements_are_announced_too(
+    fed: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    # Issue 44: an ALTER that made the top query 99% faster reached no chat.
+    created = fed.post(
+        "/api/v1/annotations",
+        json={"text": "ALTER TABLE orders ADD INDEX", "instances": ["db1"], "time": T.isoformat()},
+    ).json()
+    channel = fed.post(
+        "/api/v1/channels",
+        json={"name": "ops", "type": "webhook", "url": "http://127.0.0.1:9/hook",
+              "events": ["annotation_impact"]},
+    )  # fmt: skip
+    assert channel.status_code == 201, channel.text
+    # 20 minutes after the change: announced then, with the 20-minute windows it really used.
+    with session_scope(session_factory) as session:
+        now = T + timedelta(minutes=20, seconds=30)
+        assert announce_impacts(session=session, settings=settings, now=now) == [created["id"]]
+        assert announce_impacts(session=session, settings=settings, now=now + timedelta(
+            minutes=15)) == [created["id"]]  # fmt: skip
+    with session_scope(session_factory) as session:
+        [delivery] = session.scalars(select(Delivery)).all()  # once, whatever the checks
+        payload = delivery.payload
+    assert payload["regressions"] == []
+    assert payload["window_seconds"] == 20 * 60
+    improved = {r["query_id"]: r for r in payload["improvements"]}
+    assert set(improved) == {query_id(SCAN)}
+    assert improved[query_id(SCAN)]["metric"] == "avg_latency"
+    assert improved[query_id(SCAN)]["change"] < -0.9
+
+
+def test_an_impact_of_three_minutes_says_not_enough_data_instead_of_a_verdict(
+    fed: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    # Issue 44: asked 3 minutes after the change, the impact said "unchanged" for a 99.5% drop.
+    created = fed.post(
+        "/api/v1/annotations",
+        json={"text": "add index", "instances": ["db1"], "time": T.isoformat()},
+    ).json()
+    with session_scope(session_factory) as session:
+        body = annotation_impact(
+            session=session,
+            settings=settings,
+            annotation_id=created["id"],
+            window="1h",
+            now=T + timedelta(minutes=3, seconds=30),
+        )
+    assert body.window_seconds == 180
+    assert body.note == "not enough data yet (3 minutes; 15 needed)"
+    scan = next(r for r in body.queries if r.query_id == query_id(SCAN))
+    assert (scan.status, scan.verdict) == ("not_enough_data", "not_enough_data")
+    assert scan.metrics["avg_latency"].change_pct < -0.9  # the figures are there, no verdict
+    with session_scope(session_factory) as session:
+        later = annotation_impact(
+            session=session,
+            settings=settings,
+            annotation_id=created["id"],
+            window="1h",
+            now=T + timedelta(minutes=15, seconds=30),
+        )
+    assert later.note is None
+    assert next(r for r in later.queries if r.query_id == query_id(SCAN)).verdict == "improved"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from quanta.notify import formats
-from quanta.notify.events import ImpactNotice, SuggestionNotice
+from quanta.notify.events import ImpactNotice, OutcomeNotice, RegressionNotice, SuggestionNotice
 from quanta.notify.formats import common
 
 CASES = json.loads((Path(__file__).parent / "data" / "chat_escaping.json").read_text())
@@ -66,10 +66,42 @@ def hostile_messages(channel_type: str) -> list[Any]:
         instance_names=[INJECTION],
         regressions=[{"fingerprint": INJECTION, "instance": INJECTION, "metric": INJECTION}],
     )
-    held = [("new_suggestion", suggestion.to_dict()), ("annotation_impact", impact.to_dict())]
+    regression = RegressionNotice(
+        regression_id=3,
+        instance=INJECTION,
+        query_id="A1B2C3D4E5F60718",
+        fingerprint=INJECTION,
+        metric=INJECTION,
+        before=0.001,
+        after=0.5,
+        since="2026-03-10T14:03:00+00:00",
+        cause=f"{INJECTION}\n{INJECTION}",
+    )
+    outcome = OutcomeNotice(
+        suggestion_id=1,
+        instance=INJECTION,
+        query_id="A1B2C3D4E5F60718",
+        fingerprint=INJECTION,
+        table=INJECTION,
+        ddl=INJECTION,
+        applied_at="2026-03-10T14:03:00+00:00",
+        window_seconds=900,
+        metrics=[{"name": INJECTION, "before": 1.0, "after": 0.5}],
+    )
+    held = [
+        ("new_suggestion", suggestion.to_dict()),
+        ("annotation_impact", impact.to_dict()),
+        ("regression", regression.to_dict()),
+        ("suggestion_applied", outcome.to_dict()),
+    ]
     return [
         formats.event_message(channel_type, "new_suggestion", suggestion.to_dict(), PUBLIC_URL),
         formats.event_message(channel_type, "annotation_impact", impact.to_dict(), PUBLIC_URL),
+        *(
+            formats.event_message(channel_type, event, regression.to_dict(), PUBLIC_URL)
+            for event in ("regression", "regression_resolved")
+        ),
+        formats.event_message(channel_type, "suggestion_applied", outcome.to_dict(), PUBLIC_URL),
         formats.digest_message(channel_type, held, PUBLIC_URL, per_hour=1),
         formats.check_message(channel_type, INJECTION, PUBLIC_URL),
     ]

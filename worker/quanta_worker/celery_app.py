@@ -13,6 +13,7 @@ from quanta.core.tasks import (
     ANNOUNCE_IMPACTS_TASK,
     ANNOUNCE_INDEX_REVIEWS_TASK,
     AUTO_DIAGNOSE_TASK,
+    CHECK_REGRESSIONS_TASK,
     MAINTAIN_STORE_TASK,
     NOTIFY_TICK_TASK,
     REFRESH_ADVICE_TASK,
@@ -28,6 +29,7 @@ TASK_MODULES = (
     "quanta_worker.tasks.advice",
     "quanta_worker.tasks.annotations",
     "quanta_worker.tasks.statistics",
+    "quanta_worker.tasks.regressions",
 )
 
 # Beat counts each interval from its start: without this, the daily jobs would first run a day
@@ -87,6 +89,11 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
         "announce-index-reviews": {
             "task": ANNOUNCE_INDEX_REVIEWS_TASK,
             "schedule": float(settings.index_review_announce_seconds),
+        },
+        # Queries slower than their baseline (and back) to chat; applied suggestions' effect.
+        "check-regressions": {
+            "task": CHECK_REGRESSIONS_TASK,
+            "schedule": float(settings.regression_check_seconds),
         },
     }
 

@@ -148,3 +148,13 @@ def by_ids(session: Session, ids: Sequence[int]) -> dict[int, Suggestion]:
     if not ids:
         return {}
     return {s.id: s for s in session.scalars(select(Suggestion).where(Suggestion.id.in_(ids)))}
+
+
+def applied_after(session: Session, since: datetime) -> list[Suggestion]:
+    """Suggestions that became applied since ``since`` (their last change), oldest first."""
+    stmt = (
+        select(Suggestion)
+        .where(Suggestion.status == SuggestionStatus.APPLIED.value, Suggestion.updated_at >= since)
+        .order_by(Suggestion.updated_at)
+    )
+    return list(session.scalars(stmt))

@@ -527,6 +527,12 @@ def _advise(
     )
 
 
+def applied_since(*, session: Session, since: datetime) -> list[Suggestion]:
+    """Suggestions whose index appeared since ``since`` (status ``applied``), oldest first:
+    what the closed loop measures (quanta.regressions.service.announce_outcomes)."""
+    return repository.applied_after(session, since)
+
+
 def _out(row: Suggestion, instance: str, merged_into: Suggestion | None) -> SuggestionOut:
     return SuggestionOut(
         id=row.id,

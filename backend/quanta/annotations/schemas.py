@@ -94,8 +94,10 @@ class ImpactRow(BaseModel):
     instance: str | None = Field(
         description="The instance when all of the query's load came from one; else null."
     )
-    status: Literal["changed", "unchanged", "new", "gone"]
-    verdict: Literal["improved", "regressed", "unchanged", "new", "gone"]
+    status: Literal["changed", "unchanged", "new", "gone", "not_enough_data"]
+    verdict: Literal["improved", "regressed", "unchanged", "new", "gone", "not_enough_data"] = (
+        Field(description="not_enough_data: the windows are shorter than a verdict needs.")
+    )
     metrics: dict[
         Literal["load", "count", "avg_latency", "p95_latency", "rows_examined_per_call"],
         MetricChangeOut,
@@ -112,6 +114,13 @@ class AnnotationImpact(BaseModel):
     window_seconds: int = Field(
         description="Length of each window compared (shorter than asked while the window "
         "after the annotation has not fully elapsed)."
+    )
+    minutes_needed: int = Field(
+        description="Minutes each window needs before a verdict (QUANTA_REGRESSION_MIN_MINUTES)."
+    )
+    note: str | None = Field(
+        default=None,
+        description='Why there is no verdict yet: "not enough data yet (N minutes; M needed)".',
     )
     before: TimeRange
     after: TimeRange

@@ -197,6 +197,9 @@ def annotation_impact(
         thresholds=thresholds,
         observed_from={qid: plan.first_observed(first_seen.get(qid)) for qid in slots},
     )
+    minutes = plan.window_seconds // 60
+    needed = settings.regression_min_minutes
+    note = f"not enough data yet ({minutes} minutes; {needed} needed)" if minutes < needed else None
     ranked = sorted(impacts, key=lambda qid: (-impacts[qid].load_change, qid))
     ranked = ranked[: settings.annotation_impact_max_queries]
     fingerprints = repository.fingerprints(session, ranked)
@@ -209,11 +212,14 @@ def annotation_impact(
                 fingerprints.get(query_id, ""),
                 names.get(next(iter(seen))) if len(seen) == 1 else None,
                 impacts[query_id],
+                verdict=note is None,
             )
         )
     return AnnotationImpact(
         annotation=_out(row),
         window_seconds=plan.window_seconds,
+        minutes_needed=needed,
+        note=note,
         before=TimeRange(from_=plan.before_start, to=plan.before_end),
         after=TimeRange(from_=plan.after_start, to=plan.after_end),
         queries=queries,
@@ -270,14 +276,15 @@ def _find(session: Session, annotation_id: int) -> repository.AnnotationRow:
 
 
 def _impact_row(
-    query_id: str, fingerprint: str, instance: str | None, impact: QueryImpact
+    query_id: str, fingerprint: str, instance: str | None, impact: QueryImpact, *, verdict: bool
 ) -> ImpactRow:
+    """One query's row; without ``verdict`` (too few minutes) its figures and no verdict."""
     return ImpactRow(
         query_id=query_id,
         fingerprint=fingerprint,
         instance=instance,
-        status=impact.status.value,
-        verdict=impact.verdict.value,
+        status=impact.status.value if verdict else "not_enough_data",
+        verdict=impact.verdict.value if verdict else "not_enough_data",
         metrics={
             name: MetricChangeOut(
                 before=m.before,
@@ -308,22 +315,24 @@ def _out(row: repository.AnnotationRow) -> AnnotationOut:
 
 
 def announce_impacts(*, session: Session, settings: Settings, now: datetime) -> list[int]:
-    """Send the regressions of recent annotations to the chat channels that want them.
+    """Send what recent annotations did (regressions and improvements) to the chat channels
+    that want it, once per annotation.
 
-    An annotation is announced once the window after it (QUANTA_ANNOTATION_ANNOUNCE_WINDOW)
-    is over, during the day that follows; the notify domain sends a given set of
-    regressions to a channel only once, so running this often repeats nothing. Returns
-    the ids of the annotations that had regressions.
+    As regressions are: once the window after the annotation holds
+    QUANTA_REGRESSION_MIN_MINUTES whole minutes (the window compared grows with it up to
+    QUANTA_ANNOTATION_ANNOUNCE_WINDOW), the first impact with a verdict is announced; the
+    notify domain sends an annotation's impact to a channel only once. Annotations older than
+    the announce window and a day are left. Returns the ids of those announced now or before.
     """
     length = parse_window(settings.annotation_announce_window)
-    ended_by = now - length
+    ready_by = now - timedelta(minutes=settings.regression_min_minutes)
     candidates = repository.list_annotations(
-        session, start=ended_by - ANNOUNCE_LOOKBACK, end=ended_by, instance=None, tags=()
+        session, start=now - length - ANNOUNCE_LOOKBACK, end=ready_by, instance=None, tags=()
     )
     announced = []
     for row in candidates:
-        if (row.annotation.end_time or row.annotation.time) > ended_by:
-            continue  # the window after a ranged annotation is still running
+        if (row.annotation.end_time or row.annotation.time) > ready_by:
+            continue  # a ranged annotation still running, or too recent for a verdict
         try:
             impact = annotation_impact(
                 session=session,
@@ -334,24 +343,29 @@ def announce_impacts(*, session: Session, settings: Settings, now: datetime) -> 
             )
         except NothingToCompare:
             continue
-        regressions = [_regression(q) for q in impact.queries if q.verdict == "regressed"]
-        if regressions:
+        if impact.note is not None:
+            continue
+        regressions = [_change(q) for q in impact.queries if q.verdict == "regressed"]
+        improvements = [_change(q) for q in impact.queries if q.verdict == "improved"]
+        if regressions or improvements:
             notice = ImpactNotice(
                 annotation_id=row.annotation.id,
                 text=row.annotation.text,
                 instance_names=list(row.instances),
                 regressions=regressions,
+                improvements=improvements,
+                window_seconds=impact.window_seconds,
             )
             publish_impact(session=session, settings=settings, notice=notice)
             announced.append(row.annotation.id)
     return announced
 
 
-def _regression(row: ImpactRow) -> dict[str, object]:
-    """The per-call metric that made the query regressed, with its load as context."""
+def _change(row: ImpactRow) -> dict[str, object]:
+    """The per-call metric that decided the query's verdict, with its load as context."""
     metrics: dict[str, MetricChangeOut] = {str(k): v for k, v in row.metrics.items()}
     name = next(
-        (n for n in VERDICT_METRICS if metrics[n].significant and (metrics[n].change or 0) > 0),
+        (n for n in VERDICT_METRICS if metrics[n].significant and metrics[n].change),
         VERDICT_METRICS[0],
     )
     decided, load, latency = metrics[name], metrics["load"], metrics["p95_latency"]

@@ -256,6 +256,54 @@ class Settings(BaseSettings):
         default=1000, ge=1, description="Most queries an impact answer lists (largest first)."
     )
 
+    # Regressions (quanta.regressions): per query, recent cost per call against its baseline.
+    regression_baseline_minutes: int = Field(
+        default=10_080,
+        ge=2,
+        le=60 * 24 * 90,
+        description="The baseline a query's recent minutes are compared with: this many "
+        "minutes before them (7 days; seasonal by hour of day once 3 days have the hour).",
+    )
+    regression_min_minutes: int = Field(
+        default=15,
+        ge=1,
+        le=360,
+        description="A regression must be sustained this many minutes to be reported, and "
+        "be back within its baseline as long to be resolved; an annotation's impact needs as "
+        "many minutes after it before it gives a verdict.",
+    )
+    regression_cause_minutes: int = Field(
+        default=60,
+        ge=1,
+        le=60 * 24 * 7,
+        description="Schema statements and annotations this many minutes before a regression "
+        "started (and until it was found) are candidates for its cause.",
+    )
+    regression_check_seconds: int = Field(
+        default=60, ge=1, description="How often beat looks for regressions and resolutions."
+    )
+    regression_min_ratio: float = Field(
+        default=2.0, gt=1, description="A regression costs at least this many times as much."
+    )
+    regression_min_latency_change: float = Field(
+        default=0.001, ge=0, description="...and at least this much more per call (seconds)."
+    )
+    regression_alpha: float = Field(
+        default=0.01,
+        gt=0,
+        lt=1,
+        description="...and a one-sided Mann-Whitney U test on per-minute values below this.",
+    )
+    regression_min_load_share: float = Field(
+        default=0.01,
+        ge=0,
+        le=1,
+        description="Only queries with this share of their instance's load in the window...",
+    )
+    regression_min_active_sessions: float = Field(
+        default=0.1, ge=0, description="...or this load on their own (average active sessions)."
+    )
+
     # Access control and hardening (quanta.auth, quanta.audit, quanta.core.http).
     session_max_age_seconds: int = Field(
         default=12 * 3600, ge=60, description="A UI sign-in lasts this long, then asks again."

@@ -27,6 +27,7 @@ DELIVER_NOTIFICATION_TASK = "quanta.notify.deliver"
 NOTIFY_TICK_TASK = "quanta.notify.tick"
 ANNOUNCE_IMPACTS_TASK = "quanta.annotations.announce_impacts"
 ANNOUNCE_INDEX_REVIEWS_TASK = "quanta.statistics.announce_index_reviews"
+CHECK_REGRESSIONS_TASK = "quanta.regressions.check"
 
 TASK_ROUTES = {
     DELIVER_NOTIFICATION_TASK: {"queue": NOTIFY_QUEUE},
@@ -44,6 +45,7 @@ TASK_ROUTES = {
     AUTO_DIAGNOSE_TASK: {"queue": ANALYSIS_QUEUE},
     ANNOUNCE_IMPACTS_TASK: {"queue": ANALYSIS_QUEUE},
     ANNOUNCE_INDEX_REVIEWS_TASK: {"queue": ANALYSIS_QUEUE},
+    CHECK_REGRESSIONS_TASK: {"queue": ANALYSIS_QUEUE},
 }
 
 _clients: dict[str, Celery] = {}

@@ -19,6 +19,23 @@ def get_run(session: Session, model: type[R], run_id: int) -> R | None:
     return session.get(model, run_id)
 
 
+def latest_ok_before(
+    session: Session, query_id: str, instance_id: int, before: datetime
+) -> ExplainRun | None:
+    """The newest successful EXPLAIN of the query on the instance taken before ``before``."""
+    return session.scalars(
+        select(ExplainRun)
+        .where(
+            ExplainRun.query_id == query_id,
+            ExplainRun.instance_id == instance_id,
+            ExplainRun.status == RunStatus.OK.value,
+            ExplainRun.taken_at < before,
+        )
+        .order_by(ExplainRun.taken_at.desc())
+        .limit(1)
+    ).first()
+
+
 def latest_run(
     session: Session, model: type[R], query_id: str, instance_id: int, *, finished: bool
 ) -> R | None:

@@ -262,6 +262,50 @@ def explain_now(
     return [_queue(session, settings, ExplainRun, query_id, instance).id for query_id in query_ids]
 
 
+@dataclass(frozen=True, slots=True)
+class PlanComparison:
+    """An EXPLAIN run's plan against the query's latest plan taken before a moment: each a
+    one-line summary ("orders ref on idx_phone"), None where there is none (the run is not
+    finished, failed, or no earlier plan exists). ``finished``: the run is no longer queued."""
+
+    finished: bool
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool | None:
+        """Whether the plan changed (None: not known)."""
+        if self.before is None or self.after is None:
+            return None
+        return self.before != self.after
+
+
+def compare_plan(*, session: Session, run_id: int, before: datetime) -> PlanComparison:
+    """The plan of EXPLAIN run ``run_id`` against the same query's latest successful plan on
+    the same instance taken before ``before`` (what changed since a regression began)."""
+    run = session.get(ExplainRun, run_id)
+    if run is None:
+        return PlanComparison(finished=True, before=None, after=None)
+    earlier = repository.latest_ok_before(session, run.query_id, run.instance_id, before)
+    ok = run.status == RunStatus.OK.value
+    return PlanComparison(
+        finished=run.status != RunStatus.QUEUED.value,
+        before=_plan_summary(earlier.tabular) if earlier is not None else None,
+        after=_plan_summary(run.tabular) if ok else None,
+    )
+
+
+def _plan_summary(tabular: list[dict[str, Any]] | None) -> str:
+    """Each plan row's table, access type and key: "orders ref on idx_phone"."""
+    parts = []
+    for table, access, key in _plan_shape(tabular):
+        part = f"{table} {access}"
+        if key not in ("None", ""):
+            part += f" on {key}"
+        parts.append(part)
+    return ", ".join(parts) or "no rows"
+
+
 # --------------------------------------------------------------------------- API forms
 
 

@@ -158,6 +158,11 @@ def list_instances(*, session: Session, settings: Settings) -> list[InstanceOut]
     return [instance_out(settings, instance) for instance in repository.list_all(session)]
 
 
+def all_instances(*, session: Session) -> list[Instance]:
+    """Every instance, by name."""
+    return list(repository.list_all(session))
+
+
 def connected_instances(*, session: Session) -> list[Instance]:
     """Instances workers can reach (a DSN is registered), by name."""
     return repository.list_connected(session)

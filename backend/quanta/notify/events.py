@@ -10,7 +10,15 @@ All are JSON-friendly so a delivery can keep its own copy.
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-EventType = Literal["new_suggestion", "annotation_impact", "index_plan", "index_review"]
+EventType = Literal[
+    "new_suggestion",
+    "annotation_impact",
+    "index_plan",
+    "regression",
+    "regression_resolved",
+    "suggestion_applied",
+    "index_review",
+]
 NEW_SUGGESTION: EventType = "new_suggestion"
 ANNOTATION_IMPACT: EventType = "annotation_impact"
 # A table's workload index plan, once per plan signature. A channel that takes it gets one
@@ -19,7 +27,20 @@ INDEX_PLAN: EventType = "index_plan"
 # Weekly: an instance's existing indexes that can go (duplicate, redundant, primary-key
 # suffix, unused), listing only the findings not announced before. Opt-in per channel.
 INDEX_REVIEW: EventType = "index_review"
-EVENT_TYPES: tuple[EventType, ...] = (NEW_SUGGESTION, ANNOTATION_IMPACT, INDEX_PLAN, INDEX_REVIEW)
+# A query that got slower on its own (quanta.regressions), and the same one back to normal.
+REGRESSION: EventType = "regression"
+REGRESSION_RESOLVED: EventType = "regression_resolved"
+# What an applied suggestion measurably did: sent where the suggestion was sent.
+SUGGESTION_APPLIED: EventType = "suggestion_applied"
+EVENT_TYPES: tuple[EventType, ...] = (
+    NEW_SUGGESTION,
+    ANNOTATION_IMPACT,
+    INDEX_PLAN,
+    REGRESSION,
+    REGRESSION_RESOLVED,
+    SUGGESTION_APPLIED,
+    INDEX_REVIEW,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,17 +85,19 @@ class SuggestionNotice:
 
 @dataclass(frozen=True, slots=True)
 class ImpactNotice:
-    """Regressions found after an annotation (deploy, schema change).
+    """Regressions and improvements found after an annotation (deploy, schema change).
 
-    Each regression is a small dict, e.g. {"query_id": ..., "fingerprint": ...,
-    "metric": "load", "before": 0.2, "after": 1.4, "change": 6.0}; builders show the keys
-    they know and ignore the rest.
+    Each one is a small dict, e.g. {"query_id": ..., "fingerprint": ..., "metric":
+    "avg_latency", "before": 0.2, "after": 1.4, "change": 6.0}; builders show the keys they
+    know and ignore the rest. ``window_seconds``: the length of each window compared.
     """
 
     annotation_id: int
     text: str
     instance_names: list[str] = field(default_factory=list)
     regressions: list[dict[str, object]] = field(default_factory=list)
+    improvements: list[dict[str, object]] = field(default_factory=list)
+    window_seconds: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The notice as JSON primitives."""
@@ -127,6 +150,54 @@ class ReviewNotice:
     findings: list[dict[str, object]] = field(default_factory=list)
     total: int = 0
     content_hash: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """The notice as JSON primitives."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RegressionNotice:
+    """A query class that got slower on its own, or is back within its baseline.
+
+    ``metric`` is the per-call figure that regressed (avg_latency, p95_latency in seconds,
+    rows_examined_per_call; load in active sessions for a new heavy query); ``before`` its
+    baseline, ``after`` its value in the window that found (or resolved) it; ``since`` when
+    it started (ISO 8601); ``cause`` the likely cause, one or two sentences.
+    ``load_share`` (the query's share of its instance's load) is for channel filters.
+    """
+
+    regression_id: int
+    instance: str
+    query_id: str
+    fingerprint: str
+    metric: str
+    before: float | None
+    after: float | None
+    since: str
+    cause: str
+    load_share: float = 0.0
+    kind: str = "regression"  # or "new": a new heavy query
+
+    def to_dict(self) -> dict[str, object]:
+        """The notice as JSON primitives."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeNotice:
+    """What an applied index suggestion did to its query, measured per call: the same
+    windows before and after the index appeared."""
+
+    suggestion_id: int
+    instance: str
+    query_id: str
+    fingerprint: str
+    table: str
+    ddl: str
+    applied_at: str
+    window_seconds: int
+    metrics: list[dict[str, object]] = field(default_factory=list)  # name, before, after, change
 
     def to_dict(self) -> dict[str, object]:
         """The notice as JSON primitives."""

@@ -83,6 +83,7 @@ class Delivery(Base):
         UniqueConstraint("channel_id", "suggestion_id", "content_hash"),
         UniqueConstraint("channel_id", "annotation_id", "content_hash"),
         UniqueConstraint("channel_id", "plan_id", "content_hash"),
+        UniqueConstraint("channel_id", "regression_id", "content_hash"),
         Index("ix_notify_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
         Index("ix_notify_deliveries_channel_id_sent_at", "channel_id", "sent_at"),
     )
@@ -95,6 +96,8 @@ class Delivery(Base):
     annotation_id: Mapped[int | None] = mapped_column(Integer, default=None)
     # A table's index plan (quanta.indexplan); its content_hash is the plan's signature.
     plan_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    # A regression (quanta.regressions): announced once, resolved once per channel.
+    regression_id: Mapped[int | None] = mapped_column(Integer, default=None)
     content_hash: Mapped[str | None] = mapped_column(String(64), default=None)
     # The notice as published (SuggestionNotice/ImpactNotice.to_dict()): the message is built
     # from this copy, so it says what was true when it was queued.

@@ -18,8 +18,13 @@ from quanta.notify.events import (
     INDEX_PLAN,
     INDEX_REVIEW,
     NEW_SUGGESTION,
+    REGRESSION,
+    SUGGESTION_APPLIED,
+    EventType,
     ImpactNotice,
+    OutcomeNotice,
     PlanNotice,
+    RegressionNotice,
     ReviewNotice,
     SuggestionNotice,
 )
@@ -53,11 +58,12 @@ def publish_suggestion(
 
 
 def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice) -> list[int]:
-    """Queue an annotation's regressions for the channels subscribed to them; the delivery ids.
+    """Queue an annotation's regressions and improvements for the channels subscribed to
+    them; the delivery ids.
 
-    Nothing is sent when nothing regressed: a message with nothing to act on is noise.
+    Nothing is sent when nothing changed: a message with nothing in it is noise.
     """
-    if not notice.regressions:
+    if not notice.regressions and not notice.improvements:
         return []
     return _publish(
         session,
@@ -111,6 +117,42 @@ def review_matches(channel: Channel, notice: ReviewNotice) -> bool:
     )
 
 
+def publish_regression(
+    *, session: Session, settings: Settings, notice: RegressionNotice, event: EventType = REGRESSION
+) -> list[int]:
+    """Queue a regression (``event`` regression) or its end (regression_resolved) for every
+    channel taking that event whose filters match; the delivery ids. Each is sent to a
+    channel once, whatever the number of calls."""
+    return _publish(
+        session,
+        settings,
+        event=event,
+        payload=notice.to_dict(),
+        content_hash=hashlib.sha256(f"{event}:{notice.regression_id}".encode()).hexdigest(),
+        matches=lambda channel: (
+            event in channel.events
+            and (not channel.instances or notice.instance in channel.instances)
+            and notice.load_share >= channel.min_load_share
+        ),
+        regression_id=notice.regression_id,
+    )
+
+
+def publish_outcome(*, session: Session, settings: Settings, notice: OutcomeNotice) -> list[int]:
+    """Queue what an applied suggestion did for the channels the suggestion was sent to
+    (whatever events they take now: it answers their message); once per channel."""
+    sent_to = set(repository.channels_sent(session, notice.suggestion_id))
+    return _publish(
+        session,
+        settings,
+        event=SUGGESTION_APPLIED,
+        payload=notice.to_dict(),
+        content_hash=hashlib.sha256(f"applied:{notice.suggestion_id}".encode()).hexdigest(),
+        matches=lambda channel: channel.id in sent_to,
+        suggestion_id=notice.suggestion_id,
+    )
+
+
 def _publish(
     session: Session,
     settings: Settings,
@@ -122,8 +164,8 @@ def _publish(
     **subject: int,
 ) -> list[int]:
     """Queue one event for every enabled channel it matches that does not have this version
-    of it yet (``subject``: its suggestion_id, annotation_id or plan_id; none for an index
-    review, whose content hash names its instance); the delivery ids,
+    of it yet (``subject``: its suggestion_id, annotation_id, plan_id or regression_id; none
+    for an index review, whose content hash names its instance); the delivery ids,
     enqueued after the commit."""
     created: list[int] = []
     for channel in repository.enabled_channels(session):
@@ -179,9 +221,8 @@ def impact_matches(channel: Channel, notice: ImpactNotice) -> bool:
 
 
 def impact_hash(notice: ImpactNotice) -> str:
-    """A stable hash of what an impact message would say."""
-    content = json.dumps([notice.text, notice.regressions], sort_keys=True, default=str)
-    return hashlib.sha256(content.encode()).hexdigest()
+    """An annotation's impact is announced once: its first verdicts, not every window after."""
+    return hashlib.sha256(f"impact:{notice.annotation_id}".encode()).hexdigest()
 
 
 def _queue(
@@ -194,6 +235,7 @@ def _queue(
     suggestion_id: int | None = None,
     annotation_id: int | None = None,
     plan_id: int | None = None,
+    regression_id: int | None = None,
 ) -> int | None:
     now = utcnow()
     delivery = Delivery(
@@ -203,6 +245,7 @@ def _queue(
         suggestion_id=suggestion_id,
         annotation_id=annotation_id,
         plan_id=plan_id,
+        regression_id=regression_id,
         content_hash=content_hash,
         payload=payload,
         status=DeliveryStatus.PENDING.value,

@@ -43,13 +43,17 @@ def find_delivery(
     suggestion_id: int | None = None,
     annotation_id: int | None = None,
     plan_id: int | None = None,
+    regression_id: int | None = None,
 ) -> Delivery | None:
-    """The delivery of this suggestion (annotation, plan) version to this channel, if queued."""
+    """The delivery of this suggestion (annotation, plan, regression) version to this
+    channel, if queued."""
     statement = select(Delivery).where(
         Delivery.channel_id == channel_id, Delivery.content_hash == content_hash
     )
     if suggestion_id is not None:
         statement = statement.where(Delivery.suggestion_id == suggestion_id)
+    elif regression_id is not None:
+        statement = statement.where(Delivery.regression_id == regression_id)
     elif plan_id is not None:
         # A plan's hash names its instance and table: a plan row deleted and planned again
         # (a table gone and back) with the same DDL is still the same plan.
@@ -183,3 +187,27 @@ def delivered_payloads(session: Session, suggestion_ids: Collection[int]) -> lis
             )
         )
     ]
+
+
+def channels_sent(session: Session, suggestion_id: int) -> list[int]:
+    """The channels a suggestion went out to (on its own or in a digest)."""
+    stmt = (
+        select(Delivery.channel_id)
+        .where(
+            Delivery.suggestion_id == suggestion_id,
+            Delivery.event == "new_suggestion",
+            Delivery.status.in_(("sent", "digested")),
+        )
+        .distinct()
+    )
+    return list(session.scalars(stmt))
+
+
+def has_event(session: Session, *, suggestion_id: int, event: str) -> bool:
+    """Whether any delivery of ``event`` about this suggestion exists."""
+    stmt = (
+        select(Delivery.id)
+        .where(Delivery.suggestion_id == suggestion_id, Delivery.event == event)
+        .limit(1)
+    )
+    return session.scalar(stmt) is not None

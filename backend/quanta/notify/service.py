@@ -23,7 +23,14 @@ from quanta.core.db import utcnow
 from quanta.notify import formats, repository
 from quanta.notify.delivery import Transport, post_message
 from quanta.notify.dispatch import post, record
-from quanta.notify.events import INDEX_PLAN, INDEX_REVIEW, NEW_SUGGESTION
+from quanta.notify.events import (
+    INDEX_PLAN,
+    INDEX_REVIEW,
+    NEW_SUGGESTION,
+    REGRESSION,
+    REGRESSION_RESOLVED,
+    SUGGESTION_APPLIED,
+)
 from quanta.notify.formats.common import shorten
 from quanta.notify.models import (
     Channel,
@@ -284,12 +291,14 @@ def _summary(delivery: Delivery) -> str:
     if delivery.kind == DeliveryKind.DIGEST.value:
         items = payload.get("items", [])
         return f"Digest of {len(items) if isinstance(items, list) else 0} held messages"
-    if delivery.event in (NEW_SUGGESTION, INDEX_PLAN):
+    if delivery.event in (NEW_SUGGESTION, INDEX_PLAN, SUGGESTION_APPLIED):
         return shorten(f"{payload.get('instance')} · {payload.get('ddl')}", 200)
     if delivery.event == INDEX_REVIEW:
         findings = payload.get("findings")
         count = len(findings) if isinstance(findings, list) else 0
         return shorten(f"Index review of {payload.get('instance')}: {count} new findings", 200)
+    if delivery.event in (REGRESSION, REGRESSION_RESOLVED):
+        return shorten(f"{payload.get('instance')} · {payload.get('fingerprint')}", 200)
     return shorten(f"Regressions after “{payload.get('text')}”", 200)
 
 
@@ -338,3 +347,13 @@ def suggestions_in_chat(
         for ddl in str(payload.get("ddl", "")).split(";\n"):
             found.add((query_id, ddl.rstrip(";")))
     return found
+
+
+def suggestion_sent(*, session: Session, suggestion_id: int) -> bool:
+    """Whether a suggestion went out to any channel (the closed loop answers it there)."""
+    return bool(repository.channels_sent(session, suggestion_id))
+
+
+def outcome_queued(*, session: Session, suggestion_id: int) -> bool:
+    """Whether what an applied suggestion did was queued for chat already."""
+    return repository.has_event(session, suggestion_id=suggestion_id, event=SUGGESTION_APPLIED)

@@ -37,6 +37,7 @@ from quanta.queries.models import (
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
     ClassAdmission,
+    InstanceTotalsMinute,
     MetricModel,
     QueryBucketHour,
     QueryClass,
@@ -48,6 +49,8 @@ from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter
 # Buckets from a source that is not the instance's primary one are stored, not totalled; an
 # instance whose primary source is not set yet counts its slow log.
 DEFAULT_PRIMARY_SOURCE = "slowlog"
+# Query ids per IN list: bounded statements whatever the number of queries.
+IN_CHUNK = 500
 
 
 def known_query_ids(session: Session, query_ids: Sequence[str]) -> set[str]:
@@ -510,22 +513,26 @@ def _greatest(current: Any, new: Any) -> ColumnElement[Any]:
     return case((new > current, new), else_=current)
 
 
-def schema_statements_since(
-    session: Session, *, instance: str, types: Sequence[str], since: datetime
-) -> list[tuple[list[str], datetime]]:
-    """Tables and last time seen of the statement classes of ``types`` (ALTER, CREATE...)
-    run on ``instance`` since ``since``."""
+def schema_statements_between(
+    session: Session, *, instance: str, types: Sequence[str], since: datetime, until: datetime
+) -> list[tuple[str, str, list[str], datetime]]:
+    """(query_id, fingerprint, tables, last seen) of the statement classes of ``types`` run on
+    ``instance`` and last seen in ``[since, until]``."""
     stmt = (
-        select(QueryClass.tables, QueryInstance.last_seen)
+        select(
+            QueryClass.query_id, QueryClass.fingerprint, QueryClass.tables, QueryInstance.last_seen
+        )
         .join(QueryInstance, QueryInstance.query_id == QueryClass.query_id)
         .join(Instance, Instance.id == QueryInstance.instance_id)
         .where(
             Instance.name == instance,
             QueryClass.statement_type.in_(types),
             QueryInstance.last_seen >= since,
+            QueryInstance.last_seen <= until,
         )
+        .order_by(QueryInstance.last_seen)
     )
-    return [(list(tables or []), seen) for tables, seen in session.execute(stmt)]
+    return [(qid, fp, list(tables or []), seen) for qid, fp, tables, seen in session.execute(stmt)]
 
 
 # --------------------------------------------------------------------------- class caps
@@ -608,3 +615,35 @@ def delete_admissions_before(session: Session, instance_id: int, cutoff: datetim
         )
     )
     return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def slot_rows(
+    session: Session, segments: Sequence[Segment], flt: BucketFilter, query_ids: Sequence[str]
+) -> Iterator[Any]:
+    """(query_id, bucket_start, count, query_time_sum, rows_examined_sum, histogram) of the
+    filtered buckets of ``query_ids``: a row per bucket and dimension, summed by the caller."""
+    columns = ("bucket_start", "count", "query_time_sum", "rows_examined_sum", "histogram")
+    for chunk in chunks(list(query_ids), IN_CHUNK):
+        buckets = _filtered(segments, flt, "query_id", *columns)
+        stmt = select(buckets).where(buckets.c.query_id.in_(chunk))
+        yield from session.execute(stmt)
+
+
+def latest_minute(session: Session, instance_id: int) -> datetime | None:
+    """The newest minute the instance's primary source reported."""
+    t = InstanceTotalsMinute
+    primary = select(func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))).where(
+        Instance.id == instance_id
+    )
+    stmt = select(func.max(t.bucket_start)).where(
+        t.instance_id == instance_id, t.source == primary.scalar_subquery()
+    )
+    return session.scalar(stmt)
+
+
+def instance_first_seen(session: Session, instance_id: int) -> datetime | None:
+    """When the instance's first statement was seen."""
+    stmt = select(func.min(QueryInstance.first_seen)).where(
+        QueryInstance.instance_id == instance_id
+    )
+    return session.scalar(stmt)

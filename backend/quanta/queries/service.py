@@ -4,13 +4,14 @@ import logging
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
 from quanta.analysis.class_cap import is_other_queries
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.analysis.impact import Slot
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.redact import redact
 from quanta.analysis.resolution import (
@@ -353,23 +354,50 @@ def _everything(session: Session, segments: list[Segment], flt: BucketFilter) ->
 SCHEMA_CHANGE_TYPES = ("alter", "create", "drop", "rename", "truncate", "analyze", "optimize")
 
 
-def last_schema_change(
-    *, session: Session, instance: str, tables: Sequence[str], since: datetime
-) -> datetime | None:
-    """When a statement that can change plans (ALTER, CREATE INDEX, ANALYZE...) last ran on
-    one of ``tables`` on ``instance``, seen in its metrics since ``since``; None if never.
+@dataclass(frozen=True, slots=True)
+class SchemaStatement:
+    """A statement class that can change plans, as the metric store saw it run."""
+
+    query_id: str
+    fingerprint: str
+    tables: list[str]
+    seen_at: datetime  # the last time it ran
+
+
+def schema_statements(
+    *,
+    session: Session,
+    instance: str,
+    tables: Sequence[str],
+    since: datetime,
+    until: datetime | None = None,
+) -> list[SchemaStatement]:
+    """The statements that can change plans (ALTER, CREATE/DROP INDEX, ANALYZE...) on one
+    of ``tables`` last seen on ``instance`` in ``[since, until]``, oldest first.
 
     Tables match by name without their schema: the statements name them either way.
     """
     wanted = {_bare(t) for t in tables}
-    seen = [
-        at
-        for names, at in repository.schema_statements_since(
-            session, instance=instance, types=SCHEMA_CHANGE_TYPES, since=since
+    return [
+        SchemaStatement(query_id, fingerprint, names, at)
+        for query_id, fingerprint, names, at in repository.schema_statements_between(
+            session,
+            instance=instance,
+            types=SCHEMA_CHANGE_TYPES,
+            since=since,
+            until=until or datetime.max.replace(tzinfo=UTC),
         )
         if wanted & {_bare(t) for t in names}
     ]
-    return max(seen, default=None)
+
+
+def last_schema_change(
+    *, session: Session, instance: str, tables: Sequence[str], since: datetime
+) -> datetime | None:
+    """When a statement that can change plans (ALTER, CREATE INDEX, ANALYZE...) last ran on
+    one of ``tables`` on ``instance``, seen in its metrics since ``since``; None if never."""
+    found = schema_statements(session=session, instance=instance, tables=tables, since=since)
+    return max((s.seen_at for s in found), default=None)
 
 
 def _bare(table: str) -> str:
@@ -617,3 +645,47 @@ def _flag(total: int | None) -> bool | None:
 def schemas_of_instance(*, session: Session, instance_id: int, since: datetime) -> list[str]:
     """The schemas (databases) the instance's statements ran in since ``since``, sorted."""
     return repository.schemas_of_instance(session, instance_id, since)
+
+
+def query_slots(
+    *,
+    session: Session,
+    instance: str,
+    resolution: Resolution,
+    start: datetime,
+    end: datetime,
+    query_ids: Sequence[str],
+) -> dict[str, dict[datetime, Slot]]:
+    """Per query, its buckets of ``resolution`` starting in ``[start, end)`` on one instance
+    (primary source), summed over schemas, users and hosts into one `Slot` per bucket start:
+    what the regression detector compares."""
+    out: dict[str, dict[datetime, Slot]] = defaultdict(dict)
+    flt = BucketFilter(instances=(instance,), include_own=True)
+    segments = [Segment(resolution, start, end)]
+    for row in repository.slot_rows(session, segments, flt, query_ids):
+        if not row.count:
+            continue
+        slot = out[row.query_id].setdefault(row.bucket_start, Slot())
+        slot.add(
+            count=row.count,
+            query_time=row.query_time_sum,
+            rows_examined=row.rows_examined_sum,
+            histogram=LatencyHistogram.from_bytes(row.histogram) if row.histogram else None,
+        )
+    return dict(out)
+
+
+def latest_minute(*, session: Session, instance_id: int) -> datetime | None:
+    """The newest minute an instance's primary source reported (None: nothing yet): the end
+    of what a check of recent minutes can read, whatever the ingest's delay."""
+    return repository.latest_minute(session, instance_id)
+
+
+def instance_first_seen(*, session: Session, instance_id: int) -> datetime | None:
+    """When the instance's first statement was seen (None: never)."""
+    return repository.instance_first_seen(session, instance_id)
+
+
+def fingerprints(*, session: Session, query_ids: Sequence[str]) -> dict[str, str]:
+    """The fingerprint of each of ``query_ids`` in the catalog."""
+    return {qid: q.fingerprint for qid, q in repository.query_classes(session, query_ids).items()}

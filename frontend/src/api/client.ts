@@ -43,6 +43,8 @@ import type {
   WorkloadRange,
   QueryDetail,
   QueryExamples,
+  Regression,
+  RegressionsParams,
   ScopeQuery,
   TopQueries,
   TopQueriesParams,
@@ -468,4 +470,12 @@ export async function fetchAudit(signal?: AbortSignal): Promise<AuditEntry[]> {
 /** Per instance and source: the last batch, its lag, the agent's status (GET /agents). */
 export async function fetchAgentSources(signal?: AbortSignal): Promise<AgentSource[]> {
   return unwrap(api.GET('/api/v1/agents', { signal }));
+}
+
+export async function fetchRegressions(
+  params: RegressionsParams,
+  signal?: AbortSignal,
+): Promise<Regression[]> {
+  const body = await unwrap(api.GET('/api/v1/regressions', { params: { query: params }, signal }));
+  return body.regressions;
 }

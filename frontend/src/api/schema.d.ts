@@ -729,6 +729,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/regressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Regressions
+         * @description Regressions found (open and resolved), newest first: by instance, status, query.
+         */
+        get: operations["list_regressions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/regressions/{regression_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Regression
+         * @description One regression with its evidence and likely cause.
+         */
+        get: operations["get_regression"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/suggestions/{suggestion_id}": {
         parameters: {
             query?: never;
@@ -1055,6 +1095,16 @@ export interface components {
             after: components["schemas"]["TimeRange"];
             annotation: components["schemas"]["AnnotationOut"];
             before: components["schemas"]["TimeRange"];
+            /**
+             * Minutes Needed
+             * @description Minutes each window needs before a verdict (QUANTA_REGRESSION_MIN_MINUTES).
+             */
+            minutes_needed: number;
+            /**
+             * Note
+             * @description Why there is no verdict yet: "not enough data yet (N minutes; M needed)".
+             */
+            note?: string | null;
             /** Queries */
             queries: components["schemas"]["ImpactRow"][];
             /**
@@ -1233,7 +1283,7 @@ export interface components {
              * Events
              * @description Events the channel receives.
              */
-            events?: ("new_suggestion" | "annotation_impact" | "index_plan" | "index_review")[];
+            events?: ("new_suggestion" | "annotation_impact" | "index_plan" | "regression" | "regression_resolved" | "suggestion_applied" | "index_review")[];
             /**
              * Instances
              * @description Instance names to notify about; empty: all.
@@ -1274,7 +1324,7 @@ export interface components {
             /** Enabled */
             enabled: boolean;
             /** Events */
-            events: ("new_suggestion" | "annotation_impact" | "index_plan" | "index_review")[];
+            events: ("new_suggestion" | "annotation_impact" | "index_plan" | "regression" | "regression_resolved" | "suggestion_applied" | "index_review")[];
             /** Id */
             id: number;
             /** Instances */
@@ -1329,7 +1379,7 @@ export interface components {
             /** Enabled */
             enabled?: boolean | null;
             /** Events */
-            events?: ("new_suggestion" | "annotation_impact" | "index_plan" | "index_review")[] | null;
+            events?: ("new_suggestion" | "annotation_impact" | "index_plan" | "regression" | "regression_resolved" | "suggestion_applied" | "index_review")[] | null;
             /** Instances */
             instances?: string[] | null;
             /** Min Load Share */
@@ -1799,12 +1849,13 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "changed" | "unchanged" | "new" | "gone";
+            status: "changed" | "unchanged" | "new" | "gone" | "not_enough_data";
             /**
              * Verdict
+             * @description not_enough_data: the windows are shorter than a verdict needs.
              * @enum {string}
              */
-            verdict: "improved" | "regressed" | "unchanged" | "new" | "gone";
+            verdict: "improved" | "regressed" | "unchanged" | "new" | "gone" | "not_enough_data";
         };
         /**
          * IndexFindingOut
@@ -2656,6 +2707,131 @@ export interface components {
             rows_examined?: number | null;
             /** Rows Sent */
             rows_sent?: number | null;
+        };
+        /**
+         * RegressionOut
+         * @description A query that got dearer per call than its baseline (or a new heavy query).
+         */
+        RegressionOut: {
+            /**
+             * After
+             * @description The metric in the window that found it.
+             */
+            after: number | null;
+            /** Announced At */
+            announced_at: string | null;
+            /**
+             * Baseline End
+             * Format: date-time
+             */
+            baseline_end: string;
+            /**
+             * Baseline Start
+             * Format: date-time
+             * @description The baseline it was compared with.
+             */
+            baseline_start: string;
+            /**
+             * Before
+             * @description The metric in the baseline.
+             */
+            before: number | null;
+            /**
+             * Cause
+             * @description The likely cause, as announced.
+             */
+            cause: string;
+            /**
+             * Detected At
+             * Format: date-time
+             */
+            detected_at: string;
+            /**
+             * Evidence
+             * @description Every metric compared (before, after, ratio, p_value, slow minutes), the baseline's values, calls per minute, schema statements, annotations and plans seen.
+             */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /**
+             * Explain Run Id
+             * @description The EXPLAIN queued when it was found.
+             */
+            explain_run_id: number | null;
+            /** Fingerprint */
+            fingerprint: string;
+            /** Id */
+            id: number;
+            /** Instance */
+            instance: string;
+            /**
+             * Kind
+             * @description regression: dearer per call; new: no calls in the baseline, heavy now.
+             * @enum {string}
+             */
+            kind: "regression" | "new";
+            /**
+             * Load
+             * @description Average active sessions in the recent window.
+             */
+            load: number;
+            /**
+             * Load Share
+             * @description Share (0..1) of its instance's load then.
+             */
+            load_share: number;
+            /**
+             * Metric
+             * @description avg_latency or p95_latency (seconds), rows_examined_per_call; load (active sessions) for a new query.
+             */
+            metric: string;
+            /** Query Id */
+            query_id: string;
+            /**
+             * Resolution
+             * @description The window that showed it back within its baseline, and the metric then.
+             */
+            resolution: {
+                [key: string]: unknown;
+            } | null;
+            /** Resolved At */
+            resolved_at: string | null;
+            /**
+             * Seasonal
+             * @description Baseline of the same hours of day only.
+             */
+            seasonal: boolean;
+            /**
+             * Since
+             * Format: date-time
+             * @description Its first slow minute.
+             */
+            since: string;
+            /**
+             * Status
+             * @description pending: waiting for its EXPLAIN before the announcement; open; resolved.
+             * @enum {string}
+             */
+            status: "pending" | "open" | "resolved";
+            /**
+             * Window End
+             * Format: date-time
+             */
+            window_end: string;
+            /**
+             * Window Start
+             * Format: date-time
+             * @description The recent window that found it.
+             */
+            window_start: string;
+        };
+        /**
+         * RegressionsOut
+         * @description Regressions, newest first.
+         */
+        RegressionsOut: {
+            /** Regressions */
+            regressions: components["schemas"]["RegressionOut"][];
         };
         /**
          * RejectedIndexOut
@@ -6982,6 +7158,118 @@ export interface operations {
                 };
             };
             /** @description No query with this query_id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_regressions: {
+        parameters: {
+            query?: {
+                instance?: string | null;
+                status?: ("pending" | "open" | "resolved")[] | null;
+                query_id?: string | null;
+                /** @description Found at or after this time. */
+                since?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegressionsOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_regression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                regression_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegressionOut"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No regression with this id. */
             404: {
                 headers: {
                     [name: string]: unknown;

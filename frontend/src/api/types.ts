@@ -67,6 +67,8 @@ export type IndexFinding = IndexReview['findings'][number];
 export type IndexUsage = NonNullable<IndexReview['indexes']>[number];
 export type WorkloadRange = QueryOf<'list_table_workload'>;
 export type AgentSource = JsonOk<'list_agent_sources'>[number];
+export type Regression = JsonOk<'list_regressions'>['regressions'][number];
+export type RegressionsParams = QueryOf<'list_regressions'>;
 
 type JsonCreated<Op extends keyof operations> = operations[Op]['responses'] extends {
   201: { content: { 'application/json': infer Body } };

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ImpactMetric, ImpactQuery, ImpactVerdict } from '../api/types';
-import { formatChange, isContextMetric, loadChange, sortImpact, verdictCounts } from './impact';
+import {
+  formatChange,
+  isContextMetric,
+  loadChange,
+  sortImpact,
+  verdictCounts,
+  windowUsed,
+} from './impact';
 
 function metric(before: number | null, after: number | null, significant = false): ImpactMetric {
   const change = before === null || after === null ? null : after - before;
@@ -66,7 +73,7 @@ describe('verdictCounts', () => {
         query('B', 'improved', metric(1, 0)),
         query('C', 'new', metric(null, 1)),
       ]),
-    ).toEqual({ improved: 2, regressed: 0, unchanged: 0, new: 1, gone: 0 });
+    ).toEqual({ improved: 2, regressed: 0, unchanged: 0, new: 1, gone: 0, not_enough_data: 0 });
   });
 });
 
@@ -91,5 +98,16 @@ describe('isContextMetric', () => {
       false,
       false,
     ]);
+  });
+});
+
+describe('windowUsed', () => {
+  it.each<[number, string, string]>([
+    [3600, '1h', '1 hour each side'],
+    [180, '1h', '3 minutes each side (1h asked; the window after has not fully elapsed)'],
+    [86400 * 7, '7d', '7 days each side'],
+    [900, '15m', '15 minutes each side'],
+  ])('%d s of %s: %s', (seconds, asked, text) => {
+    expect(windowUsed(seconds, asked)).toBe(text);
   });
 });

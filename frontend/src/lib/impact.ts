@@ -17,6 +17,7 @@ const VERDICT_ORDER: Record<ImpactVerdict, number> = {
   improved: 2,
   gone: 3,
   unchanged: 4,
+  not_enough_data: 5,
 };
 
 /**
@@ -28,7 +29,10 @@ export function sortImpact(
   { changedOnly = false }: { changedOnly?: boolean } = {},
 ): ImpactQuery[] {
   return queries
-    .filter((query) => !changedOnly || query.verdict !== 'unchanged')
+    .filter(
+      (query) =>
+        !changedOnly || (query.verdict !== 'unchanged' && query.verdict !== 'not_enough_data'),
+    )
     .sort(
       (a, b) =>
         loadChange(b) - loadChange(a) ||
@@ -45,6 +49,7 @@ export function verdictCounts(queries: readonly ImpactQuery[]): Record<ImpactVer
     unchanged: 0,
     new: 0,
     gone: 0,
+    not_enough_data: 0,
   };
   for (const query of queries) counts[query.verdict] += 1;
   return counts;
@@ -76,4 +81,29 @@ const CONTEXT_METRICS: readonly string[] = ['load', 'count'];
 
 export function isContextMetric(name: string): boolean {
   return CONTEXT_METRICS.includes(name);
+}
+
+/**
+ * The windows the impact really compared, as a person reads them: "15 minutes" (what was
+ * elapsed after the change), with the window asked for when it was cut.
+ */
+export function windowUsed(windowSeconds: number, asked: string): string {
+  const minutes = Math.round(windowSeconds / 60);
+  const used =
+    minutes % 1440 === 0
+      ? `${minutes / 1440} ${minutes === 1440 ? 'day' : 'days'}`
+      : minutes % 60 === 0
+        ? `${minutes / 60} ${minutes === 60 ? 'hour' : 'hours'}`
+        : `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
+  const askedSeconds = parseWindowSeconds(asked);
+  return askedSeconds !== null && askedSeconds > windowSeconds
+    ? `${used} each side (${asked} asked; the window after has not fully elapsed)`
+    : `${used} each side`;
+}
+
+function parseWindowSeconds(window: string): number | null {
+  const match = /^(\d+)([mhdw])$/.exec(window.trim());
+  if (!match) return null;
+  const unit = { m: 60, h: 3600, d: 86400, w: 604800 }[match[2] as 'm' | 'h' | 'd' | 'w'];
+  return Number(match[1]) * unit;
 }

@@ -4,6 +4,9 @@ import type { Annotation } from '../api/types';
 
 export interface Marker {
   readonly id: number;
+  /** An annotation (opens its impact) or where a regression started (opens it). */
+  readonly kind: 'annotation' | 'regression';
+  readonly link: string;
   readonly text: string;
   readonly tags: readonly string[];
   /** Epoch ms, clipped to the axis. */
@@ -43,6 +46,8 @@ export function placeMarkers(
     const clippedEnd = ranged ? Math.min(end, toMs) : null;
     markers.push({
       id: annotation.id,
+      kind: 'annotation',
+      link: `/annotations/${annotation.id}`,
       text: annotation.text,
       tags: annotation.tags,
       start: clippedStart,

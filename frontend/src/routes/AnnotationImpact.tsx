@@ -16,7 +16,13 @@ import {
   formatRate,
   formatTimeRange,
 } from '../lib/format';
-import { formatChange, isContextMetric, sortImpact, verdictCounts } from '../lib/impact';
+import {
+  formatChange,
+  isContextMetric,
+  sortImpact,
+  verdictCounts,
+  windowUsed,
+} from '../lib/impact';
 import {
   IMPACT_WINDOWS,
   type ImpactWindow,
@@ -70,6 +76,10 @@ export function AnnotationImpact() {
                 ` – ${formatInstant(query.data.annotation.end_time)} UTC`}{' '}
               · before {formatTimeRange(query.data.before.from, query.data.before.to)} · after{' '}
               {formatTimeRange(query.data.after.from, query.data.after.to)}
+              <br />
+              <span data-testid="impact-window">
+                Compared: {windowUsed(query.data.window_seconds, state.window)}
+              </span>
             </p>
           )}
         </div>
@@ -115,7 +125,14 @@ export function AnnotationImpact() {
         ))}
       {query.data && (
         <>
-          <Summary queries={query.data.queries} />
+          {query.data.note !== null && query.data.note !== undefined ? (
+            <p className="notice" data-testid="impact-note">
+              No verdict: {query.data.note}. The figures below are what the minutes so far show; a
+              verdict needs {query.data.minutes_needed} minutes after the change.
+            </p>
+          ) : (
+            <Summary queries={query.data.queries} />
+          )}
           {rows.length === 0 ? (
             <EmptyState title="No queries ran in these windows." testId="impact-none" />
           ) : (
@@ -230,7 +247,7 @@ function ImpactRow({ row, detailSearch }: { row: ImpactQuery; detailSearch: stri
       </td>
       <td>
         <span className={`badge verdict-${row.verdict}`} data-testid="verdict">
-          {row.verdict}
+          {row.verdict === 'not_enough_data' ? 'no verdict yet' : row.verdict}
         </span>
       </td>
       {COLUMNS.map((column) => (

@@ -27,6 +27,8 @@ import {
   formatTimeRange,
 } from '../lib/format';
 import { placeMarkers } from '../lib/markers';
+import { regressionMarkers } from '../lib/regressions';
+import { regressionsOptions } from '../api/regressions';
 import {
   type DetailState,
   parseDetail,
@@ -131,9 +133,22 @@ function DetailBody({
 }) {
   const annotations = useScopeAnnotations({ from: detail.from, to: detail.to }, state.instances);
   const domain = { fromMs: Date.parse(detail.from), toMs: Date.parse(detail.to) };
+  // Where this query's regressions started, beside the annotations (same marker strip).
+  const regressions = useQuery(
+    regressionsOptions({
+      query_id: detail.query_id,
+      ...(state.instances.length === 1 && { instance: state.instances[0] }),
+    }),
+  );
   const markers = useMemo(
-    () => (annotations.data ? placeMarkers(annotations.data, domain.fromMs, domain.toMs) : []),
-    [annotations.data, domain.fromMs, domain.toMs],
+    () =>
+      [
+        ...(annotations.data ? placeMarkers(annotations.data, domain.fromMs, domain.toMs) : []),
+        ...(regressions.data
+          ? regressionMarkers(regressions.data, domain.fromMs, domain.toMs)
+          : []),
+      ].sort((a, b) => a.start - b.start),
+    [annotations.data, regressions.data, domain.fromMs, domain.toMs],
   );
   const points = useMemo(() => toChartPoints(detail.series), [detail.series]);
   const instance = state.instances[0] ?? detail.breakdown.instance?.[0]?.value;

@@ -13,8 +13,13 @@ from quanta.notify.events import (
     INDEX_PLAN,
     INDEX_REVIEW,
     NEW_SUGGESTION,
+    REGRESSION,
+    REGRESSION_RESOLVED,
+    SUGGESTION_APPLIED,
     ImpactNotice,
+    OutcomeNotice,
     PlanNotice,
+    RegressionNotice,
     ReviewNotice,
     SuggestionNotice,
 )
@@ -60,6 +65,15 @@ def event_message(
         impact = ImpactNotice(**notice)  # type: ignore[arg-type]
         build = module.impact
         return build(impact, common.annotation_link(public_url, impact.annotation_id))
+    if event in (REGRESSION, REGRESSION_RESOLVED):
+        regression = RegressionNotice(**notice)  # type: ignore[arg-type]
+        build = module.regression
+        link = common.query_link(public_url, regression.query_id, regression.instance)
+        return build(event, regression, link)
+    if event == SUGGESTION_APPLIED:
+        outcome = OutcomeNotice(**notice)  # type: ignore[arg-type]
+        build = module.outcome
+        return build(outcome, common.query_link(public_url, outcome.query_id, outcome.instance))
     raise ValueError(f"unknown event {event!r}")
 
 

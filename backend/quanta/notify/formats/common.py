@@ -7,7 +7,14 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
+from quanta.notify.events import (
+    ImpactNotice,
+    OutcomeNotice,
+    PlanNotice,
+    RegressionNotice,
+    ReviewNotice,
+    SuggestionNotice,
+)
 
 # A fingerprint is shown "short": enough to recognise the query, the link has the rest.
 FINGERPRINT_CHARS = 300
@@ -22,10 +29,13 @@ IMPACT_ROWS = 10
 REVIEW_ROWS = 15
 ELLIPSIS = "…"
 
-# Accent colours: amber for a suggestion (act on it), red for regressions, grey for the rest.
+# Accent colours: amber for a suggestion (act on it), red for regressions, green for what got
+# better or back to normal, grey for the rest.
 SUGGESTION_COLOR = 0xE8A317
 IMPACT_COLOR = 0xD93F0B
+GOOD_COLOR = 0x2DA44E
 NEUTRAL_COLOR = 0x6A737D
+CAUSE_CHARS = 1000
 
 
 # --- escaping ------------------------------------------------------------------------------
@@ -313,8 +323,13 @@ def suggestion_title(notice: SuggestionNotice) -> str:
 
 
 def impact_title(notice: ImpactNotice) -> str:
-    """One line naming the annotation whose regressions follow."""
-    return f"Regressions after “{shorten(notice.text, 120)}”"
+    """One line naming the annotation whose regressions (improvements) follow."""
+    text = shorten(notice.text, 120)
+    if notice.regressions and notice.improvements:
+        return f"Regressions and improvements after “{text}”"
+    if notice.improvements:
+        return f"Improvements after “{text}”"
+    return f"Regressions after “{text}”"
 
 
 def impact_scope(notice: ImpactNotice) -> str:
@@ -328,12 +343,20 @@ def regression_lines(notice: ImpactNotice) -> list[str]:
     Each regression is a dict; the keys shown are fingerprint (or query_id), instance, metric,
     before, after and change (a ratio, 0.5 = +50%). Missing keys are left out of the line.
     """
-    lines = [_regression_line(row) for row in notice.regressions[:IMPACT_ROWS]]
-    hidden = len(notice.regressions) - IMPACT_ROWS
+    marked = [("Slower", r) for r in notice.regressions]
+    marked += [("Faster", r) for r in notice.improvements]
+    both = bool(notice.regressions and notice.improvements)
+    lines = [
+        f"{word}: {_regression_line(row)}" if both else _regression_line(row)
+        for word, row in marked[:IMPACT_ROWS]
+    ]
+    hidden = len(marked) - IMPACT_ROWS
     if hidden > 0:
         lines.append(f"… and {hidden} more")
     if not lines:
         lines.append("No query regressed.")
+    if notice.window_seconds:
+        lines.append(f"Windows of {notice.window_seconds // 60} minutes before and after.")
     return lines
 
 
@@ -358,6 +381,106 @@ def _number(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+# --- regressions and applied suggestions: one layout, a report ---------------------------
+
+METRIC_NAMES = {
+    "avg_latency": "average latency",
+    "p95_latency": "p95 latency",
+    "rows_examined_per_call": "rows examined per call",
+    "load": "load",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A message about one query: a title, its text (shown as code), facts as (label,
+    plain value) pairs and a sentence. Each format lays it out and escapes it its own way."""
+
+    title: str
+    query: str
+    facts: list[tuple[str, str]]
+    text: str
+    color: int
+    link_text: str = "Open query in Quanta"
+
+
+def metric_value(metric: str, value: object) -> str:
+    """A metric's value as a person reads it: durations, rows, active sessions.
+
+    >>> metric_value("avg_latency", 0.0351), metric_value("rows_examined_per_call", 30000.0)
+    ('35.1 ms', '30,000 rows')
+    """
+    if not isinstance(value, int | float):
+        return "unknown"
+    if metric in ("avg_latency", "p95_latency"):
+        return _duration(float(value))
+    if metric == "load":
+        return f"{value:.3g} active sessions"
+    return f"{value:,.0f} rows"
+
+
+def metric_change(metric: str, before: object, after: object) -> str:
+    """``average latency 0.2 ms → 35.1 ms (x175)``; a fall as a percentage."""
+    line = f"{METRIC_NAMES.get(metric, metric)} {metric_value(metric, before)} → "
+    line += metric_value(metric, after)
+    if isinstance(before, int | float) and isinstance(after, int | float) and before > 0:
+        ratio = after / before
+        line += f" (x{ratio:.3g})" if ratio >= 1 else f" ({(ratio - 1) * 100:+.0f}%)"
+    return line
+
+
+def regression_report(event: str, notice: RegressionNotice) -> Report:
+    """A regression found (``event`` regression) or over (regression_resolved)."""
+    since = _instant(notice.since)
+    if event == "regression_resolved":
+        return Report(
+            title=f"Back within its baseline on {notice.instance}",
+            query=notice.fingerprint,
+            facts=[
+                ("Now", metric_change(notice.metric, notice.before, notice.after)),
+                ("Regressed since", since),
+            ],
+            text=f"It had regressed; likely cause: {notice.cause}",
+            color=GOOD_COLOR,
+        )
+    title = (
+        f"New heavy query on {notice.instance}"
+        if notice.kind == "new"
+        else f"Query slower on {notice.instance}"
+    )
+    return Report(
+        title=title,
+        query=notice.fingerprint,
+        facts=[
+            ("Change", metric_change(notice.metric, notice.before, notice.after)),
+            ("Since", since),
+            ("Load share", percent(notice.load_share)),
+        ],
+        text=f"Likely cause: {notice.cause}",
+        color=IMPACT_COLOR,
+    )
+
+
+def outcome_report(notice: OutcomeNotice) -> Report:
+    """What an applied suggestion did, per call."""
+    facts = [
+        ("Per call", metric_change(str(m["name"]), m.get("before"), m.get("after")))
+        for m in notice.metrics
+    ]
+    facts.append(("Index", notice.ddl))
+    facts.append(
+        ("Measured", f"{notice.window_seconds // 60} minutes before and after "
+                     f"{_instant(notice.applied_at)}")
+    )  # fmt: skip
+    return Report(
+        title=f"Applied on {notice.instance}: the suggested index on {notice.table}",
+        query=notice.fingerprint,
+        facts=facts,
+        text="",
+        color=GOOD_COLOR,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,8 +515,19 @@ def digest_item(event: str, payload: dict[str, object], public_url: str) -> Dige
         return DigestItem(
             event, review_title(review), review_link(public_url, review.instance_id), payload
         )
+    if event in ("regression", "regression_resolved"):
+        regression = RegressionNotice(**payload)  # type: ignore[arg-type]
+        report = regression_report(event, regression)
+        link = query_link(public_url, regression.query_id, regression.instance)
+        return DigestItem(event, f"{report.title} · {shorten(report.query, 120)}", link, payload)
+    if event == "suggestion_applied":
+        outcome = OutcomeNotice(**payload)  # type: ignore[arg-type]
+        link = query_link(public_url, outcome.query_id, outcome.instance)
+        return DigestItem(event, outcome_report(outcome).title, link, payload)
     impact = ImpactNotice(**payload)  # type: ignore[arg-type]
     text = f"{impact_title(impact)} · {len(impact.regressions)} regressed queries"
+    if impact.improvements:
+        text += f", {len(impact.improvements)} improved"
     return DigestItem(event, text, annotation_link(public_url, impact.annotation_id), payload)
 
 

@@ -7,8 +7,16 @@ value from the monitored server goes through `escape` (Markdown shown literally,
 `[text](url)` and mentions broken) or into a code span/block.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
+from quanta.notify.events import (
+    ImpactNotice,
+    OutcomeNotice,
+    PlanNotice,
+    RegressionNotice,
+    ReviewNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats.common import (
+    CAUSE_CHARS,
     DDL_CHARS,
     FINGERPRINT_CHARS,
     IMPACT_COLOR,
@@ -17,6 +25,7 @@ from quanta.notify.formats.common import (
     REASON_CHARS,
     SUGGESTION_COLOR,
     DigestItem,
+    Report,
     calls,
     code_block,
     code_span,
@@ -24,9 +33,11 @@ from quanta.notify.formats.common import (
     impact_scope,
     impact_title,
     markdown_text,
+    outcome_report,
     percent,
     plan_as_suggestion,
     regression_lines,
+    regression_report,
     review_lines,
     review_summary,
     review_title,
@@ -99,6 +110,31 @@ def impact(notice: ImpactNotice, link: str) -> Message:
             "description": cut(lines, DESCRIPTION_CHARS),
             "color": IMPACT_COLOR,
             "fields": [_field("Instances", escape(impact_scope(notice)), inline=False)],
+        }
+    )
+
+
+def regression(event: str, notice: RegressionNotice, link: str) -> Message:
+    """A regression found, or over: see common.regression_report."""
+    return _report(regression_report(event, notice), link)
+
+
+def outcome(notice: OutcomeNotice, link: str) -> Message:
+    """What an applied suggestion did: see common.outcome_report."""
+    return _report(outcome_report(notice), link)
+
+
+def _report(report: Report, link: str) -> Message:
+    description = code_span(shorten(report.query, FINGERPRINT_CHARS))
+    if report.text:
+        description += f"\n{escape(cut(report.text, CAUSE_CHARS))}"
+    return _message(
+        {
+            "title": escape(shorten(report.title, TITLE_CHARS)),
+            "url": link,
+            "description": cut(description, DESCRIPTION_CHARS),
+            "color": report.color,
+            "fields": [_field(label, escape(value), inline=False) for label, value in report.facts],
         }
     )
 

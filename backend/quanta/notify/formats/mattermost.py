@@ -10,8 +10,16 @@ mentions broken too (a zero-width space after `@` and in `<!`): Mattermost trans
 notifies is up to its server's version.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
+from quanta.notify.events import (
+    ImpactNotice,
+    OutcomeNotice,
+    PlanNotice,
+    RegressionNotice,
+    ReviewNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats.common import (
+    CAUSE_CHARS,
     DDL_CHARS,
     FINGERPRINT_CHARS,
     IMPACT_COLOR,
@@ -21,6 +29,7 @@ from quanta.notify.formats.common import (
     SUGGESTION_COLOR,
     ZERO_WIDTH_SPACE,
     DigestItem,
+    Report,
     break_mentions,
     calls,
     code_block,
@@ -29,10 +38,12 @@ from quanta.notify.formats.common import (
     impact_scope,
     impact_title,
     markdown_text,
+    outcome_report,
     percent,
     plain_text,
     plan_as_suggestion,
     regression_lines,
+    regression_report,
     review_lines,
     review_summary,
     review_title,
@@ -108,6 +119,31 @@ def impact(notice: ImpactNotice, link: str) -> Message:
         "title_link": link,
         "text": "\n".join(f"- {escape(line)}" for line in regression_lines(notice)),
         "fields": [_field("Instances", escape(impact_scope(notice)), short=False)],
+    }
+    return {"attachments": [attachment]}
+
+
+def regression(event: str, notice: RegressionNotice, link: str) -> Message:
+    """A regression found, or over: see common.regression_report."""
+    return _report(regression_report(event, notice), link)
+
+
+def outcome(notice: OutcomeNotice, link: str) -> Message:
+    """What an applied suggestion did: see common.outcome_report."""
+    return _report(outcome_report(notice), link)
+
+
+def _report(report: Report, link: str) -> Message:
+    text = code_span(shorten(report.query, FINGERPRINT_CHARS))
+    if report.text:
+        text += f"\n{escape(cut(report.text, CAUSE_CHARS))}"
+    attachment = {
+        "fallback": plain_text(report.title),
+        "color": _color(report.color),
+        "title": escape(report.title),
+        "title_link": link,
+        "text": text,
+        "fields": [_field(label, escape(value), short=False) for label, value in report.facts],
     }
     return {"attachments": [attachment]}
 

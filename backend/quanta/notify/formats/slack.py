@@ -14,21 +14,31 @@ everywhere (`<!channel>`, `<url|x>`), every mrkdwn object is `verbatim` (no auto
 or mentions), and the notification fallback `text` is sent with `mrkdwn: false`.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
+from quanta.notify.events import (
+    ImpactNotice,
+    OutcomeNotice,
+    PlanNotice,
+    RegressionNotice,
+    ReviewNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats.common import (
     DDL_CHARS,
     FINGERPRINT_CHARS,
     PLAN_CHARS,
     REASON_CHARS,
     DigestItem,
+    Report,
     calls,
     cut,
     impact_scope,
     impact_title,
     link_text,
+    outcome_report,
     percent,
     plan_as_suggestion,
     regression_lines,
+    regression_report,
     review_lines,
     review_summary,
     review_title,
@@ -159,6 +169,34 @@ def impact(notice: ImpactNotice, link: str) -> Message:
         _button("Open impact in Quanta", link),
     ]
     return {**_fallback(impact_title(notice)), "blocks": blocks}
+
+
+def regression(event: str, notice: RegressionNotice, link: str) -> Message:
+    """A regression found, or over: see common.regression_report."""
+    return _report(regression_report(event, notice), link)
+
+
+def outcome(notice: OutcomeNotice, link: str) -> Message:
+    """What an applied suggestion did: see common.outcome_report."""
+    return _report(outcome_report(notice), link)
+
+
+def _report(report: Report, link: str) -> Message:
+    blocks: list[object] = [
+        _header(report.title),
+        {
+            "type": "section",
+            "text": _mrkdwn(code_block(shorten(report.query, FINGERPRINT_CHARS))),
+        },
+        {
+            "type": "section",
+            "fields": [_mrkdwn(f"*{label}*\n{escape(value)}") for label, value in report.facts],
+        },
+    ]
+    if report.text:
+        blocks.append({"type": "section", "text": _plain(cut(report.text, SECTION_CHARS))})
+    blocks.append(_button(report.link_text, link))
+    return {**_fallback(report.title), "blocks": blocks}
 
 
 def digest(title: str, items: list[DigestItem]) -> Message:

@@ -9,22 +9,33 @@ block), so every value from the monitored server goes through `escape`: Markdown
 literally, links `[text](url)` split so that no renderer links them, mentions broken.
 """
 
-from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
+from quanta.notify.events import (
+    ImpactNotice,
+    OutcomeNotice,
+    PlanNotice,
+    RegressionNotice,
+    ReviewNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats.common import (
+    CAUSE_CHARS,
     DDL_CHARS,
     FINGERPRINT_CHARS,
     PLAN_CHARS,
     REASON_CHARS,
     DigestItem,
+    Report,
     calls,
     cut,
     impact_scope,
     impact_title,
     link_text,
     markdown_text,
+    outcome_report,
     percent,
     plan_as_suggestion,
     regression_lines,
+    regression_report,
     review_lines,
     review_summary,
     review_title,
@@ -123,6 +134,30 @@ def impact(notice: ImpactNotice, link: str) -> Message:
         *(_text(f"- {escape(line)}") for line in regression_lines(notice)),
     ]
     return _card(body, [_open("Open impact in Quanta", link)])
+
+
+def regression(event: str, notice: RegressionNotice, link: str) -> Message:
+    """A regression found, or over: see common.regression_report."""
+    return _report(regression_report(event, notice), link)
+
+
+def outcome(notice: OutcomeNotice, link: str) -> Message:
+    """What an applied suggestion did: see common.outcome_report."""
+    return _report(outcome_report(notice), link)
+
+
+def _report(report: Report, link: str) -> Message:
+    body: list[object] = [
+        _title(escape(report.title)),
+        _text(escape(shorten(report.query, FINGERPRINT_CHARS)), fontType="Monospace"),
+        {
+            "type": "FactSet",
+            "facts": [{"title": label, "value": escape(value)} for label, value in report.facts],
+        },
+    ]
+    if report.text:
+        body.append(_text(escape(cut(report.text, CAUSE_CHARS))))
+    return _card(body, [_open(report.link_text, link)])
 
 
 def digest(title: str, items: list[DigestItem]) -> Message:

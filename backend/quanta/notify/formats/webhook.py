@@ -1,6 +1,13 @@
 """Generic JSON webhook: the whole notice as data, for scripts and other tools to consume."""
 
-from quanta.notify.events import ImpactNotice, PlanNotice, ReviewNotice, SuggestionNotice
+from quanta.notify.events import (
+    ImpactNotice,
+    OutcomeNotice,
+    PlanNotice,
+    RegressionNotice,
+    ReviewNotice,
+    SuggestionNotice,
+)
 from quanta.notify.formats.common import DigestItem
 
 Message = dict[str, object]
@@ -31,13 +38,41 @@ def review(notice: ReviewNotice, link: str) -> Message:
     return {"event": "index_review", "url": link, "review": notice.to_dict()}
 
 
+def regression(event: str, notice: RegressionNotice, link: str) -> Message:
+    """Exactly {"event", "instance", "query_id", "fingerprint", "metric", "before", "after",
+    "since", "cause"}: the contract scripts consume (the link is the query's, by its id)."""
+    return {
+        "event": event,
+        "instance": notice.instance,
+        "query_id": notice.query_id,
+        "fingerprint": notice.fingerprint,
+        "metric": notice.metric,
+        "before": notice.before,
+        "after": notice.after,
+        "since": notice.since,
+        "cause": notice.cause,
+    }
+
+
+def outcome(notice: OutcomeNotice, link: str) -> Message:
+    """{"event": "suggestion_applied", "url", "outcome": every field of the notice}."""
+    return {"event": "suggestion_applied", "url": link, "outcome": notice.to_dict()}
+
+
 def digest(title: str, items: list[DigestItem]) -> Message:
     """{"event": "digest", "title", "items": [{"event", "text", "url", <notice key>: {...}}]}."""
     return {"event": "digest", "title": title, "items": [_item(item) for item in items]}
 
 
 def _item(item: DigestItem) -> dict[str, object]:
-    keys = {"new_suggestion": "suggestion", "index_plan": "plan", "index_review": "review"}
+    keys = {
+        "new_suggestion": "suggestion",
+        "index_plan": "plan",
+        "regression": "regression",
+        "regression_resolved": "regression",
+        "suggestion_applied": "outcome",
+        "index_review": "review",
+    }
     key = keys.get(item.event, "annotation")
     return {"event": item.event, "text": item.text, "url": item.link, key: item.notice}
 

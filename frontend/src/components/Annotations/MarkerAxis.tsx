@@ -37,16 +37,22 @@ export function MarkerAxis({
     >
       {markers.map((marker) => (
         <Link
-          key={marker.id}
+          key={`${marker.kind}-${marker.id}`}
           role="listitem"
-          to={`/annotations/${marker.id}`}
-          className={marker.end === null ? 'marker marker-point' : 'marker marker-range'}
+          to={marker.link}
+          className={[
+            'marker',
+            marker.end === null ? 'marker-point' : 'marker-range',
+            marker.kind === 'regression' ? 'marker-regression' : '',
+          ].join(' ')}
           style={{
             left: `${marker.left}%`,
             ...(marker.end !== null && { width: `max(${marker.width}%, 4px)` }),
           }}
-          aria-label={`${marker.text} (${markerWhen(marker)}), show impact`}
-          data-testid="annotation-marker"
+          aria-label={`${marker.text} (${markerWhen(marker)}), ${
+            marker.kind === 'regression' ? 'show regression' : 'show impact'
+          }`}
+          data-testid={marker.kind === 'regression' ? 'regression-marker' : 'annotation-marker'}
         >
           {/* Tips of markers on the right half open leftwards, to stay on screen. */}
           <span
@@ -58,7 +64,9 @@ export function MarkerAxis({
             {marker.tags.length > 0 && (
               <span className="marker-tags">{marker.tags.join(', ')}</span>
             )}
-            <span className="marker-hint">Click for impact</span>
+            <span className="marker-hint">
+              {marker.kind === 'regression' ? 'Click for the regression' : 'Click for impact'}
+            </span>
           </span>
         </Link>
       ))}

@@ -13,6 +13,7 @@ export function AppHeader({ onSignOut }: { onSignOut: () => void }) {
         <NavLink to="/" end>
           Queries
         </NavLink>
+        <NavLink to="/regressions">Regressions</NavLink>
         <NavLink to="/annotations">Annotations</NavLink>
         <NavLink to="/settings">Settings</NavLink>
       </nav>
