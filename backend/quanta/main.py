@@ -40,6 +40,7 @@ from quanta.instances.router import router as instances_router
 from quanta.notify.router import router as notify_router
 from quanta.purge.router import router as purge_router
 from quanta.queries.router import router as queries_router
+from quanta.stages.router import router as stages_router
 from quanta.statistics.router import router as statistics_router
 from quanta.tables.router import router as tables_router
 
@@ -117,6 +118,7 @@ def _api_router() -> APIRouter:
         audit_router,
         ingest_router,
         queries_router,
+        stages_router,
         purge_router,
         annotations_router,
         instances_router,

@@ -22,6 +22,15 @@ from quanta.queries.models import (
     QueryTotalsDay,
     QueryTotalsHour,
 )
+from quanta.stages.models import (
+    StageCollection,
+    StageSamplesDay,
+    StageSamplesHour,
+    StageSamplesMinute,
+    StageTimesDay,
+    StageTimesHour,
+    StageTimesMinute,
+)
 from quanta.statistics.models import (
     AnnouncedFinding,
     ObjectStatistics,
@@ -57,6 +66,13 @@ __all__ = [
     "QueryInstance",
     "QueryTotalsDay",
     "QueryTotalsHour",
+    "StageCollection",
+    "StageSamplesDay",
+    "StageSamplesHour",
+    "StageSamplesMinute",
+    "StageTimesDay",
+    "StageTimesHour",
+    "StageTimesMinute",
     "StatisticsBucket",
     "StatisticsCoverage",
     "Suggestion",

@@ -36,6 +36,7 @@ from quanta.instances.service import (
     monitoring_user,
 )
 from quanta.queries.writes import mark_runners, record_digest
+from quanta.stages.service import record_stage_samples
 from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
 
@@ -249,6 +250,14 @@ def process_batch(
         example_max_chars=settings.example_max_chars,
     )
     _mark_runners(session, digest, monitoring_user(settings, instance))
+    if batch.source == "perfschema":
+        record_stage_samples(
+            session=session,
+            instance_id=row.instance_id,
+            samples=batch.stage_samples,
+            collection=batch.stage_collection,
+            classify=fingerprinter or Fingerprinter(),
+        )
     # An ALTER TABLE / CREATE INDEX / DROP INDEX just ran: read that table again now, so an
     # applied suggestion becomes "applied" within minutes, not at the daily refresh.
     refresh_soon(
