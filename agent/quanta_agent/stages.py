@@ -261,19 +261,7 @@ class StageSampler:
         rows = self.conn.query(
             f"SELECT {_STATEMENT_COLUMNS} FROM {STATEMENTS} WHERE {' AND '.join(where)}", args
         )
-        return [
-            Statement(
-                thread_id=int(r["THREAD_ID"]),
-                event_id=int(r["EVENT_ID"]),
-                parent_id=_parent(r),
-                schema=r["CURRENT_SCHEMA"],
-                digest=r["DIGEST"],
-                timer_start=int(r["TIMER_START"]),
-                timer_end=int(r["TIMER_END"]),
-                timer_wait=int(r["TIMER_WAIT"] or 0),
-            )
-            for r in rows
-        ]
+        return [statement_of(r) for r in rows]
 
     def _stages(self, since: int) -> list[StageEvent]:
         rows = self.conn.query(
@@ -281,16 +269,7 @@ class StageSampler:
             f"FROM {STAGES} WHERE NESTING_EVENT_TYPE = 'STATEMENT' AND TIMER_END >= %s",
             [since],
         )
-        return [
-            StageEvent(
-                thread_id=int(r["THREAD_ID"]),
-                event_id=int(r["EVENT_ID"]),
-                statement_id=int(r["NESTING_EVENT_ID"]),
-                name=str(r["EVENT_NAME"]),
-                timer_wait=int(r["TIMER_WAIT"] or 0),
-            )
-            for r in rows
-        ]
+        return [stage_of(r) for r in rows]
 
     def _waits(self, since: int) -> list[WaitEvent]:
         rows = self.conn.query(
@@ -299,16 +278,7 @@ class StageSampler:
             "AND TIMER_END >= %s",
             [since],
         )
-        return [
-            WaitEvent(
-                thread_id=int(r["THREAD_ID"]),
-                parent_id=int(r["NESTING_EVENT_ID"]),
-                in_stage=r["NESTING_EVENT_TYPE"] == "STAGE",
-                name=str(r["EVENT_NAME"]),
-                timer_wait=int(r["TIMER_WAIT"] or 0),
-            )
-            for r in rows
-        ]
+        return [wait_of(r) for r in rows]
 
     def _ring(self, table: str, size: int) -> Ring:
         row = self.conn.query(f"SELECT COUNT(*) AS n, MIN(TIMER_END) AS oldest FROM {table}")[0]
@@ -316,6 +286,42 @@ class StageSampler:
         return Ring(
             rows=int(row["n"]), size=size, oldest_end=None if oldest is None else int(oldest)
         )
+
+
+def statement_of(row: Mapping[str, Any]) -> Statement:
+    """A statement from its events_statements_history_long row (MariaDB and MySQL alike)."""
+    return Statement(
+        thread_id=int(row["THREAD_ID"]),
+        event_id=int(row["EVENT_ID"]),
+        parent_id=_parent(row),
+        schema=row["CURRENT_SCHEMA"],
+        digest=row["DIGEST"],
+        timer_start=int(row["TIMER_START"]),
+        timer_end=int(row["TIMER_END"]),
+        timer_wait=int(row["TIMER_WAIT"] or 0),
+    )
+
+
+def stage_of(row: Mapping[str, Any]) -> StageEvent:
+    """A stage from its events_stages_history_long row (untimed: no time)."""
+    return StageEvent(
+        thread_id=int(row["THREAD_ID"]),
+        event_id=int(row["EVENT_ID"]),
+        statement_id=int(row["NESTING_EVENT_ID"]),
+        name=str(row["EVENT_NAME"]),
+        timer_wait=int(row["TIMER_WAIT"] or 0),
+    )
+
+
+def wait_of(row: Mapping[str, Any]) -> WaitEvent:
+    """A wait from its events_waits_history_long row (nested in a stage or a statement)."""
+    return WaitEvent(
+        thread_id=int(row["THREAD_ID"]),
+        parent_id=int(row["NESTING_EVENT_ID"]),
+        in_stage=row["NESTING_EVENT_TYPE"] == "STAGE",
+        name=str(row["EVENT_NAME"]),
+        timer_wait=int(row["TIMER_WAIT"] or 0),
+    )
 
 
 def _parent(row: Mapping[str, Any]) -> int | None:
