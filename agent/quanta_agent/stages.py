@@ -58,6 +58,38 @@ STAGE_CONSUMERS = (
     "events_stages_history_long",
 )
 WAIT_CONSUMERS = ("events_waits_current", "events_waits_history_long")
+# What turns them on and off at runtime (quanta-agent check prints them, the bench runs them,
+# docs/operations.md has the my.cnf lines that survive a restart). Off leaves the ALTER TABLE
+# progress instruments (stage/innodb/%) and the wait/io instruments that feed the table I/O
+# statistics as the server's defaults have them.
+ENABLE_STAGES = (
+    "UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' "
+    "WHERE NAME LIKE 'stage/%';",
+    "UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN "
+    "('events_statements_current', 'events_statements_history_long', "
+    "'events_stages_current', 'events_stages_history_long');",
+)
+DISABLE_STAGES = (
+    "UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' WHERE NAME IN "
+    "('events_stages_current', 'events_stages_history_long');",
+    "UPDATE performance_schema.setup_instruments SET ENABLED = 'NO', TIMED = 'NO' "
+    "WHERE NAME LIKE 'stage/sql/%';",
+)
+ENABLE_WAITS = (
+    "UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' "
+    "WHERE NAME LIKE 'wait/io/%' OR NAME LIKE 'wait/lock/%';",
+    "UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN "
+    "('events_waits_current', 'events_waits_history_long');",
+)
+# What they cost, measured by bench/agent_overhead.py (docs/operations.md has the runs).
+COST_NOTE = (
+    "Measured cost on sysbench oltp_read_only (MariaDB 10.11, 2 cores): stages on "
+    "{stages}% throughput, waits on top {waits}%; the agent's extra CPU {poll_ms} ms per poll."
+).format(stages="TBD", waits="TBD", poll_ms="TBD")
+DISABLE_WAITS = (
+    "UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' WHERE NAME IN "
+    "('events_waits_current', 'events_waits_history_long');",
+)
 # Entries of a sample's stage or wait list: the ingest API takes at most 1000 per list.
 MAX_ENTRIES = 1000
 
@@ -122,18 +154,21 @@ class StageSampler:
             str(r["NAME"]): str(r["ENABLED"]).upper() == "YES"
             for r in self.conn.query("SELECT NAME, ENABLED FROM performance_schema.setup_consumers")
         }
-        timed = {
-            str(r["KIND"]): int(r["n"] or 0)
+        instruments = {
+            str(r["KIND"]): (int(r["timed"] or 0), int(r["n"]))
             for r in self.conn.query(
-                "SELECT SUBSTRING_INDEX(NAME, '/', 1) AS KIND, COUNT(*) AS n "
+                "SELECT SUBSTRING_INDEX(NAME, '/', 1) AS KIND, COUNT(*) AS n, "
+                "SUM(ENABLED = 'YES' AND TIMED = 'YES') AS timed "
                 "FROM performance_schema.setup_instruments "
-                "WHERE (NAME LIKE 'stage/%' OR NAME LIKE 'wait/%') "
-                "AND ENABLED = 'YES' AND TIMED = 'YES' GROUP BY KIND"
+                "WHERE NAME LIKE 'stage/sql/%' OR NAME LIKE 'wait/%' GROUP BY KIND"
             )
         }
-        stages = all(enabled.get(c, False) for c in STAGE_CONSUMERS) and timed.get("stage", 0) > 0
+        # The server's own stages (stage/sql) mostly on: a few progress instruments that
+        # are on by default do not make a profile.
+        timed, count = instruments.get("stage", (0, 0))
+        stages = all(enabled.get(c, False) for c in STAGE_CONSUMERS) and 2 * timed >= count > 0
         waits = stages and all(enabled.get(c, False) for c in WAIT_CONSUMERS)
-        return Collection(stages=stages, waits=waits and timed.get("wait", 0) > 0)
+        return Collection(stages=stages, waits=waits and instruments.get("wait", (0, 0))[0] > 0)
 
     def read(self, clock: ServerClock, collection: Collection) -> HistoryRead | None:
         """Read the history since the last poll (before the digest table, so that the digest
