@@ -172,7 +172,13 @@ class StageSampler:
 
     def read(self, clock: ServerClock, collection: Collection) -> HistoryRead | None:
         """Read the history since the last poll (before the digest table, so that the digest
-        counts include every statement read); None when stages are not kept."""
+        counts include every statement read); None when stages are not kept.
+
+        The rings are read first, whole (the waits', then the stages'), then the statements
+        that ended by the newest stage read and started after the oldest one kept: on a busy
+        server the stage ring holds well under a second, and statements read first would
+        have lost their stages by the time these were read.
+        """
         restarted = self._clock is not None and clock.restarted_since(self._clock)
         self._clock = clock
         if not collection.stages:
@@ -182,20 +188,22 @@ class StageSampler:
         baseline = self.cursor is None
         cursor = HistoryCursor() if baseline or restarted else self.cursor
         assert cursor is not None
-        top = self._statements(shape, nested=False, since=cursor.read_from)
+        waits, wait_ring = self._waits(shape) if collection.waits else ([], None)
+        stages, stage_ring = self._stages(shape)
+        # Every stage of a statement that ended by the newest stage read is in the read (the
+        # waits of those that ended by the newest wait read: Ring.holds).
+        newest = stage_ring.newest_end
+        if newest is None:
+            return HistoryRead(cursor, baseline=baseline)
+        oldest = stage_ring.oldest_end if stage_ring.rows >= stage_ring.size else None
+        window = (cursor.read_from, newest, oldest)
+        top = self._statements(shape, nested=False, window=window)
         after, taken = take_new(cursor, top=top, nested=[])
         if baseline or not taken:
             return HistoryRead(after, baseline=baseline)
         earliest = min(s.timer_start for s in taken)
-        nested = self._statements(shape, nested=True, since=earliest)
+        nested = self._statements(shape, nested=True, window=(earliest - 1, newest, oldest))
         after, taken = take_new(cursor, top=top, nested=nested)
-        stages = self._stages(earliest)
-        stage_ring = self._ring(STAGES, shape.stage_ring_size)
-        waits: list[WaitEvent] = []
-        wait_ring = None
-        if collection.waits:
-            waits = self._waits(earliest)
-            wait_ring = self._ring(WAITS, shape.wait_ring_size)
         return HistoryRead(after, taken, stages, waits, stage_ring, wait_ring)
 
     def fold(
@@ -278,49 +286,61 @@ class StageSampler:
             )
         return self._shape
 
-    def _statements(self, shape: _Shape, *, nested: bool, since: int | None) -> list[Statement]:
-        """Top-level statements that ended after ``since`` (None: all), or statements run
-        inside others that ended at or after it; the agent's own left out."""
+    def _statements(
+        self, shape: _Shape, *, nested: bool, window: tuple[int | None, int, int | None]
+    ) -> list[Statement]:
+        """Top-level statements (or statements run inside others) that ended after
+        ``window[0]`` (None: any time) and by ``window[1]``, and started at or after
+        ``window[2]`` (None: any time); the agent's own left out."""
+        after, by, started = window
         where = [
             "TIMER_END IS NOT NULL",
             "THREAD_ID <> %s",
+            "TIMER_END <= %s",
             "NESTING_EVENT_TYPE = 'STATEMENT'"
             if nested
             else "(NESTING_EVENT_TYPE IS NULL OR NESTING_EVENT_TYPE <> 'STATEMENT') "
             "AND DIGEST IS NOT NULL",
         ]
-        args: list[Any] = [shape.own_thread if shape.own_thread is not None else -1]
-        if since is not None:
-            where.append("TIMER_END >= %s" if nested else "TIMER_END > %s")
-            args.append(since)
+        args: list[Any] = [shape.own_thread if shape.own_thread is not None else -1, by]
+        if after is not None:
+            where.append("TIMER_END > %s")
+            args.append(after)
+        if started is not None:
+            where.append("TIMER_START >= %s")
+            args.append(started)
         rows = self.conn.query(
             f"SELECT {_STATEMENT_COLUMNS} FROM {STATEMENTS} WHERE {' AND '.join(where)}", args
         )
         return [statement_of(r) for r in rows]
 
-    def _stages(self, since: int) -> list[StageEvent]:
+    def _stages(self, shape: _Shape) -> tuple[list[StageEvent], Ring]:
+        """The whole stage ring: its stages, and what it held (from the same read)."""
         rows = self.conn.query(
-            "SELECT THREAD_ID, EVENT_ID, NESTING_EVENT_ID, EVENT_NAME, TIMER_WAIT "
-            f"FROM {STAGES} WHERE NESTING_EVENT_TYPE = 'STATEMENT' AND TIMER_END >= %s",
-            [since],
+            "SELECT THREAD_ID, EVENT_ID, NESTING_EVENT_ID, NESTING_EVENT_TYPE, EVENT_NAME, "
+            f"TIMER_END, TIMER_WAIT FROM {STAGES}"
         )
-        return [stage_of(r) for r in rows]
+        stages = [stage_of(r) for r in rows if r["NESTING_EVENT_TYPE"] == "STATEMENT"]
+        return stages, _ring(rows, shape.stage_ring_size)
 
-    def _waits(self, since: int) -> list[WaitEvent]:
+    def _waits(self, shape: _Shape) -> tuple[list[WaitEvent], Ring]:
+        """The whole wait ring: the waits in stages or between them, and what it held."""
         rows = self.conn.query(
-            "SELECT THREAD_ID, NESTING_EVENT_ID, NESTING_EVENT_TYPE, EVENT_NAME, TIMER_WAIT "
-            f"FROM {WAITS} WHERE NESTING_EVENT_TYPE IN ('STAGE', 'STATEMENT') "
-            "AND TIMER_END >= %s",
-            [since],
+            "SELECT THREAD_ID, NESTING_EVENT_ID, NESTING_EVENT_TYPE, EVENT_NAME, TIMER_END, "
+            f"TIMER_WAIT FROM {WAITS}"
         )
-        return [wait_of(r) for r in rows]
+        waits = [wait_of(r) for r in rows if r["NESTING_EVENT_TYPE"] in ("STAGE", "STATEMENT")]
+        return waits, _ring(rows, shape.wait_ring_size)
 
-    def _ring(self, table: str, size: int) -> Ring:
-        row = self.conn.query(f"SELECT COUNT(*) AS n, MIN(TIMER_END) AS oldest FROM {table}")[0]
-        oldest = row["oldest"]
-        return Ring(
-            rows=int(row["n"]), size=size, oldest_end=None if oldest is None else int(oldest)
-        )
+
+def _ring(rows: Sequence[Mapping[str, Any]], size: int) -> Ring:
+    ends = [int(r["TIMER_END"]) for r in rows if r["TIMER_END"] is not None]
+    return Ring(
+        rows=len(rows),
+        size=size,
+        oldest_end=min(ends, default=None),
+        newest_end=max(ends, default=None),
+    )
 
 
 def statement_of(row: Mapping[str, Any]) -> Statement:

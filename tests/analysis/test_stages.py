@@ -84,12 +84,13 @@ def test_a_nested_statement_comes_with_the_statement_it_runs_in() -> None:
     assert new == []
 
 
-def test_a_ring_holds_what_ended_after_its_oldest_event() -> None:
-    assert Ring(rows=50, size=100, oldest_end=900).holds_since(0)  # never filled
-    full = Ring(rows=100, size=100, oldest_end=900)
-    assert full.holds_since(900)
-    assert not full.holds_since(899)
-    assert not Ring(rows=100, size=100, oldest_end=None).holds_since(10**15)
+def test_a_ring_holds_what_ran_between_its_oldest_and_newest_events() -> None:
+    assert Ring(rows=50, size=100, oldest_end=900).holds(0, 10)  # never filled
+    full = Ring(rows=100, size=100, oldest_end=900, newest_end=2000)
+    assert full.holds(900, 2000)
+    assert not full.holds(899, 1000)  # its first events may be gone
+    assert not full.holds(1000, 2001)  # it ended after the read
+    assert not Ring(rows=100, size=100, oldest_end=None).holds(10**15, 10**15)
 
 
 def test_fold_sums_stages_waits_and_lost_time() -> None:

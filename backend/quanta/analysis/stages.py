@@ -122,18 +122,23 @@ class Ring:
     rows: int
     size: int
     oldest_end: int | None  # TIMER_END of its oldest event, picoseconds
+    newest_end: int | None = None  # and of its newest
 
-    def holds_since(self, timer: int) -> bool:
-        """Whether every event that ended at or after ``timer`` is still in the ring.
+    def holds(self, start: int, end: int) -> bool:
+        """Whether the ring still held every event of a statement that ran from ``start`` to
+        ``end`` when it was read.
 
         Events enter the ring as they end and the oldest is overwritten first: if the ring
-        never filled nothing was lost, else what ended before its oldest event may be gone.
+        never filled nothing was lost, else what ended before its oldest event may be gone;
+        and a statement that ended after the newest event read may have events the read
+        missed.
 
         Example:
-            >>> Ring(rows=10_000, size=10_000, oldest_end=500).holds_since(400)
+            >>> Ring(rows=10_000, size=10_000, oldest_end=500, newest_end=900).holds(400, 800)
             False
         """
-        return self.rows < self.size or (self.oldest_end is not None and self.oldest_end <= timer)
+        kept = self.rows < self.size or (self.oldest_end is not None and self.oldest_end <= start)
+        return kept and (self.newest_end is None or end <= self.newest_end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,8 +271,8 @@ def fold_statements(
     """Fold statements with their stages and waits per query id (times in picoseconds).
 
     A statement is sampled only if the stage ring still held every stage it could have had
-    (``stage_ring.holds_since`` its start), and its waits are folded only if the wait ring
-    (None: waits are off) held all of its waits; ``waits_sampled`` counts those statements.
+    (``stage_ring.holds`` it), and its waits are folded only if the wait ring (None: waits
+    are off) held all of its waits; ``waits_sampled`` counts those statements.
 
     Example:
         >>> samples, counts = fold_statements([s], [st1, st2], [], stage_ring=ring,
@@ -291,7 +296,7 @@ def fold_statements(
         if query is None:
             unclassified += 1
             continue
-        if not stage_ring.holds_since(statement.timer_start):
+        if not stage_ring.holds(statement.timer_start, statement.timer_end):
             continue
         sampled += 1
         fingerprint, query_id = query
@@ -305,7 +310,7 @@ def fold_statements(
             stage_time += stage.timer_wait
         sample.executions_sampled += 1
         sample.response += max(statement.timer_wait, stage_time)
-        if wait_ring is not None and wait_ring.holds_since(statement.timer_start):
+        if wait_ring is not None and wait_ring.holds(statement.timer_start, statement.timer_end):
             sample.waits_sampled += 1
             _fold_waits(sample, statement, own, waits_in, stage_names)
     return samples, FoldCounts(taken, sampled, unclassified)
