@@ -68,9 +68,9 @@ is taken a moment before its row enters the ring, so a row of another thread tha
 before may arrive after a read; the watermarks drop what is read twice."""
 
 # A query class: (fingerprint, query_id), as the one fingerprint function gives them.
-QueryClass = tuple[str, str]
+Classified = tuple[str, str]
 # (schema, DIGEST) -> the statement's class, or None when the digest table does not know it.
-Classify = Callable[[str | None, str], QueryClass | None]
+Classify = Callable[[str | None, str], Classified | None]
 _Key = tuple[int, int]  # (THREAD_ID, EVENT_ID)
 _K = TypeVar("_K")
 
@@ -381,7 +381,7 @@ class WireSample(Protocol):
 
 
 def merge_samples(
-    rows: Iterable[WireSample], classify: Callable[[str], QueryClass]
+    rows: Iterable[WireSample], classify: Callable[[str], Classified]
 ) -> dict[tuple[datetime, str], StageSample]:
     """The agent's samples keyed by (minute, query_id) as the server's grouping rules make
     them: each fingerprint is fingerprinted again (a fingerprint is its own fingerprint), so

@@ -8,9 +8,9 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
-from quanta.analysis.resolution import Resolution, floor_to
+from quanta.analysis.resolution import Resolution, Segment, floor_to
 from quanta.analysis.stages import (
-    QueryClass,
+    Classified,
     StageSample,
     WireSample,
     merge_samples,
@@ -57,7 +57,7 @@ def record_stage_samples(
     instance_id: int,
     samples: Iterable[WireSample],
     collection: ConsumerReport | None,
-    classify: Callable[[str], QueryClass],
+    classify: Callable[[str], Classified],
 ) -> int:
     """Add a batch's stage samples to every resolution, with the query ids the server's
     grouping rules give; store the consumers' state it reports. Returns the executions
@@ -159,29 +159,7 @@ def query_stages(
     find_query(session=session, query_id=query_id)
     found = find_instance_by_name(session=session, name=instance)
     segments = read_plan(settings=settings, window=window)
-    sums = repository.sample_sums(
-        session, SAMPLES, segments, instance_ids=[found.id], query_id=query_id
-    )
-    sample = StageSample("")
-    if sums:
-        row = sums[0]
-        sample = StageSample(
-            "",
-            int(row["executions_sampled"]),
-            int(row["executions_total"]),
-            float(row["response_sum"]),
-            int(row["waits_sampled"]),
-        )
-        for time in repository.time_sums(
-            session, TIMES, segments, instance_ids=[found.id], query_id=query_id
-        ):
-            sums_of = sample.stages if time["wait_event"] == STAGE_ONLY else sample.waits
-            key: Any = (
-                time["stage"]
-                if time["wait_event"] == STAGE_ONLY
-                else (time["stage"], time["wait_event"])
-            )
-            sums_of[key] = [float(time["time_sum"]), int(time["count"])]
+    sample = _summed_sample(session, segments, instance_id=found.id, query_id=query_id)
     profile = rank_profile(sample)
     collection = repository.collections(session, [found.id]).get(found.id)
     return QueryStagesOut(
@@ -212,6 +190,35 @@ def query_stages(
         ),
         reason=None if profile.executions_sampled else _why_nothing(found.name, sample, collection),
     )
+
+
+def _summed_sample(
+    session: Session, segments: Sequence[Segment], *, instance_id: int, query_id: str
+) -> StageSample:
+    """A query's samples on one instance summed over the segments (seconds)."""
+    sums = repository.sample_sums(
+        session, SAMPLES, segments, instance_ids=[instance_id], query_id=query_id
+    )
+    if not sums:
+        return StageSample("")
+    row = sums[0]
+    sample = StageSample(
+        "",
+        int(row["executions_sampled"]),
+        int(row["executions_total"]),
+        float(row["response_sum"]),
+        int(row["waits_sampled"]),
+    )
+    times = repository.time_sums(
+        session, TIMES, segments, instance_ids=[instance_id], query_id=query_id
+    )
+    for time in times:
+        sums_of = [float(time["time_sum"]), int(time["count"])]
+        if time["wait_event"] == STAGE_ONLY:
+            sample.stages[time["stage"]] = sums_of
+        else:
+            sample.waits[(time["stage"], time["wait_event"])] = sums_of
+    return sample
 
 
 def _why_nothing(instance: str, sample: StageSample, collection: Any) -> str:
