@@ -111,7 +111,7 @@ def test_stage_profiles_are_turned_on_and_off_by_the_statements_given() -> None:
     with started_mariadb() as own:
         _, lines = check("--dsn", least(own.server))
         assert "stage profiles (where each query's time goes, from production) are off" in lines[1]
-        assert "Measured cost on sysbench" in lines[1]
+        assert "Measured cost (sysbench oltp_read_only" in lines[1]
         on = statements_after(lines[1], "On")
         assert len(on) == 2
         waits = statements_after(lines[1], "waits in them too")
