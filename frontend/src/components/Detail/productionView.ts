@@ -22,9 +22,13 @@ export const LOST_TIME = 'lost time';
 export const FOLD_BELOW = 0.01;
 /** Waits shown under a stage, the longest first. */
 export const WAITS_PER_STAGE = 3;
+/** Waits under this share of the response time (0 to 1) are left out: mutexes of a few
+ * nanoseconds said nothing. */
+export const WAIT_MIN_SHARE = 0.001;
 
 /** The table's rows: stages by time (those under FOLD_BELOW folded when there are two or
- * more), each followed by its longest waits, then the lost-time row and its waits. */
+ * more), each followed by its longest waits (those over WAIT_MIN_SHARE), then the lost-time
+ * row and its waits. */
 export function productionRows(
   profile: QueryStages,
   below: number = FOLD_BELOW,
@@ -34,7 +38,7 @@ export function productionRows(
   const share = (time: number) => (response > 0 ? time / response : 0);
   const waitsOf = (stage: string): ProductionRow[] =>
     profile.waits
-      .filter((wait) => wait.stage === stage)
+      .filter((wait) => wait.stage === stage && share(wait.time_s) >= WAIT_MIN_SHARE)
       .sort((a, b) => b.time_s - a.time_s)
       .slice(0, waitsPerStage)
       .map((wait) => ({
