@@ -3,14 +3,15 @@ their stages and waits, folded per query class (the fold is quanta.analysis.stag
 
 Part of the ``perfschema`` source, with no setting of its own: stages are sampled whenever
 the server's consumers keep them (events_statements_history_long and
-events_stages_history_long with their parents, and some stage instrument enabled and
+events_stages_history_long with their parents, and most stage/sql instruments enabled and
 timed); waits where events_waits_history_long is on too. Every statement sent is a SELECT
 on performance_schema.
 
-Each poll reads the statements that ended since the previous one (TIMER_END from the
-cursor's ``read_from``), keeps those above their thread's EVENT_ID mark, then the stages
-and waits that ended since the earliest start among them, and how much of each ring buffer
-was left. Everything the poll learnt lands in the minute of the poll interval's midpoint,
+Each poll reads the wait ring and the stage ring whole (what each held comes from the same
+read), then the statements that ended since the cursor's ``read_from`` and by the newest
+stage read, and started after the oldest stage kept, and keeps those above their thread's
+EVENT_ID mark (with the statements run inside them). Everything the poll learnt lands in
+the minute of the poll interval's midpoint,
 as the digest deltas do, with the digest table's count of the same interval beside it
 (``executions_total``): how large the sample is, per class, never extrapolated.
 
