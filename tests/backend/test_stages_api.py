@@ -207,6 +207,9 @@ def test_bad_requests_are_4xx(client: TestClient, session_factory: sessionmaker[
     bad = client.get(f"/api/v1/queries/{qid}/stages", params={"instance": "db1", "from": "soon"})
     assert bad.status_code == 400
     assert client.get("/api/v1/stages/queries", params={"min_share": 2}).status_code == 422
+    # The overview asks for as many rows as its largest page (the e2e caught a 422 at 1000).
+    assert client.get("/api/v1/stages/queries", params={"limit": 1000}).status_code == 200
+    assert client.get("/api/v1/stages/queries", params={"limit": 1001}).status_code == 422
 
 
 def test_queries_ranked_by_a_stages_share(

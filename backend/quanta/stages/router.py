@@ -26,7 +26,7 @@ FromParam = Annotated[
     ),
 ]
 ToParam = Annotated[str | None, Query(description="End: ISO 8601 or relative; default now.")]
-MAX_ROWS = 500
+MAX_ROWS = 1000  # the overview's largest page
 
 
 def _window(settings: SettingsDep, from_: FromParam = None, to: ToParam = None) -> TimeWindow:
