@@ -13,7 +13,16 @@ INDEX_STATISTICS and USER_STATISTICS; either way each account's statement errors
 performance_schema. userstat's own cost is paid by both runs of a pair: only the agent's
 polling differs.
 
+Then what production stage profiles cost (issue 43): pairs with the stage consumers and
+instruments on against off (quanta_agent.stages' ENABLE_STAGES / DISABLE_STAGES, the
+statements quanta-agent check prints), and with the wait consumers on against off (stages on
+in both), the agent polling in every run; the agent's own CPU per poll with and without the
+stage reads beside it. Last, the share of statements sampled at 1,000 statements/s (sysbench
+oltp_point_select --rate=1000) with the agent's default 60 s poll: executions sampled over
+the digest table's count, from the batches' stage_samples.
+
 Usage: .venv/bin/python bench/agent_overhead.py [--pairs N] [--seconds S] [--userstat]
+       [--stage-pairs N] [--ratio-seconds S]
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from quanta_agent.config import InstanceSettings
 from quanta_agent.perfschema import PerfSchemaCollector, make_perfschema_collector
+from quanta_agent.stages import DISABLE_STAGES, DISABLE_WAITS, ENABLE_STAGES, ENABLE_WAITS
 from quanta_agent.stats import StatsCollector, make_stats_collector
 from tests.fixtures.servers import MariaDBServer, started_mariadb
 
@@ -47,7 +58,19 @@ THREADS = 2
 TABLES = 4
 TABLE_SIZE = 10_000
 DIGEST_SHAPES = 2000  # distinct statements in the digest table before measuring
-SERVER_ARGS = ["--slow-query-log=OFF", "--innodb-buffer-pool-size=128M"]
+# History ring buffers as large as a production server autosizes them (10,000 each): the
+# test fixture's small server would size them at 1,000.
+SERVER_ARGS = [
+    "--slow-query-log=OFF",
+    "--innodb-buffer-pool-size=128M",
+    "--performance-schema-events-statements-history-long-size=10000",
+    "--performance-schema-events-stages-history-long-size=10000",
+    "--performance-schema-events-waits-history-long-size=10000",
+]
+STAGE_PAIRS = 8
+RATIO_RATE = 1000  # statements per second
+RATIO_POLL_INTERVAL = 60.0  # the agent's default poll_interval
+RATIO_POLLS = 2
 AGENT_USER = "quanta"  # the agent's own least-privileged account, so its server time is its own
 PICOSECONDS_PER_SECOND = 10**12
 CORES = os.cpu_count() or 1
@@ -231,6 +254,13 @@ def main() -> None:
     parser.add_argument(
         "--userstat", action="store_true", help="userstat=ON: statistics from userstat's tables"
     )
+    parser.add_argument("--stage-pairs", type=int, default=STAGE_PAIRS)
+    parser.add_argument(
+        "--ratio-seconds",
+        type=int,
+        default=int(RATIO_POLL_INTERVAL * (RATIO_POLLS + 1)),
+        help="how long the agent polls every 60 s at 1,000 statements/s (stages sampled)",
+    )
     args = parser.parse_args()
     server_args = [*SERVER_ARGS, *(["--userstat=ON"] if args.userstat else [])]
     with started_mariadb(server_args) as own:
@@ -246,15 +276,26 @@ def main() -> None:
         poller = Poller(server)
         try:
             results = measure(server, poller, args.pairs, args.seconds)
+            stages = measure_consumers(
+                server, poller, args.stage_pairs, args.seconds,
+                off=DISABLE_STAGES, on=ENABLE_STAGES, what="stages",
+            )  # fmt: skip
+            apply(server, ENABLE_STAGES)
+            waits = measure_consumers(
+                server, poller, args.stage_pairs, args.seconds,
+                off=DISABLE_WAITS, on=ENABLE_WAITS, what="waits",
+            )  # fmt: skip
         finally:
             poller.close()
-    report(
+        rate = at_rate(server, args.ratio_seconds)
+    fields = report(
         results, poller, args.pairs * args.seconds, "userstat" if args.userstat else "perfschema"
     )
+    report_stages(fields, stages, waits, rate)
 
 
-def report(results: Results, poller: Poller, polling_seconds: int, source: str) -> None:
-    """Print the figures; the last line is the RESULT line."""
+def report(results: Results, poller: Poller, polling_seconds: int, source: str) -> str:
+    """Print the agent's figures; return them as the RESULT line's first fields."""
     throughput = statistics.median(results.throughput)
     cpu = statistics.median(results.cpu_per_txn)
     share = results.agent_seconds / (polling_seconds * CORES) * 100
@@ -273,11 +314,201 @@ def report(results: Results, poller: Poller, polling_seconds: int, source: str) 
         f"{share + agent_cpu:.3f}% (what a CPU-bound server loses; the throughput pairs "
         "above also carry the noise of everything else running on this machine)"
     )
-    print(
-        f"RESULT overhead_pct={throughput:.2f} cpu_per_txn_pct={cpu:.2f} "
+    return (
+        f"overhead_pct={throughput:.2f} cpu_per_txn_pct={cpu:.2f} "
         f"agent_server_time_pct={share:.3f} agent_cpu_pct={agent_cpu:.3f} "
         f"pairs={len(results.throughput)} "
         f"poll_ms={poll_ms:.1f} poll_interval_s={POLL_INTERVAL:g} stats_source={source}"
+    )
+
+
+def apply(server: MariaDBServer, statements: tuple[str, ...]) -> None:
+    """Run setup statements (consumers, instruments) as the server's administrator."""
+    with contextlib.closing(server.connect()) as conn, conn.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+
+
+@dataclass
+class ConsumerCost:
+    """Per pair: throughput loss and server CPU per transaction added with the consumers on."""
+
+    what: str
+    throughput: list[float] = field(default_factory=list)
+    cpu_per_txn: list[float] = field(default_factory=list)
+
+
+def measure_consumers(
+    server: MariaDBServer,
+    poller: Poller,
+    pairs: int,
+    seconds: int,
+    *,
+    off: tuple[str, ...],
+    on: tuple[str, ...],
+    what: str,
+) -> ConsumerCost:
+    """Alternate runs with the consumers off and on (ABBA), the agent polling in both."""
+    cost = ConsumerCost(what)
+    for pair in range(pairs):
+        order = (False, True) if pair % 2 == 0 else (True, False)
+        runs = {}
+        for enabled in order:
+            apply(server, on if enabled else off)
+            poller.switch(True)
+            runs[enabled] = run_once(server, seconds)
+            poller.switch(False)
+        apply(server, off)
+        cost.throughput.append((runs[False].tps - runs[True].tps) / runs[False].tps * 100)
+        cost.cpu_per_txn.append(
+            (runs[True].cpu_per_txn - runs[False].cpu_per_txn) / runs[False].cpu_per_txn * 100
+        )
+        print(
+            f"{what} pair {pair + 1}: off {runs[False].tps:.1f} tps, on {runs[True].tps:.1f} "
+            f"tps ({cost.throughput[-1]:+.2f}%); server CPU per transaction "
+            f"{cost.cpu_per_txn[-1]:+.2f}%",
+            flush=True,
+        )
+    return cost
+
+
+@dataclass(frozen=True)
+class AtRate:
+    """At RATIO_RATE statements/s: the agent's CPU per poll without and with stage reads, and
+    the statements whose stages it sampled of those the digest table counted."""
+
+    poll_cpu_off_ms: float
+    poll_cpu_on_ms: float
+    stage_rows: int
+    sampled: int
+    total: int
+    seconds: float
+
+    @property
+    def share(self) -> float:
+        """sampled / total (0 without statements)."""
+        return self.sampled / self.total if self.total else 0.0
+
+
+CPU_POLLS = 3
+CPU_POLL_INTERVAL = 10.0
+
+
+def at_rate(server: MariaDBServer, seconds: int) -> AtRate:
+    """sysbench point selects at RATIO_RATE statements/s (plain statements: MariaDB does not
+    digest server-side prepared ones); the agent polls every CPU_POLL_INTERVAL seconds with
+    stages off, then on, for its CPU per poll; then a new agent polls every
+    RATIO_POLL_INTERVAL seconds (the default) with stages and waits on, for the share of
+    statements sampled."""
+    cpu_seconds = int(2 * (CPU_POLLS + 1) * CPU_POLL_INTERVAL) + 10
+    with rated_load(server, cpu_seconds + seconds):
+        apply(server, DISABLE_STAGES + DISABLE_WAITS)
+        collector = agent_collector(server)
+        off = timed_polls(collector, CPU_POLLS, CPU_POLL_INTERVAL)
+        apply(server, ENABLE_STAGES + ENABLE_WAITS)
+        on = timed_polls(collector, CPU_POLLS, CPU_POLL_INTERVAL)
+        collector.close()
+        collector = agent_collector(server)
+        started = time.monotonic()
+        ratio = timed_polls(collector, RATIO_POLLS, RATIO_POLL_INTERVAL)
+        elapsed = time.monotonic() - started
+        collector.close()
+    return AtRate(
+        poll_cpu_off_ms=statistics.mean(off.cpu) * 1000,
+        poll_cpu_on_ms=statistics.mean(on.cpu) * 1000,
+        stage_rows=on.stage_rows,
+        sampled=ratio.sampled,
+        total=ratio.total,
+        seconds=elapsed,
+    )
+
+
+@contextlib.contextmanager
+def rated_load(server: MariaDBServer, seconds: int) -> Iterator[None]:
+    """sysbench oltp_point_select at RATIO_RATE statements/s for ``seconds``."""
+    argv = [
+        SYSBENCH, "oltp_point_select", "--db-driver=mysql", f"--mysql-host={server.host}",
+        f"--mysql-port={server.port}", f"--mysql-user={server.user}", "--mysql-db=sbtest",
+        f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", f"--threads={THREADS}",
+        "--db-ps-mode=disable", f"--rate={RATIO_RATE}", f"--time={seconds}",
+        "--report-interval=0", "run",
+    ]  # fmt: skip
+    load = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(3)  # connected and running at its rate
+        yield
+    finally:
+        load.wait()
+
+
+def agent_collector(server: MariaDBServer) -> PerfSchemaCollector:
+    """The agent's performance_schema collector, as its least-privileged account."""
+    instance = InstanceSettings(
+        name="rate",
+        dsn=f"mysql://{AGENT_USER}:{AGENT_USER}@{server.host}:{server.port}/",
+        sources=("perfschema",),
+    )
+    return make_perfschema_collector(instance)
+
+
+@dataclass
+class Polls:
+    """What timed polls measured: CPU per poll, stage rows, statements sampled of counted."""
+
+    cpu: list[float] = field(default_factory=list)
+    stage_rows: int = 0
+    sampled: int = 0
+    total: int = 0
+
+
+def timed_polls(collector: PerfSchemaCollector, count: int, interval: float) -> Polls:
+    """A baseline poll, then ``count`` polls ``interval`` seconds apart, measured."""
+    collector.poll()
+    polls = Polls()
+    started = time.monotonic()
+    for n in range(1, count + 1):
+        time.sleep(max(0.0, started + n * interval - time.monotonic()))
+        cpu_started = time.thread_time()
+        body = collector.poll()
+        polls.cpu.append(time.thread_time() - cpu_started)
+        rows = body.get("stage_samples", [])
+        polls.stage_rows += len(rows)
+        for row in rows:
+            if "performance_schema" not in row["fingerprint"]:  # the bench's own reads
+                polls.sampled += row["executions_sampled"]
+                polls.total += row["executions_total"]
+    return polls
+
+
+def report_stages(agent: str, stages: ConsumerCost, waits: ConsumerCost, rate: AtRate) -> None:
+    """Print the stage profiles' figures and the RESULT line with every figure."""
+    for cost in (stages, waits):
+        print(
+            f"{cost.what} on: throughput loss per pair {_listed(cost.throughput)}; median "
+            f"{statistics.median(cost.throughput):+.2f}%; server CPU per transaction added "
+            f"{_listed(cost.cpu_per_txn)}; median {statistics.median(cost.cpu_per_txn):+.2f}%"
+        )
+    extra = rate.poll_cpu_on_ms - rate.poll_cpu_off_ms
+    print(
+        f"at {RATIO_RATE} statements/s: the agent's CPU per poll {rate.poll_cpu_off_ms:.1f} ms "
+        f"with stages off, {rate.poll_cpu_on_ms:.1f} ms with stages and waits on (+{extra:.1f} "
+        f"ms, {rate.stage_rows} stage rows in {CPU_POLLS} polls {CPU_POLL_INTERVAL:g} s apart: "
+        f"{extra / (RATIO_POLL_INTERVAL * 1000) * 100:.3f}% of a core at the default 60 s poll)"
+    )
+    print(
+        f"at {RATIO_RATE} statements/s, polls every {RATIO_POLL_INTERVAL:g} s: stages of "
+        f"{rate.sampled} of {rate.total} statements sampled ({rate.share:.2%}) in "
+        f"{rate.seconds:.0f} s"
+    )
+    print(
+        f"RESULT {agent} "
+        f"stages_overhead_pct={statistics.median(stages.throughput):.2f} "
+        f"waits_overhead_pct={statistics.median(waits.throughput):.2f} "
+        f"stages_cpu_per_txn_pct={statistics.median(stages.cpu_per_txn):.2f} "
+        f"waits_cpu_per_txn_pct={statistics.median(waits.cpu_per_txn):.2f} "
+        f"stage_poll_cpu_ms={extra:.1f} "
+        f"sampled_ratio_at_1000_per_s={rate.share:.4f} "
+        f"ratio_poll_interval_s={RATIO_POLL_INTERVAL:g}"
     )
 
 

@@ -14,6 +14,14 @@ from pathlib import Path
 from quanta.analysis.grants import excess_privileges
 from quanta_agent.config import InstanceSettings, load_settings
 from quanta_agent.mysql import Flavor, MonitorConnection, MonitorError
+from quanta_agent.stages import (
+    COST_NOTE,
+    DISABLE_STAGES,
+    DISABLE_WAITS,
+    ENABLE_STAGES,
+    ENABLE_WAITS,
+    StageSampler,
+)
 
 SLOWLOG, PERFSCHEMA, STATS = "slowlog", "perfschema", "stats"
 ALL_SOURCES = (SLOWLOG, PERFSCHEMA, STATS)
@@ -78,6 +86,8 @@ class CheckReport:
     address: str
     server: str = ""
     findings: list[Finding] = field(default_factory=list)
+    # What is worth knowing but missing nothing (stage profiles are optional, with a cost).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -88,11 +98,12 @@ class CheckReport:
         """The report in plain words, one line per finding."""
         details = [d for d in (self.address, self.server) if d and d != self.name]
         where = f"{self.name} ({', '.join(details)})" if details else self.name
+        notes = [f"  note: {note}" for note in self.notes]
         if self.ok:
-            return [f"{where}: all is well."]
+            return [f"{where}: all is well.", *notes]
         count = len(self.findings)
         head = f"{where}: {count} problem{'s' if count > 1 else ''}."
-        return [head, *(f"  - {finding}" for finding in self.findings)]
+        return [head, *(f"  - {finding}" for finding in self.findings), *notes]
 
 
 def check_server(target: CheckTarget) -> CheckReport:
@@ -117,7 +128,28 @@ def check_server(target: CheckTarget) -> CheckReport:
             report.findings.extend(check(conn, target))
         except MonitorError as exc:
             report.findings.append(_unreadable(conn, exc))
+    if PERFSCHEMA in target.sources and not report.findings:
+        report.notes.extend(_stage_profiles(conn, target.name))
     return report
+
+
+def _stage_profiles(conn: MonitorConnection, name: str) -> list[str]:
+    """Whether the server keeps what production stage profiles need, the statements that
+    turn them on or off, and what they cost."""
+    try:
+        kept = StageSampler(conn, name).collection()
+    except MonitorError:
+        return []
+    waits_on = f"waits in them too: {' '.join(ENABLE_WAITS)}"
+    if not kept.stages:
+        return [
+            "stage profiles (where each query's time goes, from production) are off. "
+            f"On: {' '.join(ENABLE_STAGES)} {COST_NOTE} Then {waits_on}",
+        ]
+    off = f"Off: {' '.join(DISABLE_WAITS)} {' '.join(DISABLE_STAGES)}"
+    if not kept.waits:
+        return [f"stage profiles are on, waits off. {COST_NOTE} {off} For {waits_on}"]
+    return [f"stage profiles and their waits are on. {COST_NOTE} {off}"]
 
 
 def _performance_schema_denied(findings: list[Finding]) -> bool:

@@ -19,6 +19,8 @@ exact (never a lifetime total, never negative):
 
 Examples come from events_statements_history(_long) per the instance's example policy, and
 MySQL 8.0's events_statements_histogram_by_digest adds latency buckets where it exists.
+Where the stage consumers are on, each poll also carries the stage profiles of the statements
+the history kept (quanta_agent.stages), with the digest counts of the same interval.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.redact import redact
 from quanta_agent.config import InstanceSettings
 from quanta_agent.mysql import MonitorConnection, MonitorError, ServerClock
+from quanta_agent.stages import StageSampler
 
 log = logging.getLogger(__name__)
 
@@ -342,9 +345,11 @@ class PerfSchemaCollector:
     _new_since: datetime | None = None
     _shape: _ServerShape | None = None
     _warned_off: bool = False
+    _stages: StageSampler | None = None
 
     def poll(self) -> dict[str, Any]:
-        """One poll: ``{"digests": [...], "digest_lost": n}``, or {} when there is nothing.
+        """One poll: ``{"digests": [...], "digest_lost": n}``, with ``stage_samples`` and
+        ``stage_collection`` where stages are kept; {} when there is nothing.
 
         Raises:
             MonitorError: the server cannot be reached or read; the baseline is kept, so the
@@ -355,6 +360,9 @@ class PerfSchemaCollector:
         clock, status = self.conn.server_clock("Performance_schema_digest_lost")
         if self._new_since is None:
             self._new_since = self.started_at + (clock.now - datetime.now(UTC))
+        stages = self._stage_sampler()
+        collection = stages.collection()
+        history = stages.read(clock, collection)  # before the digests: they then count it all
         snapshot = DigestSnapshot(
             clock=clock,
             rows=self._current_rows(),
@@ -362,8 +370,30 @@ class PerfSchemaCollector:
         )
         diff = diff_snapshots(self._prev, snapshot, new_since=self._new_since)
         body = self._body(diff)
+        if self._prev is not None:
+            samples = stages.fold(
+                history,
+                texts={
+                    r.digest: r.digest_text
+                    for r in snapshot.rows.values()
+                    if r.digest and r.digest_text
+                },
+                totals=_executions(diff.deltas),
+                minute=_middle_minute(self._prev.clock.now, clock.now),
+            )
+            if samples:
+                body["stage_samples"] = samples
+        report = stages.report(collection, shipping=bool(body))
+        if report is not None:
+            body["stage_collection"] = report
+        stages.keep(history)
         self._prev = snapshot
         return body
+
+    def _stage_sampler(self) -> StageSampler:
+        if self._stages is None:
+            self._stages = StageSampler(self.conn, self.name)
+        return self._stages
 
     def close(self) -> None:
         """Close the monitoring connection."""
@@ -511,6 +541,21 @@ def _read_shape(conn: MonitorConnection) -> _ServerShape:
         max_sql_text_length=int(length.get("performance_schema_max_sql_text_length", 1024)),
         connection=conn.connections_opened,
     )
+
+
+def _executions(deltas: Iterable[DigestDelta]) -> dict[str, int]:
+    """Executions per DIGEST_TEXT over the interval (the stage samples' denominators)."""
+    totals: dict[str, int] = {}
+    for delta in deltas:
+        text = delta.row.digest_text
+        if text:
+            totals[text] = totals.get(text, 0) + delta.counters.get("COUNT_STAR", 0)
+    return totals
+
+
+def _middle_minute(start: datetime, end: datetime) -> datetime:
+    """The minute of an interval's midpoint: where the ingest files a digest delta."""
+    return (start + (end - start) / 2).replace(second=0, microsecond=0)
 
 
 def _utc(value: object) -> datetime | None:

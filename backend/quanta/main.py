@@ -42,6 +42,7 @@ from quanta.notify.router import router as notify_router
 from quanta.purge.router import router as purge_router
 from quanta.queries.router import router as queries_router
 from quanta.regressions.router import router as regressions_router
+from quanta.stages.router import router as stages_router
 from quanta.statistics.router import router as statistics_router
 from quanta.tables.router import router as tables_router
 
@@ -120,6 +121,7 @@ def _api_router() -> APIRouter:
         ingest_router,
         agents_router,
         queries_router,
+        stages_router,
         purge_router,
         annotations_router,
         instances_router,

@@ -25,6 +25,15 @@ from quanta.queries.models import (
     QueryTotalsHour,
 )
 from quanta.regressions.models import Regression
+from quanta.stages.models import (
+    StageCollection,
+    StageSamplesDay,
+    StageSamplesHour,
+    StageSamplesMinute,
+    StageTimesDay,
+    StageTimesHour,
+    StageTimesMinute,
+)
 from quanta.statistics.models import (
     AnnouncedFinding,
     ObjectStatistics,
@@ -63,6 +72,13 @@ __all__ = [
     "QueryTotalsDay",
     "QueryTotalsHour",
     "Regression",
+    "StageCollection",
+    "StageSamplesDay",
+    "StageSamplesHour",
+    "StageSamplesMinute",
+    "StageTimesDay",
+    "StageTimesHour",
+    "StageTimesMinute",
     "StatisticsBucket",
     "StatisticsCoverage",
     "Suggestion",

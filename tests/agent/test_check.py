@@ -71,9 +71,10 @@ def test_well_configured_server_is_all_well(mariadb_server: MariaDBServer) -> No
     code, lines = check("--dsn", least(mariadb_server))
     address = f"{mariadb_server.host}:{mariadb_server.port}"
     assert code == 0
-    assert len(lines) == 1
+    assert len(lines) == 2
     assert lines[0].startswith(f"{address} (10.11")
     assert lines[0].endswith(": all is well.")
+    assert lines[1].startswith("  note: stage profiles (where each query's time goes")
 
 
 @services
@@ -93,6 +94,41 @@ def test_an_account_with_more_than_it_needs_is_flagged(mariadb_server: MariaDBSe
         "GRANT SELECT, PROCESS, SHOW VIEW, BINLOG MONITOR, SLAVE MONITOR ON *.* TO "
         f"{problem.split()[1]};"
     )
+
+
+_STATEMENTS_RE = re.compile(r"(UPDATE performance_schema\.\S+ SET .*?;)")
+
+
+def statements_after(line: str, word: str) -> list[str]:
+    """The UPDATE statements a note gives after ``word`` (up to the next sentence)."""
+    part = line.split(f"{word}: ", 1)[1]
+    part = re.split(r"(?<=;) (?!UPDATE)", part, maxsplit=1)[0]
+    return _STATEMENTS_RE.findall(part)
+
+
+@services
+def test_stage_profiles_are_turned_on_and_off_by_the_statements_given() -> None:
+    with started_mariadb() as own:
+        _, lines = check("--dsn", least(own.server))
+        assert "stage profiles (where each query's time goes, from production) are off" in lines[1]
+        assert "Measured cost (sysbench oltp_read_only" in lines[1]
+        on = statements_after(lines[1], "On")
+        assert len(on) == 2
+        waits = statements_after(lines[1], "waits in them too")
+        with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
+            for statement in on:
+                cursor.execute(statement)
+            _, lines = check("--dsn", least(own.server))
+            assert "stage profiles are on, waits off" in lines[1]
+            for statement in waits:
+                cursor.execute(statement)
+            code, lines = check("--dsn", least(own.server))
+            assert code == 0
+            assert "stage profiles and their waits are on" in lines[1]
+            for statement in statements_after(lines[1], "Off"):
+                cursor.execute(statement)
+        _, lines = check("--dsn", least(own.server))
+        assert "are off" in lines[1]
 
 
 @services

@@ -33,6 +33,7 @@ __all__ = [
     "Stage",
     "combine_profiles",
     "rank_profile",
+    "stage_state",
     "stages_from_performance_schema",
     "stages_from_show_profile",
 ]
@@ -194,10 +195,22 @@ def stages_from_performance_schema(rows: Iterable[Mapping[str, Any]]) -> tuple[S
     """
     stages = []
     for row in rows:
-        name = str(row["EVENT_NAME"]).split("/", _STAGE_PREFIX_PARTS)[-1]
         wait = int(row["TIMER_WAIT"] or 0)
-        stages.append(Stage(name, round(Fraction(wait, PICOSECONDS_PER_MICROSECOND))))
+        stage = Stage(
+            stage_state(row["EVENT_NAME"]), round(Fraction(wait, PICOSECONDS_PER_MICROSECOND))
+        )
+        stages.append(stage)
     return tuple(stages)
+
+
+def stage_state(event_name: object) -> str:
+    """A performance_schema stage's EVENT_NAME as SHOW PROFILE names the state.
+
+    Example:
+        >>> stage_state("stage/sql/Creating sort index")
+        'Creating sort index'
+    """
+    return str(event_name).split("/", _STAGE_PREFIX_PARTS)[-1]
 
 
 def _seconds_to_us(value: Any) -> int:

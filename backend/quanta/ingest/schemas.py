@@ -378,6 +378,75 @@ class PerfSchemaDigestIn(BaseModel):
         return self
 
 
+MAX_STAGE_ENTRIES = 1000
+"""Stages or (stage, wait event) pairs of one sample: a statement has a few dozen stages."""
+StageName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
+class StageTimeIn(BaseModel):
+    """One stage of a sample: its summed time and how many times the sampled executions
+    were in it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: StageName = Field(description="The state as SHOW PROFILE names it (Sending data).")
+    time_s: TotalSeconds
+    calls: Counter
+
+
+class StageWaitIn(BaseModel):
+    """One wait event under one stage of a sample (``lost time``: between stages)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: StageName
+    event: StageName = Field(description="EVENT_NAME, e.g. wait/io/table/sql/handler.")
+    time_s: TotalSeconds
+    count: Counter
+
+
+class StageSampleIn(BaseModel):
+    """The stage profile of one query class's executions that performance_schema's history
+    kept in one poll, filed in the minute of the poll interval's midpoint, beside the
+    digest table's count of the same interval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fingerprint: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)]
+    bucket_start: Timestamp
+    executions_sampled: Counter = Field(
+        description="Executions whose stages were all still in events_stages_history_long."
+    )
+    executions_total: Counter = Field(
+        description="Executions events_statements_summary_by_digest counted in the interval."
+    )
+    response_s: TotalSeconds = Field(description="Summed response time of the sampled ones.")
+    waits_sampled: Counter = Field(
+        default=0, description="Sampled executions whose waits were all still kept."
+    )
+    stages: list[StageTimeIn] = Field(default=[], max_length=MAX_STAGE_ENTRIES)
+    waits: list[StageWaitIn] = Field(default=[], max_length=MAX_STAGE_ENTRIES)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.bucket_start.second or self.bucket_start.microsecond:
+            raise ValueError("bucket_start is the start of a minute")
+        if self.waits_sampled > self.executions_sampled:
+            raise ValueError("waits_sampled is more than executions_sampled")
+        if len({stage.stage for stage in self.stages}) < len(self.stages):
+            raise ValueError("a stage appears twice")
+        return self
+
+
+class StageCollectionIn(BaseModel):
+    """Whether the server's consumers keep stages (and waits) for the stage profiles."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stages: bool
+    waits: bool
+
+
 StatsOrigin = Literal["userstat", "perfschema"]
 
 
@@ -503,12 +572,13 @@ _SUMMED_FIELDS: dict[str, tuple[str, ...]] = {
     "digests": _counter_fields(
         PerfSchemaDigestIn, skip=("max_controlled_memory", "max_total_memory")
     ),
+    "stage_samples": _counter_fields(StageSampleIn),
 }
 
 # Which body fields belong to which source; a batch holds only its own source's kind.
 _FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
     "slowlog": ("events", "queries", "buckets", "picks"),
-    "perfschema": ("digests", "digest_lost"),
+    "perfschema": ("digests", "digest_lost", "stage_samples", "stage_collection"),
     "stats": ("tables", "indexes", "users", "observed"),
 }
 
@@ -549,7 +619,8 @@ class IngestBatchIn(BaseModel):
 
     A ``slowlog`` batch holds ``events``, or the agent's own aggregates of them: ``queries``,
     per-minute ``buckets`` and example ``picks``; a ``perfschema`` batch ``digests`` and
-    ``digest_lost``; a ``stats`` batch ``tables``, ``indexes``, ``users`` and ``observed``.
+    ``digest_lost``, and the stage profiles ``stage_samples`` and ``stage_collection``; a
+    ``stats`` batch ``tables``, ``indexes``, ``users`` and ``observed``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -573,6 +644,12 @@ class IngestBatchIn(BaseModel):
         default=None,
         description="Statements performance_schema could not file under a digest in the "
         "interval (increase of Performance_schema_digest_lost): the digest table is full.",
+    )
+    stage_samples: Rows[StageSampleIn] = []
+    stage_collection: StageCollectionIn | None = Field(
+        default=None,
+        description="Whether the stage consumers are on (sent with every perfschema batch "
+        "and when it changes).",
     )
     tables: Rows[TableStatIn] = []
     indexes: Rows[IndexStatIn] = []

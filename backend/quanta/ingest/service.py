@@ -43,6 +43,7 @@ from quanta.instances.service import (
 )
 from quanta.queries.classes import admit_classes
 from quanta.queries.writes import mark_runners, record_digest
+from quanta.stages.service import record_stage_samples
 from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
 
@@ -342,6 +343,14 @@ def process_batch(
         example_max_chars=settings.example_max_chars,
     )
     _mark_runners(session, digest, monitoring_user(settings, instance))
+    if batch.source == "perfschema":
+        record_stage_samples(
+            session=session,
+            instance_id=row.instance_id,
+            samples=batch.stage_samples,
+            collection=batch.stage_collection,
+            classify=fingerprinter or Fingerprinter(),
+        )
     # An ALTER TABLE / CREATE INDEX / DROP INDEX just ran: read that table again soon, so an
     # applied suggestion becomes "applied" within minutes, not at the daily refresh (only a
     # statement that succeeded; debounced, and only tables already snapshotted: refresh_soon).

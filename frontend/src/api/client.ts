@@ -30,6 +30,9 @@ import type {
   ClassCap,
   ExplainRun,
   Filters,
+  QueryStages,
+  StageQueries,
+  StageQueriesParams,
   IndexPlanList,
   IndexReview,
   Instance,
@@ -208,6 +211,29 @@ export async function fetchExplain(
       signal,
     }),
   );
+}
+
+/** GET /api/v1/queries/{query_id}/stages: the production profile of a query on an instance. */
+export async function fetchQueryStages(
+  queryId: string,
+  instance: string,
+  range: { from?: string; to?: string },
+  signal?: AbortSignal,
+): Promise<QueryStages> {
+  return unwrap(
+    api.GET('/api/v1/queries/{query_id}/stages', {
+      params: { path: { query_id: queryId }, query: { instance, ...range } },
+      signal,
+    }),
+  );
+}
+
+/** GET /api/v1/stages/queries: queries ranked by the share of their time in one stage. */
+export async function fetchStageQueries(
+  params: StageQueriesParams,
+  signal?: AbortSignal,
+): Promise<StageQueries> {
+  return unwrap(api.GET('/api/v1/stages/queries', { params: { query: params }, signal }));
 }
 
 /** The latest profile of a query on an instance (404: none yet). */

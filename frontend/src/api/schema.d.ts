@@ -683,6 +683,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/queries/{query_id}/stages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Query Stages
+         * @description Where the query's time goes on the instance, from the executions performance_schema's
+         *     history kept (nothing executed): stages by time with their share of the response time,
+         *     the lost time, the waits under their stage, and how many executions were sampled of how
+         *     many ran; when none was, ``reason`` says why.
+         */
+        get: operations["get_query_stages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/queries/{query_id}/suggestions": {
         parameters: {
             query?: never;
@@ -761,6 +784,27 @@ export interface paths {
          * @description One regression with its evidence and likely cause.
          */
         get: operations["get_regression"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stages/queries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Stage Queries
+         * @description The stages of every sampled execution in the range, worst first; with ``stage``, the
+         *     queries spending the largest share of their time in it (Quanta's own left out).
+         */
+        get: operations["list_stage_queries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1436,6 +1480,27 @@ export interface components {
              * @description QUANTA_MAX_NEW_CLASSES_PER_HOUR.
              */
             max_new_per_hour: number;
+        };
+        /**
+         * CollectionOut
+         * @description What the instance's agent last said of the performance_schema consumers.
+         */
+        CollectionOut: {
+            /**
+             * Reported At
+             * Format: date-time
+             */
+            reported_at: string;
+            /**
+             * Stages
+             * @description The statement and stage history consumers are on.
+             */
+            stages: boolean;
+            /**
+             * Waits
+             * @description The wait history consumers are on too.
+             */
+            waits: boolean;
         };
         /**
          * ConnectionTestOut
@@ -2647,6 +2712,64 @@ export interface components {
             tables?: string[];
         };
         /**
+         * QueryStagesOut
+         * @description Where a query's time goes on one instance, from the executions performance_schema's
+         *     history kept (nothing executed); a sample, never extrapolated.
+         */
+        QueryStagesOut: {
+            /** @description The consumers as last reported; null: no agent reported them. */
+            collection: components["schemas"]["CollectionOut"] | null;
+            /**
+             * Executions Sampled
+             * @description Executions whose stages were all kept.
+             */
+            executions_sampled: number;
+            /**
+             * Executions Total
+             * @description Executions the digest table counted in the range while stages were kept.
+             */
+            executions_total: number;
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /** Instance */
+            instance: string;
+            /**
+             * Lost Time S
+             * @description Response time no stage accounts for.
+             */
+            lost_time_s: number;
+            /**
+             * Reason
+             * @description Why nothing was sampled (consumers off, not sampled in the range); null when there is a profile.
+             */
+            reason: string | null;
+            /**
+             * Response S
+             * @description Summed response time of the sampled executions.
+             */
+            response_s: number;
+            /** Stages */
+            stages: components["schemas"]["StageOut"][];
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
+            /**
+             * Waits
+             * @description Under their stage, in the stages' order.
+             */
+            waits: components["schemas"]["WaitOut"][];
+            /**
+             * Waits Sampled
+             * @description Sampled executions whose waits were all kept.
+             */
+            waits_sampled: number;
+        };
+        /**
          * QueryTableOut
          * @description A table a query references, with its latest snapshot on each instance that has one.
          */
@@ -3040,6 +3163,105 @@ export interface components {
              * Format: date-time
              */
             ts: string;
+        };
+        /**
+         * StageOut
+         * @description One stage of a production profile, worst first.
+         */
+        StageOut: {
+            /**
+             * Calls
+             * @description How many times the sampled executions entered it.
+             */
+            calls: number;
+            /** Per Call S */
+            per_call_s: number;
+            /**
+             * Share
+             * @description time_s over response_s (0 to 1).
+             */
+            share: number;
+            /**
+             * Stage
+             * @description The state as SHOW PROFILE names it (Sending data).
+             */
+            stage: string;
+            /**
+             * Time S
+             * @description Summed time of the sampled executions in the stage.
+             */
+            time_s: number;
+        };
+        /**
+         * StageQueriesOut
+         * @description Queries ranked by the share of their time spent in one stage.
+         */
+        StageQueriesOut: {
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /** Rows */
+            rows: components["schemas"]["StageQueryOut"][];
+            /** Stage */
+            stage: string | null;
+            /**
+             * Stages
+             * @description Every stage seen, worst first.
+             */
+            stages: components["schemas"]["StageTotalOut"][];
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
+        };
+        /**
+         * StageQueryOut
+         * @description A query's time in one stage.
+         */
+        StageQueryOut: {
+            /** Executions Sampled */
+            executions_sampled: number;
+            /** Executions Total */
+            executions_total: number;
+            /** Fingerprint */
+            fingerprint: string | null;
+            /**
+             * Per Execution S
+             * @description time_s per sampled execution.
+             */
+            per_execution_s: number;
+            /** Query Id */
+            query_id: string;
+            /** Response S */
+            response_s: number;
+            /**
+             * Share
+             * @description time_s over the query's sampled response time.
+             */
+            share: number;
+            /**
+             * Time S
+             * @description Time of the sampled executions in the stage.
+             */
+            time_s: number;
+        };
+        /**
+         * StageTotalOut
+         * @description One stage over every sampled execution in scope (the overview's stage menu).
+         */
+        StageTotalOut: {
+            /**
+             * Share
+             * @description Of the sampled executions' response time.
+             */
+            share: number;
+            /** Stage */
+            stage: string;
+            /** Time S */
+            time_s: number;
         };
         /**
          * SuggestionColumnOut
@@ -3701,6 +3923,23 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /**
+         * WaitOut
+         * @description One wait event under one stage ('lost time': between stages).
+         */
+        WaitOut: {
+            /** Count */
+            count: number;
+            /**
+             * Event
+             * @description performance_schema's EVENT_NAME (wait/io/table/...).
+             */
+            event: string;
+            /** Stage */
+            stage: string;
+            /** Time S */
+            time_s: number;
         };
         /**
          * WhoAmI
@@ -5319,6 +5558,79 @@ export interface operations {
                      * @enum {string}
                      */
                     source?: "slowlog" | "perfschema" | "stats";
+                    /** @description Whether the stage consumers are on (sent with every perfschema batch and when it changes). */
+                    stage_collection?: {
+                        /** Stages */
+                        stages: boolean;
+                        /** Waits */
+                        waits: boolean;
+                    } | null;
+                    /**
+                     * Stage Samples
+                     * @default []
+                     */
+                    stage_samples?: {
+                        /**
+                         * Bucket Start
+                         * Format: date-time
+                         */
+                        bucket_start: string;
+                        /**
+                         * Executions Sampled
+                         * @description Executions whose stages were all still in events_stages_history_long.
+                         */
+                        executions_sampled: number;
+                        /**
+                         * Executions Total
+                         * @description Executions events_statements_summary_by_digest counted in the interval.
+                         */
+                        executions_total: number;
+                        /** Fingerprint */
+                        fingerprint: string;
+                        /**
+                         * Response S
+                         * @description Summed response time of the sampled ones.
+                         */
+                        response_s: number;
+                        /**
+                         * Stages
+                         * @default []
+                         */
+                        stages?: {
+                            /** Calls */
+                            calls: number;
+                            /**
+                             * Stage
+                             * @description The state as SHOW PROFILE names it (Sending data).
+                             */
+                            stage: string;
+                            /** Time S */
+                            time_s: number;
+                        }[];
+                        /**
+                         * Waits
+                         * @default []
+                         */
+                        waits?: {
+                            /** Count */
+                            count: number;
+                            /**
+                             * Event
+                             * @description EVENT_NAME, e.g. wait/io/table/sql/handler.
+                             */
+                            event: string;
+                            /** Stage */
+                            stage: string;
+                            /** Time S */
+                            time_s: number;
+                        }[];
+                        /**
+                         * Waits Sampled
+                         * @description Sampled executions whose waits were all still kept.
+                         * @default 0
+                         */
+                        waits_sampled?: number;
+                    }[];
                     /**
                      * Tables
                      * @default []
@@ -6977,6 +7289,80 @@ export interface operations {
             };
         };
     };
+    get_query_stages: {
+        parameters: {
+            query: {
+                /** @description The instance's name. */
+                instance: string;
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+            };
+            header?: never;
+            path: {
+                query_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryStagesOut"];
+                };
+            };
+            /** @description A bad time range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such query or instance. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     list_suggestions: {
         parameters: {
             query?: {
@@ -7270,6 +7656,85 @@ export interface operations {
                 };
             };
             /** @description No regression with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_stage_queries: {
+        parameters: {
+            query?: {
+                /** @description Instance names (repeat for several); default all. */
+                instance?: string[] | null;
+                /** @description Rank the queries by this stage's share. */
+                stage?: string | null;
+                /** @description Leave out queries under this share (0 to 1). */
+                min_share?: number;
+                /** @description By share of the query's time, or time. */
+                sort?: "share" | "time";
+                limit?: number;
+                /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
+                from?: string | null;
+                /** @description End: ISO 8601 or relative; default now. */
+                to?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StageQueriesOut"];
+                };
+            };
+            /** @description A bad time range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The token (a signed-in user: their role) lacks the required scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description No such query or instance. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -28,8 +28,12 @@ export type SeriesPoint = QueryDetail['series'][number];
 export type BreakdownRow = NonNullable<QueryDetail['breakdown'][string]>[number];
 export type QueryExamples = JsonOk<'list_query_examples'>;
 export type ClassCap = JsonOk<'list_class_caps'>[number];
+export type QueryStages = JsonOk<'get_query_stages'>;
+export type StageQueries = JsonOk<'list_stage_queries'>;
+export type StageQueryRow = StageQueries['rows'][number];
 export type QueryExample = QueryExamples['examples'][number];
 type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
+export type StageQueriesParams = QueryOf<'list_stage_queries'>;
 
 export type Annotation = JsonOk<'list_annotations'>[number];
 export type AnnotationsParams = QueryOf<'list_annotations'>;

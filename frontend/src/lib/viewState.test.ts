@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  stageParams,
   DEFAULT_OVERVIEW,
   type OverviewState,
   nextSort,
@@ -166,5 +167,29 @@ describe('withoutDimension', () => {
       user: 'app',
     });
     expect(params.schema).toBe('shop');
+  });
+});
+
+describe('the overview stage view', () => {
+  it('round-trips the stage, its minimum share and sort through the URL', () => {
+    const search = 'stage=Creating+sort+index&stage_min=25&stage_sort=time';
+    const state = parseOverview(search);
+    expect(state.stage).toBe('Creating sort index');
+    expect(state.stageMin).toBe(25);
+    expect(state.stageSort).toBe('time');
+    expect(serializeOverview(state)).toBe(search);
+    expect(stageParams(state)).toEqual({
+      from: 'now-24h',
+      stage: 'Creating sort index',
+      min_share: 0.25,
+      sort: 'time',
+      limit: 50,
+    });
+  });
+
+  it('ignores a bad minimum share and leaves the defaults out', () => {
+    const state = parseOverview('stage=Sending+data&stage_min=300&stage_sort=share');
+    expect(state.stageMin).toBeUndefined();
+    expect(serializeOverview(state)).toBe('stage=Sending+data');
   });
 });

@@ -59,7 +59,17 @@ const GROUP_BY_MENU: Record<GroupBy, true> = {
 /** What one overview row is: a query class, or one value of a dimension. */
 export const GROUP_BYS = Object.keys(GROUP_BY_MENU) as GroupBy[];
 
+/** How the overview's stage view orders its queries: by the stage's share of their time, or
+ * by the time itself. */
+export const STAGE_SORTS = ['share', 'time'] as const;
+export type StageSort = (typeof STAGE_SORTS)[number];
+
 export interface OverviewState extends ScopeState {
+  /** Rank queries by the share of their time spent in this stage (production profiles). */
+  readonly stage?: string;
+  /** Leave out queries spending less than this share (percent) in the stage. */
+  readonly stageMin?: number;
+  readonly stageSort?: StageSort;
   readonly group: GroupBy;
   readonly search: string;
   readonly sort: SortKey;
@@ -165,10 +175,23 @@ function positiveInt(value: string | null, fallback: number): number {
   return Number.isInteger(number) && number >= 1 ? number : fallback;
 }
 
+function stageView(params: URLSearchParams): Partial<OverviewState> {
+  const stage = text(params, 'stage');
+  if (stage === undefined) return {};
+  const min = Number(params.get('stage_min'));
+  const sort = oneOf(STAGE_SORTS, params.get('stage_sort'));
+  return {
+    stage,
+    ...(Number.isInteger(min) && min > 0 && min <= 100 && { stageMin: min }),
+    ...(sort !== undefined && sort !== 'share' && { stageSort: sort }),
+  };
+}
+
 export function parseOverview(search: string): OverviewState {
   const params = new URLSearchParams(search);
   return {
     ...parseScope(params),
+    ...stageView(params),
     group: oneOf(GROUP_BYS, params.get('group')) ?? DEFAULT_OVERVIEW.group,
     search: text(params, 'q') ?? '',
     sort: oneOf(SORT_KEYS, params.get('sort')) ?? DEFAULT_OVERVIEW.sort,
@@ -188,7 +211,37 @@ export function serializeOverview(state: OverviewState): string {
   if (state.order !== DEFAULT_OVERVIEW.order) params.set('order', state.order);
   if (state.page > 1) params.set('page', String(state.page));
   if (state.size !== DEFAULT_OVERVIEW.size) params.set('size', String(state.size));
+  if (state.stage !== undefined) {
+    params.set('stage', state.stage);
+    if (state.stageMin !== undefined) params.set('stage_min', String(state.stageMin));
+    if (state.stageSort !== undefined && state.stageSort !== 'share') {
+      params.set('stage_sort', state.stageSort);
+    }
+  }
   return params.toString();
+}
+
+/** The /api/v1/stages/queries parameters of an overview state (the stage menu, and with a
+ * stage its ranking). */
+export function stageParams(state: OverviewState): {
+  from?: string;
+  to?: string;
+  instance?: string[];
+  stage?: string;
+  min_share?: number;
+  sort?: StageSort;
+  limit: number;
+} {
+  const { from, to, instance } = scopeToParams(state);
+  return {
+    ...(from !== undefined && { from }),
+    ...(to !== undefined && { to }),
+    ...(instance !== undefined && { instance }),
+    ...(state.stage !== undefined && { stage: state.stage }),
+    ...(state.stageMin !== undefined && { min_share: state.stageMin / 100 }),
+    ...(state.stageSort !== undefined && { sort: state.stageSort }),
+    limit: state.size,
+  };
 }
 
 export function parseDetail(search: string): DetailState {

@@ -2,6 +2,7 @@ import { type UseQueryResult, useQueries, useQuery } from '@tanstack/react-query
 import { useCallback, useMemo } from 'react';
 import { agentSourcesOptions } from '../api/agents';
 import { filtersOptions, topQueriesOptions } from '../api/queryClasses';
+import { stageQueriesOptions } from '../api/stages';
 import { errorMessage } from '../api/errors';
 import type { Filters } from '../api/types';
 import { FilterPanel } from '../components/Controls/FilterPanel';
@@ -11,6 +12,7 @@ import { Pager } from '../components/Controls/Pager';
 import { RangePicker } from '../components/Controls/RangePicker';
 import { SearchBox } from '../components/Controls/SearchBox';
 import { ClassCapWarning } from '../components/TopQueries/ClassCapWarning';
+import { StageQueriesPanel } from '../components/Stages/StageQueriesPanel';
 import { TopQueriesPanel } from '../components/TopQueries/TopQueriesPanel';
 import { WorkloadLinks } from '../components/Workload/WorkloadLinks';
 import { toRowViews } from '../components/TopQueries/topQueriesView';
@@ -33,8 +35,12 @@ import {
   scopeToParams,
   serializeDetail,
   serializeOverview,
+  stageParams,
   withoutDimension,
 } from '../lib/viewState';
+
+// Minimum shares (percent) the stage view offers.
+const STAGE_MINIMUMS = [0, 10, 25, 50, 75] as const;
 
 const GROUP_BY_LABELS: Record<GroupBy, string> = {
   query: 'Query',
@@ -73,6 +79,9 @@ export function Overview() {
   const [state, setState] = useUrlState(parseOverview, serializeOverview);
   const params = useMemo(() => overviewToParams(state), [state]);
   const query = useQuery(topQueriesOptions(params));
+  // The stages of the sampled executions (the menu) and, with one picked, the ranking.
+  const stages = useQuery(stageQueriesOptions(stageParams(state)));
+  const byStage = state.stage !== undefined;
   const scopeParams = scopeToParams(state);
   // Each dimension's values without its own filter, so a picked value can be swapped for
   // another; TanStack Query dedupes the requests for dimensions without a filter.
@@ -213,6 +222,64 @@ export function Overview() {
                 ))}
               </select>
             </label>
+            <label className="group-by">
+              Time in stage
+              <select
+                value={state.stage ?? ''}
+                onChange={(event) =>
+                  update({
+                    stage: event.target.value || undefined,
+                    stageMin: undefined,
+                    stageSort: undefined,
+                  })
+                }
+                data-testid="stage-pick"
+              >
+                <option value="">(any)</option>
+                {state.stage !== undefined &&
+                  !stages.data?.stages.some((item) => item.stage === state.stage) && (
+                    <option value={state.stage}>{state.stage}</option>
+                  )}
+                {(stages.data?.stages ?? []).map((item) => (
+                  <option key={item.stage} value={item.stage}>
+                    {item.stage} ({(item.share * 100).toFixed(1)}%)
+                  </option>
+                ))}
+              </select>
+            </label>
+            {byStage && (
+              <>
+                <label className="group-by">
+                  At least
+                  <select
+                    value={state.stageMin ?? 0}
+                    onChange={(event) =>
+                      update({ stageMin: Number(event.target.value) || undefined })
+                    }
+                    data-testid="stage-min"
+                  >
+                    {STAGE_MINIMUMS.map((min) => (
+                      <option key={min} value={min}>
+                        {min}%
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <label className="group-by">
+                  Sort by
+                  <select
+                    value={state.stageSort ?? 'share'}
+                    onChange={(event) =>
+                      update({ stageSort: event.target.value === 'time' ? 'time' : undefined })
+                    }
+                    data-testid="stage-sort"
+                  >
+                    <option value="share">share of its time</option>
+                    <option value="time">time in the stage</option>
+                  </select>
+                </label>
+              </>
+            )}
             {annotations.isError && (
               <span className="muted" title={errorMessage(annotations.error)}>
                 Annotations unavailable
@@ -228,20 +295,24 @@ export function Overview() {
             data-settled={query.isFetching ? undefined : serializeOverview(state)}
             data-testid="queries-region"
           >
-            <TopQueriesPanel
-              query={query}
-              offset={params.offset}
-              filtered={filtered}
-              {...(agentsNow && { agents: agentsNow })}
-              sort={state.sort}
-              order={state.order}
-              onSort={onSort}
-              markers={markers}
-              detailHref={detailHref}
-              onPickGroup={onPickGroup}
-            />
+            {byStage ? (
+              <StageQueriesPanel query={stages} detailHref={detailHref} />
+            ) : (
+              <TopQueriesPanel
+                query={query}
+                offset={params.offset}
+                filtered={filtered}
+                {...(agentsNow && { agents: agentsNow })}
+                sort={state.sort}
+                order={state.order}
+                onSort={onSort}
+                markers={markers}
+                detailHref={detailHref}
+                onPickGroup={onPickGroup}
+              />
+            )}
           </div>
-          {query.data && (rowCount > 0 || state.page > 1) && (
+          {!byStage && query.data && (rowCount > 0 || state.page > 1) && (
             <Pager
               page={state.page}
               size={state.size}

@@ -8,6 +8,7 @@ from quanta.core.db import session_scope, utcnow
 from quanta.core.tasks import MAINTAIN_STORE_TASK
 from quanta.ingest.service import drop_processed_payloads
 from quanta.queries import partitions
+from quanta.stages import service as stages
 from quanta.statistics import service as statistics
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory
@@ -26,6 +27,10 @@ def maintain_store() -> dict[str, int]:
         deleted = partitions.apply_retention(session=session, settings=settings, now=now)
     with session_scope(session_factory()) as session:
         deleted["statistics_buckets"] = statistics.apply_retention(
+            session=session, settings=settings, now=now
+        )
+    with session_scope(session_factory()) as session:
+        deleted["stage_profiles"] = stages.apply_retention(
             session=session, settings=settings, now=now
         )
     with session_scope(session_factory()) as session:

@@ -77,7 +77,7 @@ function render(run: ProfileRun, instance: Instance, scopes = ['admin']): string
   return renderToStaticMarkup(
     <QueryClientProvider client={client}>
       <MemoryRouter>
-        <ProfileTab queryId="A1B2" instance="db1" />
+        <ProfileTab queryId="A1B2" instance="db1" range={{ from: 'now-1h', to: 'now' }} />
       </MemoryRouter>
     </QueryClientProvider>,
   );

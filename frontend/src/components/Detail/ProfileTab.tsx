@@ -2,9 +2,11 @@ import { useQuery } from '@tanstack/react-query';
 import { profileOptions } from '../../api/diagnostics';
 import { errorMessage } from '../../api/errors';
 import { formatDuration } from '../../lib/format';
+import type { StageRange } from '../../api/stages';
 import { isWaiting } from '../../lib/runs';
 import { ErrorState } from '../Status/ErrorState';
 import { LoadingState } from '../Status/LoadingState';
+import { ProductionProfile } from './ProductionProfile';
 import { foldStages } from './profileView';
 import { RequestAgain, RequestCollection } from './RequestCollection';
 import { ExamplesUsed, RunHeader } from './RunHeader';
@@ -13,8 +15,21 @@ import { isNotCollected, type TabProps } from './tabState';
 const micros = (us: number | null | undefined) =>
   us === null || us === undefined ? '–' : formatDuration(us / 1e6);
 
-/** The latest profile (time per stage) of the query on an instance, or a request button. */
-export function ProfileTab({ queryId, instance }: TabProps) {
+/** The query's profile on an instance: first from production (performance_schema's history,
+ * nothing executed), then the latest replay on the execution target, or a request button. */
+export function ProfileTab({ queryId, instance, range }: TabProps & { range: StageRange }) {
+  return (
+    <>
+      <ProductionProfile queryId={queryId} instance={instance} range={range} />
+      <h3>Replayed on the execution target</h3>
+      <ReplayProfile queryId={queryId} instance={instance} />
+    </>
+  );
+}
+
+/** The latest replay profile (time per stage) of the query on an instance, or a request
+ * button. */
+function ReplayProfile({ queryId, instance }: TabProps) {
   const query = useQuery(profileOptions(queryId, instance));
   if (query.status === 'pending') return <LoadingState label="Loading the profile…" />;
   if (query.status === 'error') {

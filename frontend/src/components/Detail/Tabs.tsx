@@ -92,7 +92,16 @@ export function DetailTabs({
         )}
         {tab === 'profile' && (
           <WithInstance instance={instance}>
-            {(name) => <ProfileTab queryId={queryId} instance={name} />}
+            {(name) => (
+              <ProfileTab
+                queryId={queryId}
+                instance={name}
+                range={{
+                  ...(params.from && { from: params.from }),
+                  ...(params.to && { to: params.to }),
+                }}
+              />
+            )}
           </WithInstance>
         )}
         {tab === 'tables' && (
