@@ -325,6 +325,9 @@ def test_an_impact_of_three_minutes_says_not_enough_data_instead_of_a_verdict(
     scan = next(r for r in body.queries if r.query_id == query_id(SCAN))
     assert (scan.status, scan.verdict) == ("not_enough_data", "not_enough_data")
     assert scan.metrics["avg_latency"].change_pct < -0.9  # the figures are there, no verdict
+    # New and gone need no test of significance: they are said at once.
+    verdicts = {r.query_id: r.verdict for r in body.queries}
+    assert (verdicts[query_id(NEW)], verdicts[query_id(GONE)]) == ("new", "gone")
     with session_scope(session_factory) as session:
         later = annotation_impact(
             session=session,

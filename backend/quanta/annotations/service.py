@@ -13,6 +13,7 @@ from quanta.analysis.impact import (
     ImpactPlan,
     QueryImpact,
     Slot,
+    Status,
     Thresholds,
     compare_queries,
     parse_window,
@@ -278,7 +279,10 @@ def _find(session: Session, annotation_id: int) -> repository.AnnotationRow:
 def _impact_row(
     query_id: str, fingerprint: str, instance: str | None, impact: QueryImpact, *, verdict: bool
 ) -> ImpactRow:
-    """One query's row; without ``verdict`` (too few minutes) its figures and no verdict."""
+    """One query's row; without ``verdict`` (too few minutes) its figures and no verdict on a
+    change: a query new or gone since the annotation is that whatever the number of minutes
+    (it needs no test of significance)."""
+    verdict = verdict or impact.status in (Status.NEW, Status.GONE)
     return ImpactRow(
         query_id=query_id,
         fingerprint=fingerprint,
