@@ -169,9 +169,13 @@ class MonitorConnection:
 
     def server_clock(self, *status_names: str) -> tuple[ServerClock, dict[str, str]]:
         """The server's UTC time and uptime, and the global status counters asked for."""
+        sent = datetime.now(UTC)
         now = self.query("SELECT UTC_TIMESTAMP(6) AS now")[0]["now"].replace(tzinfo=UTC)
+        # The local time when the server read its clock: the middle of the round trip (a
+        # busy host's round trips take a while, and the offset must not carry one).
+        local = sent + (datetime.now(UTC) - sent) / 2
         status = self.status("Uptime", *status_names)
-        return ServerClock(now=now, uptime=int(status.get("uptime", 0))), status
+        return ServerClock(now=now, uptime=int(status.get("uptime", 0)), local=local), status
 
     def close(self) -> None:
         """Close the session (a later query opens a new one)."""
@@ -250,6 +254,13 @@ class ServerClock:
 
     now: datetime
     uptime: int
+    # This host's clock at the same moment, where it was read with the server's.
+    local: datetime | None = None
+
+    @property
+    def offset(self) -> timedelta:
+        """How far the server's clock is ahead of this host's (zero when not measured)."""
+        return self.now - self.local if self.local is not None else timedelta(0)
 
     @property
     def boot_time(self) -> datetime:

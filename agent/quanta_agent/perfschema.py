@@ -359,7 +359,7 @@ class PerfSchemaCollector:
             return {}
         clock, status = self.conn.server_clock("Performance_schema_digest_lost")
         if self._new_since is None:
-            self._new_since = self.started_at + (clock.now - datetime.now(UTC))
+            self._new_since = self.started_at + clock.offset
         stages = self._stage_sampler()
         collection = stages.collection()
         history = stages.read(clock, collection)  # before the digests: they then count it all
