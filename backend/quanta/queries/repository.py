@@ -28,7 +28,6 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from quanta.analysis.metrics import SUM_METRICS
-from quanta.analysis.own import OWN_FINGERPRINTS
 from quanta.analysis.resolution import Resolution, Segment
 from quanta.core.upsert import chunks, insert_for, key_getter
 from quanta.instances.models import Instance
@@ -257,10 +256,9 @@ def own_query_ids() -> Select[Any]:
     """The query ids of Quanta's own statements (EXPLAIN, probes, polls: see
     quanta.analysis.own), as a subquery: the one definition top lists, impact views and
     advice leave out by default."""
-    fingerprint = func.lower(QueryClass.fingerprint)
     only_monitoring_account = and_(QueryClass.own_seen.is_(True), QueryClass.app_seen.is_(False))
     return select(QueryClass.query_id).where(
-        or_(only_monitoring_account, *(fingerprint.like(pattern) for pattern in OWN_FINGERPRINTS))
+        or_(QueryClass.own_statement.is_(True), only_monitoring_account)
     )
 
 

@@ -75,6 +75,8 @@ def record_digest(
     buckets, per_query = _rollups(digest.buckets)
     picks = _example_rollups(digest.examples, draw)
     masked = example_policy == ExamplePolicy.MASKED
+    # An hour's and a day's picks are minute picks: each text is masked and redacted once.
+    texts = _ExampleTexts(masked=masked, max_chars=example_max_chars)
     for resolution in WRITE_ORDER:
         _record_buckets(
             session, instance_id, source, resolution, buckets[resolution], per_query.get(resolution)
@@ -82,7 +84,7 @@ def record_digest(
         if example_policy == ExamplePolicy.OFF:
             continue
         example_rows = [
-            _example_row(qid, start, pick, resolution, instance_id, masked, example_max_chars)
+            _example_row(qid, start, pick, resolution, instance_id, texts)
             for (qid, start), pick in picks[resolution].items()
         ]
         merge_rows(
@@ -293,8 +295,7 @@ def _example_row(
     pick: ExamplePick,
     resolution: Resolution,
     instance_id: int,
-    masked: bool,
-    max_chars: int,
+    texts: "_ExampleTexts",
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "query_id": qid,
@@ -304,22 +305,42 @@ def _example_row(
         "seen": pick.seen,
     }
     for prefix, example in (("slowest", pick.slowest), ("sampled", pick.sampled)):
-        row.update(_example_columns(prefix, example, masked, max_chars))
+        row.update(texts.columns(prefix, example))
     return row
 
 
-def _example_columns(prefix: str, example: Example, masked: bool, max_chars: int) -> dict[str, Any]:
-    text = fingerprint(example.query) if masked and not example.masked else example.query
-    # Whatever the policy and whether or not the agent did it: no password is ever stored.
-    text = redact(text)
-    return {
-        f"{prefix}_text": text[:max_chars],
-        f"{prefix}_truncated": example.truncated or len(text) > max_chars,
-        f"{prefix}_literals": "masked" if masked or example.masked else "full",
-        f"{prefix}_query_time": example.query_time,
-        f"{prefix}_ts": example.ts,
-        f"{prefix}_schema": example.schema[:64],
-    }
+class _ExampleTexts:
+    """Example columns under the example policy, each statement masked and redacted once
+    (an hour's and a day's picks are minute picks)."""
+
+    def __init__(self, *, masked: bool, max_chars: int) -> None:
+        self._masked = masked
+        self._max_chars = max_chars
+        self._stored: dict[tuple[str, bool], str] = {}
+
+    def columns(self, prefix: str, example: Example) -> dict[str, Any]:
+        """The ``prefix``_* columns of a stored example."""
+        masked = self._masked or example.masked
+        text = self._text(example)
+        return {
+            f"{prefix}_text": text[: self._max_chars],
+            f"{prefix}_truncated": example.truncated or len(text) > self._max_chars,
+            f"{prefix}_literals": "masked" if masked else "full",
+            f"{prefix}_query_time": example.query_time,
+            f"{prefix}_ts": example.ts,
+            f"{prefix}_schema": example.schema[:64],
+        }
+
+    def _text(self, example: Example) -> str:
+        key = (example.query, example.masked)
+        text = self._stored.get(key)
+        if text is None:
+            text = example.query
+            if self._masked and not example.masked:
+                text = fingerprint(text)
+            # Whatever the policy and whether or not the agent did it: no password is stored.
+            text = self._stored[key] = redact(text)
+        return text
 
 
 _EXAMPLE_FIELDS = ("text", "truncated", "literals", "query_time", "ts", "schema")
