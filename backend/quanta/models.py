@@ -18,9 +18,11 @@ from quanta.queries.models import (
     QueryBucketMinute,
     QueryClass,
     QueryExample,
+    QueryExampleMinute,
     QueryInstance,
     QueryTotalsDay,
     QueryTotalsHour,
+    RollupPending,
 )
 from quanta.statistics.models import ObjectStatistics
 from quanta.tables.models import TableSnapshot
@@ -48,9 +50,11 @@ __all__ = [
     "QueryBucketMinute",
     "QueryClass",
     "QueryExample",
+    "QueryExampleMinute",
     "QueryInstance",
     "QueryTotalsDay",
     "QueryTotalsHour",
+    "RollupPending",
     "Suggestion",
     "TableSnapshot",
     "User",

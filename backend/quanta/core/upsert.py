@@ -257,6 +257,20 @@ def _match(key: Sequence[str], left: str, right: str) -> str:
     return " AND ".join(f"{left}.{name} = {right}.{name}" for name in key)
 
 
+def append_rows(session: Session, model: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Add ``rows`` to ``model``'s table as they are: no key, no merge, nothing read back.
+
+    PostgreSQL receives them by COPY; SQLite by one cached multi-row INSERT.
+    """
+    if not rows:
+        return
+    table: Table = model.__table__
+    if is_postgresql(session):
+        _copy_rows(session, table.name, table, rows, numbered=False)
+    else:
+        session.connection().execute(table.insert(), rows)
+
+
 def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, Any]]) -> str:
     """Copy rows, numbered, into this transaction's empty staging table for ``table``; its
     name.
@@ -269,20 +283,38 @@ def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, A
     connection = session.connection()
     connection.exec_driver_sql(
         f"CREATE TEMP TABLE IF NOT EXISTS {stage} "
-        f"(LIKE {table.name}, {STAGE_POSITION} integer) ON COMMIT DELETE ROWS"
+        f"(LIKE {table.name}, {STAGE_POSITION} integer) "
+        "ON COMMIT DELETE ROWS"
     )
     connection.exec_driver_sql(f"TRUNCATE {stage}")
-    names = [column.name for column in table.c]
+    _copy_rows(session, stage, table, rows, numbered=True)
+    return stage
+
+
+def _copy_rows(
+    session: Session,
+    target: str,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    numbered: bool,
+) -> None:
+    """COPY rows with ``table``'s columns (those the rows have) into ``target``; with
+    ``numbered``, each row's position too (STAGE_POSITION)."""
+    names = [column.name for column in table.c if column.name in rows[0]]
     values_of = itemgetter(*names)
+    columns = [table.c[name] for name in names]
     # COPY skips SQLAlchemy's bind processing: the store keeps naive UTC times (see
     # core.db.UTCDateTime) and JSON columns as text. A batch has few distinct times.
-    times = [n for n, column in enumerate(table.c) if isinstance(column.type, UTCDateTime)]
-    documents = [n for n, column in enumerate(table.c) if isinstance(column.type, JSON)]
+    times = [n for n, column in enumerate(columns) if isinstance(column.type, UTCDateTime)]
+    documents = [n for n, column in enumerate(columns) if isinstance(column.type, JSON)]
     naive: dict[datetime, datetime] = {}
+    connection = session.connection()
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    with cursor.copy(f"COPY {stage} ({', '.join(names)}, {STAGE_POSITION}) FROM STDIN") as copy:
+    listed = ", ".join([*names, *([STAGE_POSITION] if numbered else [])])
+    with cursor.copy(f"COPY {target} ({listed}) FROM STDIN") as copy:
         for position, row in enumerate(rows):
-            values = [*values_of(row), position]
+            values = [*values_of(row), position] if numbered else list(values_of(row))
             for n in times:
                 if (time := values[n]) is not None:
                     values[n] = naive.get(time) or naive.setdefault(time, _naive_utc(time))
@@ -290,7 +322,6 @@ def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, A
                 if values[n] is not None:
                     values[n] = json.dumps(values[n])
             copy.write_row(values)
-    return stage
 
 
 def _naive_utc(value: datetime) -> datetime:
