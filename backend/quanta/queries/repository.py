@@ -14,7 +14,6 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
-    case,
     cast,
     delete,
     func,
@@ -30,7 +29,7 @@ from sqlalchemy.orm import Session
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.resolution import Resolution, Segment, floor_to
 from quanta.core.db import floor_day, floor_hour
-from quanta.core.upsert import chunks, insert_for, key_getter
+from quanta.core.upsert import chunks, insert_for, insert_or_widen, key_getter
 from quanta.instances.models import Instance
 from quanta.queries.models import (
     BUCKET_MODELS,
@@ -68,11 +67,6 @@ def insert_query_classes(session: Session, rows: Sequence[dict[str, Any]]) -> No
     _insert_new(session, QueryClass, ["query_id"], rows)
 
 
-def insert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """Record query classes first seen on an instance (in key order)."""
-    _insert_new(session, QueryInstance, ["query_id", "instance_id"], rows)
-
-
 def _insert_new(
     session: Session, model: Any, key: list[str], rows: Sequence[dict[str, Any]]
 ) -> None:
@@ -83,33 +77,15 @@ def _insert_new(
 
 def upsert_query_classes(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Insert new query classes; widen first/last seen of known ones (in key order)."""
-    if not rows:
-        return
-    stmt = insert_for(session)(QueryClass)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["query_id"],
-        set_={
-            "first_seen": _least(QueryClass.first_seen, stmt.excluded.first_seen),
-            "last_seen": _greatest(QueryClass.last_seen, stmt.excluded.last_seen),
-        },
+    insert_or_widen(
+        session, QueryClass, ["query_id"], rows, least=["first_seen"], greatest=["last_seen"]
     )
-    session.connection().execute(stmt, sorted(rows, key=lambda r: r["query_id"]))
 
 
 def upsert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Record where query classes run: first and last seen per instance."""
-    if not rows:
-        return
-    stmt = insert_for(session)(QueryInstance)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["query_id", "instance_id"],
-        set_={
-            "first_seen": _least(QueryInstance.first_seen, stmt.excluded.first_seen),
-            "last_seen": _greatest(QueryInstance.last_seen, stmt.excluded.last_seen),
-        },
-    )
-    ordered = sorted(rows, key=lambda r: (r["query_id"], r["instance_id"]))
-    session.connection().execute(stmt, ordered)
+    key = ["query_id", "instance_id"]
+    insert_or_widen(session, QueryInstance, key, rows, least=["first_seen"], greatest=["last_seen"])
 
 
 def bucket_rows_for_union(
@@ -593,14 +569,6 @@ def pending_between(session: Session, start: datetime, end: datetime) -> bool:
         RollupPending.hour_start >= start, RollupPending.hour_start < end
     )
     return session.scalar(stmt.limit(1)) is not None
-
-
-def _least(current: Any, new: Any) -> ColumnElement[Any]:
-    return case((new < current, new), else_=current)
-
-
-def _greatest(current: Any, new: Any) -> ColumnElement[Any]:
-    return case((new > current, new), else_=current)
 
 
 def schema_statements_since(

@@ -25,12 +25,19 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Table, delete, func, insert, select
+from sqlalchemy import BigInteger, Table, cast, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from quanta.analysis.histogram import merge_stored
 from quanta.analysis.resolution import Resolution, floor_to
-from quanta.core.upsert import HISTOGRAM, chunks, is_postgresql, key_getter, merge_rows
+from quanta.core.db import floor_day, floor_hour
+from quanta.core.upsert import (
+    HISTOGRAM,
+    chunks,
+    is_postgresql,
+    key_getter,
+    merge_rows,
+)
 from quanta.queries.models import (
     BUCKET_KEY,
     QUERY_TOTALS_KEY,
@@ -199,12 +206,18 @@ def roll_up_due(
     ids = _take_due(session, now=now, grace=timedelta(seconds=grace_seconds))
     if not ids:
         return 0
+    in_sql = is_postgresql(session)
     for table in MINUTE_TABLES:
-        minute_rows = _rows_of(session, table.model, ids)
+        minute_rows: list[Row] | None = None
         deltas: dict[Rolled, list[Row]] = {}
         for rolled in table.rolled:
-            source = minute_rows if rolled.source is None else deltas[rolled.source]
-            deltas[rolled] = _rolled_rows(source, rolled, table.merge, draw)
+            if rolled.source is not None:
+                deltas[rolled] = _rolled_rows(deltas[rolled.source], rolled, table.merge, draw)
+            elif table.metrics and in_sql:
+                deltas[rolled] = _summed_minutes(session, table.model, rolled, ids)
+            else:
+                minute_rows = minute_rows or _rows_of(session, table.model, ids)
+                deltas[rolled] = _rolled_rows(minute_rows, rolled, table.merge, draw)
             merge_rows(
                 session,
                 rolled.model,
@@ -227,14 +240,16 @@ def _rolled_rows(
 ) -> list[Row]:
     """``rows`` summed per key of ``rolled`` (bucket_start floored to its resolution)."""
     table: Table = rolled.model.__table__
-    names = [column.name for column in table.c]
+    if not rows:
+        return []
+    names = [column.name for column in table.c if column.name in rows[0]]
     starts: dict[datetime, datetime] = {}
     groups: dict[tuple[Any, ...], list[Row]] = {}
     key_of = key_getter(rolled.key)
     for row in rows:
         start = row["bucket_start"]
         floored = starts.get(start) or starts.setdefault(start, floor_to(start, rolled.resolution))
-        wide = {name: row[name] for name in names if name in row}
+        wide = {name: row[name] for name in names}
         wide.update(rolled.fixed, bucket_start=floored)
         groups.setdefault(key_of(wide), []).append(wide)
     return [merge(group, table, draw) for group in groups.values()]
@@ -287,13 +302,69 @@ def _take_due(session: Session, *, now: datetime, grace: timedelta) -> list[int]
     return sorted(session.scalars(stmt))
 
 
+def _summed_minutes(session: Session, model: Any, rolled: Rolled, ids: Sequence[int]) -> list[Row]:
+    """The metric rows of these entries summed per key of ``rolled`` by PostgreSQL, by the
+    same rules as :func:`merge_metric_rows`; only the histograms, which SQL cannot merge,
+    are merged here (from one array per key). Reading every minute row into Python took
+    most of a roll-up's time."""
+    minutes: Table = model.__table__
+    target: Table = rolled.model.__table__
+    floor = _FLOOR[rolled.resolution]
+    keys = [
+        (floor(minutes.c.bucket_start) if name == "bucket_start" else minutes.c[name]).label(name)
+        for name in rolled.key
+    ]
+    sums = [_summed(minutes.c[c.name]).label(c.name) for c in target.c if c.name not in rolled.key]
+    # At most ENTRIES_PER_ROUND ids: one statement.
+    result = session.execute(
+        select(*keys, *sums).where(minutes.c.rollup_id.in_(ids)).group_by(*keys)
+    )
+    names = list(result.keys())
+    rows: list[Row] = []
+    for values in result:
+        row = dict(zip(names, values, strict=True))
+        if HISTOGRAM in row:
+            parts = [part for part in row[HISTOGRAM] or () if part is not None]
+            row[HISTOGRAM] = merge_stored(*parts) if len(parts) > 1 else next(iter(parts), None)
+        rows.append(row)
+    return rows
+
+
+def _summed(column: Any) -> Any:
+    """The aggregate of a metric column by its name (see merge_metric_rows)."""
+    if column.name == HISTOGRAM:
+        return func.array_agg(column)
+    if column.name.endswith("_min"):
+        return func.min(column)
+    if column.name.endswith("_max"):
+        return func.max(column)
+    # PostgreSQL sums BIGINT as NUMERIC: back to the column's type.
+    return (
+        cast(func.sum(column), column.type)
+        if isinstance(column.type, BigInteger)
+        else func.sum(column)
+    )
+
+
+def _same_minute(column: Any) -> Any:
+    return column
+
+
+_FLOOR: dict[Resolution, Callable[[Any], Any]] = {
+    Resolution.MINUTE: _same_minute,
+    Resolution.HOUR: floor_hour,
+    Resolution.DAY: floor_day,
+}
+
+
 def _rows_of(session: Session, model: Any, ids: Sequence[int]) -> list[Row]:
     """The rows of a minute table that carry one of these roll-up ids."""
     table: Table = model.__table__
     rows: list[Row] = []
     for chunk in chunks(ids):
-        stmt = select(table).where(table.c.rollup_id.in_(chunk))
-        rows.extend(dict(row) for row in session.execute(stmt).mappings())
+        result = session.execute(select(table).where(table.c.rollup_id.in_(chunk)))
+        names = list(result.keys())
+        rows.extend(dict(zip(names, row, strict=True)) for row in result)
     return rows
 
 

@@ -17,6 +17,7 @@ from quanta.analysis.buckets import (
 )
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.metrics import SUM_METRICS
+from quanta.analysis.own import is_own
 from quanta.analysis.redact import redact
 from quanta.analysis.resolution import Resolution, floor_to
 from quanta.analysis.statement import describe_statement
@@ -80,8 +81,8 @@ def record_digest(
 
 
 def _insert_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -> None:
-    """Add the batch's new query classes (buckets refer to them); known ones are left as
-    they are, unlocked (see :func:`_widen_catalog`)."""
+    """Add the batch's new query classes; known ones are left as they are, unlocked (see
+    :func:`_widen_catalog`, which also records where each class ran)."""
     known = repository.known_query_ids(session, list(digest.queries))
     classes = []
     for qid, seen in digest.queries.items():
@@ -97,10 +98,10 @@ def _insert_catalog(*, session: Session, instance_id: int, digest: BatchDigest) 
                 "last_seen": seen.last_seen,
                 "statement_type": info.statement_type,
                 "tables": list(info.tables),
+                "own_statement": is_own(seen.fingerprint),
             }
         )
     repository.insert_query_classes(session, classes)
-    repository.insert_query_instances(session, _instance_rows(instance_id, digest))
 
 
 def _widen_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -> None:
@@ -113,6 +114,7 @@ def _widen_catalog(*, session: Session, instance_id: int, digest: BatchDigest) -
             "last_seen": seen.last_seen,
             "statement_type": None,
             "tables": None,
+            "own_statement": is_own(seen.fingerprint),
         }
         for qid, seen in digest.queries.items()
     ]
