@@ -7,10 +7,11 @@ servers running ``--fingerprints`` query classes: Zipf-distributed popularity (e
 its own ranking), log-normal latencies per class, hourly bursts (5x the calls, 3x slower),
 realistic schemas, users and client hosts. Beat's roll-up then runs as it would have (every
 hour that ended ``QUANTA_ROLLUP_GRACE_SECONDS`` ago; the last one may stay pending, read
-from its minutes) and retention too (old minute buckets go). It then times the API in process (FastAPI TestClient: routing, validation,
-service, SQL, serialisation) for the last 1 h, 24 h, 7 d and 30 d: the overview plain, with
-filters (instance and user) and with a search, and the detail of a heavy and a long-tail
-query. Targets: overview p95 < 300 ms, detail p95 < 150 ms.
+from its minutes) and retention too (old minute buckets go). It then times the API in process
+(FastAPI TestClient: routing, validation, service, SQL, serialisation) for the last 1 h,
+24 h, 7 d and 30 d: the overview plain, with filters (instance and user) and with a search,
+and the detail of a heavy and a long-tail query. Targets: overview p95 < 300 ms, detail
+p95 < 150 ms.
 
 Usage: .venv/bin/python bench/api_latency.py [--events-per-hour N] [--runs R]
 The seed size scales with ``--events-per-hour`` (per instance; default 8: 115k events,

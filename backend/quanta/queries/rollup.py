@@ -21,7 +21,7 @@ rows' merge; the metric tables share one merge by column name (counts and sums a
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -183,8 +183,9 @@ MINUTE_TABLES: tuple[MinuteTable, ...] = (
     ),
 )
 
-# Entries rolled up per transaction: bounds the minute rows held in memory at once.
-ENTRIES_PER_ROUND = 100
+# Entries rolled up per transaction: the more, the fewer times a shared hour or day row is
+# rewritten; bounded for the minute rows SQLite's path holds in memory at once.
+ENTRIES_PER_ROUND = 500
 
 
 def rolled_models() -> set[Any]:
@@ -277,11 +278,11 @@ def add_pending(
 _HOUR = Resolution.HOUR.width
 
 
-def _rollable(now: datetime, grace: timedelta) -> list[Any]:
-    """The conditions of an entry the roll-up may take: due (its hour has ended, or it came
-    after), and its hour ended ``grace`` ago, so the hour's last minutes, still arriving
-    then, are added to it once, not each."""
-    return [RollupPending.due_at <= now, RollupPending.hour_start <= now - grace - _HOUR]
+def _rollable(now: datetime, grace: timedelta) -> Any:
+    """The condition of an entry the roll-up may take: due (its hour has ended, or it came
+    after) ``grace`` ago. The hour's last minutes, or a late import's many batches into old
+    hours, arrive meanwhile and are added to each hour in one round, not one each."""
+    return RollupPending.due_at <= now - grace
 
 
 def _take_due(session: Session, *, now: datetime, grace: timedelta) -> list[int]:
@@ -292,7 +293,7 @@ def _take_due(session: Session, *, now: datetime, grace: timedelta) -> list[int]
     """
     due = (
         select(RollupPending.id)
-        .where(*_rollable(now, grace))
+        .where(_rollable(now, grace))
         .order_by(RollupPending.id)
         .limit(ENTRIES_PER_ROUND)
     )
@@ -373,13 +374,12 @@ def state(*, session: Session, now: datetime, grace_seconds: float) -> tuple[int
     when none is): the roll-up's backlog and lag."""
     grace = timedelta(seconds=grace_seconds)
     count = session.scalar(select(func.count()).select_from(RollupPending)) or 0
-    oldest = session.execute(
-        select(RollupPending.due_at, RollupPending.hour_start)
-        .where(*_rollable(now, grace))
-        .order_by(RollupPending.due_at)
-        .limit(1)
-    ).first()
+    oldest = session.scalar(select(func.min(RollupPending.due_at)).where(_rollable(now, grace)))
     if oldest is None:
         return count, 0.0
-    since = max(oldest.due_at, oldest.hour_start + _HOUR + grace)
-    return count, max(0.0, (now - since).total_seconds())
+    return count, max(0.0, (now - _aware(oldest) - grace).total_seconds())
+
+
+def _aware(value: datetime) -> datetime:
+    # An aggregate over a UTC column may come back naive (SQLite): it is UTC.
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
