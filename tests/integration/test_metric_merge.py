@@ -9,13 +9,25 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, inspect, select
 
-from quanta.analysis.buckets import BatchDigest, BucketKey, BucketMetrics, QuerySeen
+from quanta.analysis.buckets import (
+    BatchDigest,
+    BucketKey,
+    BucketMetrics,
+    Example,
+    ExamplePick,
+    QuerySeen,
+)
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
 from quanta.instances.models import Instance
 from quanta.queries import rollup
-from quanta.queries.models import BUCKET_MODELS, QUERY_TOTALS_MODELS, TOTALS_MODELS
+from quanta.queries.models import (
+    BUCKET_MODELS,
+    QUERY_TOTALS_MODELS,
+    TOTALS_MODELS,
+    QueryExample,
+)
 from quanta.queries.service import query_detail
 from quanta.queries.window import TimeWindow
 from quanta.queries.writes import record_digest
@@ -35,22 +47,28 @@ def histogram(*values: float) -> LatencyHistogram:
     return out
 
 
-def batch(**buckets: BucketMetrics) -> BatchDigest:
-    """One query, one minute; a bucket per client host."""
+def batch(slowest: float, **buckets: BucketMetrics) -> BatchDigest:
+    """One query, one minute; a bucket per client host; its examples."""
     seen = QuerySeen("select ?", MINUTE, MINUTE, "SELECT 1")
     keys = {host: BucketKey(QID, "shop", "app", host, MINUTE) for host in buckets}
+    example = Example(f"SELECT {slowest}", slowest, MINUTE, "shop")
+    count = sum(metrics.count for metrics in buckets.values())
     return BatchDigest(
-        buckets={keys[host]: metrics for host, metrics in buckets.items()}, queries={QID: seen}
+        buckets={keys[host]: metrics for host, metrics in buckets.items()},
+        queries={QID: seen},
+        examples={(QID, MINUTE): ExamplePick(example, example, count)},
     )
 
 
 # Every way two values of a metric meet: both known, one of them NULL (the source does not
 # give it), both NULL; a bucket without a histogram (performance_schema's) meets one with.
 FIRST = batch(
+    0.5,
     web1=BucketMetrics(2, 0.3, 0.1, 0.2, None, histogram(0.1, 0.2), {"rows_sent": 4}),
     web2=BucketMetrics(1, 0.5, 0.5, 0.5, 0.01, None, {"rows_examined": 7, "lock_time": 0.01}),
 )
 SECOND = batch(
+    0.75,
     web1=BucketMetrics(1, 0.05, 0.05, 0.05, 0.002, histogram(0.05), {"rows_sent": 1}),
     web2=BucketMetrics(3, 1.5, 0.25, 0.75, None, histogram(0.25, 0.5, 0.75), {"errors": 1}),
     web3=BucketMetrics(1, 0.4, 0.4, 0.4, None, histogram(0.4), {}),
@@ -101,7 +119,7 @@ def stored_rows(settings: Settings) -> tuple[dict[str, list[dict[str, Any]]], li
         figures()
         with session_scope(factory) as session:
             assert rollup.roll_up_due(session=session, now=datetime.now(UTC), grace_seconds=0) == 0
-            return {
+            stored = {
                 model.__tablename__: [
                     dict(row)
                     for row in session.execute(
@@ -109,7 +127,18 @@ def stored_rows(settings: Settings) -> tuple[dict[str, list[dict[str, Any]]], li
                     ).mappings()
                 ]
                 for model in MODELS
-            }, read
+            }
+            # The sampled statement is drawn at random: the rest of the examples.
+            stored["query_examples"] = [
+                tuple(row)
+                for row in session.execute(
+                    select(
+                        QueryExample.resolution, QueryExample.seen,
+                        QueryExample.slowest_query_time, QueryExample.slowest_text,
+                    ).order_by(QueryExample.resolution)
+                )
+            ]  # fmt: skip
+            return stored, read
     finally:
         engine.dispose()
 
@@ -145,5 +174,11 @@ def test_postgresql_merges_metrics_as_sqlite_does(
     (hour,) = on_postgresql["query_totals_hour"]
     assert (hour["count"], hour["rows_sent_sum"], hour["lock_time_sum"]) == (8, 5, 0.01)
     assert hour["query_time_sum"] == pytest.approx(2.75)
+    # Examples: both batches' statements seen, the slowest kept (rolled up in SQL on
+    # PostgreSQL, in Python on SQLite).
+    assert on_postgresql["query_examples"] == [
+        ("day", 8, 0.75, "SELECT 0.75"),
+        ("hour", 8, 0.75, "SELECT 0.75"),
+    ]
     (total,) = on_postgresql["instance_totals_minute"]
     assert (total["count"], total["query_time_max"], total["errors_sum"]) == (8, 0.75, 1)

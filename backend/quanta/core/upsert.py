@@ -59,6 +59,7 @@ def merge_rows(
     combine: Combine,
     *,
     metrics: bool = False,
+    merged_sql: Mapping[str, str] | None = None,
 ) -> None:
     """Add ``rows`` to ``model``'s table, merging each into the stored row with the same key.
 
@@ -71,6 +72,9 @@ def merge_rows(
     With ``metrics`` (rows of buckets or totals), PostgreSQL does not read the stored rows
     back to merge them: the UPDATE adds the metrics up itself (:func:`_merged_metric`, the
     same merge in SQL), and only their histograms, which SQL cannot merge, are merged here.
+    ``merged_sql`` gives PostgreSQL the merge of other rows the same way: an SQL expression
+    per column of the stored row ``t`` and the new one ``s`` (and ``s.draw``, a uniform
+    random number per row), which ``combine`` computes on SQLite.
     """
     if not rows:
         return
@@ -80,8 +84,38 @@ def merge_rows(
         _merge_rows_portable(session, model, key, ordered, combine)
     elif metrics:
         _merge_metrics_postgresql(session, table, key, ordered)
+    elif merged_sql is not None:
+        _merge_in_sql_postgresql(session, table, key, ordered, merged_sql)
     else:
         _merge_rows_postgresql(session, table, key, ordered, combine)
+
+
+def _merge_in_sql_postgresql(
+    session: Session,
+    table: Table,
+    key: Sequence[str],
+    ordered: Sequence[dict[str, Any]],
+    merged_sql: Mapping[str, str],
+) -> None:
+    """The rows whose key was stored already (see :func:`_stage_stored_keys`) merged by one
+    UPDATE from the stage: nothing comes back to Python, and a column the merge keeps keeps
+    its stored value as it is (long texts are not written again)."""
+    stage = _stage_stored_keys(session, table, key, ordered)
+    if stage is None:
+        return
+    session.execute(
+        text(
+            f"SELECT 1 FROM {table.name} AS t JOIN {stage} AS s ON {_match(key, 't', 's')} "
+            f"ORDER BY {_columns_of(key, 't')} FOR UPDATE OF t"
+        )
+    )
+    assignments = ", ".join(f"{name} = {expression}" for name, expression in merged_sql.items())
+    session.execute(
+        text(
+            f"UPDATE {table.name} AS t SET {assignments} "
+            f"FROM (SELECT *, random() AS draw FROM {stage}) AS s WHERE {_match(key, 't', 's')}"
+        )
+    )
 
 
 def key_getter(key: Sequence[str]) -> Callable[[Mapping[Any, Any]], tuple[Any, ...]]:

@@ -86,6 +86,8 @@ class MinuteTable:
     merge: MergeRows
     combine: Combine
     metrics: bool  # merge_rows' metric mode: PostgreSQL merges the stored rows in SQL
+    # Else the same merge in SQL for PostgreSQL, by column (see core.upsert.merge_rows).
+    merged_sql: Mapping[str, str] | None = None
 
 
 def merge_metric_rows(rows: Sequence[Row], table: Table, draw: random.Random) -> Row:
@@ -148,6 +150,21 @@ def combine_example_rows(stored: Mapping[str, Any], new: Row, draw: random.Rando
     return out
 
 
+# combine_example_rows in SQL (core.upsert.merge_rows' merged_sql), for PostgreSQL.
+_EXAMPLE_SQL = {
+    "seen": "t.seen + s.seen",
+    **{
+        f"slowest_{name}": f"CASE WHEN s.slowest_query_time > t.slowest_query_time "
+        f"THEN s.slowest_{name} ELSE t.slowest_{name} END"
+        for name in _EXAMPLE_FIELDS
+    },
+    **{
+        f"sampled_{name}": f"CASE WHEN s.draw * (t.seen + s.seen) < s.seen "
+        f"THEN s.sampled_{name} ELSE t.sampled_{name} END"
+        for name in _EXAMPLE_FIELDS
+    },
+}
+
 EXAMPLE_KEY = ("query_id", "resolution", "bucket_start", "instance_id")
 _BUCKET_HOUR = Rolled(QueryBucketHour, Resolution.HOUR, BUCKET_KEY)
 _QUERY_HOUR = Rolled(QueryTotalsHour, Resolution.HOUR, QUERY_TOTALS_KEY, _BUCKET_HOUR)
@@ -180,6 +197,7 @@ MINUTE_TABLES: tuple[MinuteTable, ...] = (
         merge_example_rows,
         combine_example_rows,
         metrics=False,
+        merged_sql=_EXAMPLE_SQL,
     ),
 )
 
@@ -226,6 +244,7 @@ def roll_up_due(
                 deltas[rolled],
                 partial(_combine_with, table.combine, draw),
                 metrics=table.metrics,
+                merged_sql=table.merged_sql,
             )
     return len(ids)
 
