@@ -271,8 +271,13 @@ def _stage_stored_keys(
             f"DELETE FROM {stage} AS s USING inserted AS t WHERE {_match(key, 's', 't')}"
         )
     )
-    # Not even a look for stored rows then: the planner knows nothing of the stage's size.
-    return None if inserted.rowcount == len(ordered) else stage  # type: ignore[attr-defined]
+    if inserted.rowcount == len(ordered):  # type: ignore[attr-defined]
+        return None  # not even a look for stored rows then
+    # The rows left are joined with the table: tell the planner how many there are (a
+    # temporary table has no statistics; it planned a scan of the whole table instead of
+    # a probe of its key per row).
+    session.connection().exec_driver_sql(f"ANALYZE {stage}")
+    return stage
 
 
 HISTOGRAM = "histogram"

@@ -305,15 +305,16 @@ def _rollable(now: datetime, grace: timedelta) -> Any:
 
 
 def _take_due(session: Session, *, now: datetime, grace: timedelta) -> list[int]:
-    """Delete up to ENTRIES_PER_ROUND rollable entries, oldest first; their ids.
+    """Delete up to ENTRIES_PER_ROUND rollable entries, oldest hour first; their ids.
 
     Deleting is the claim: on PostgreSQL entries another roll-up holds are skipped, SQLite
     has one writer at a time.
     """
+    # An hour's entries of one instance together: a round adds to each hour row once.
     due = (
         select(RollupPending.id)
         .where(_rollable(now, grace))
-        .order_by(RollupPending.id)
+        .order_by(RollupPending.hour_start, RollupPending.instance_id, RollupPending.id)
         .limit(ENTRIES_PER_ROUND)
     )
     if is_postgresql(session):
