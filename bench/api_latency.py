@@ -5,9 +5,9 @@ batch's events -> ``analysis.aggregate.digest_events`` -> ``queries.writes.recor
 what a worker does for each batch, without HTTP) with ``--days`` of data for ``--instances``
 servers running ``--fingerprints`` query classes: Zipf-distributed popularity (each server
 its own ranking), log-normal latencies per class, hourly bursts (5x the calls, 3x slower),
-realistic schemas, users and client hosts. Beat's roll-up then runs as it would have (every
-hour that ended ``QUANTA_ROLLUP_GRACE_SECONDS`` ago; the last one may stay pending, read
-from its minutes) and retention too (old minute buckets go). It then times the API in process
+realistic schemas, users and client hosts. Beat's roll-up then runs as it would have over
+those days (every hour that has ended; the current one stays pending, read from its
+minutes) and retention too (old minute buckets go). It then times the API in process
 (FastAPI TestClient: routing, validation, service, SQL, serialisation) for the last 1 h,
 24 h, 7 d and 30 d: the overview plain, with filters (instance and user) and with a search,
 and the detail of a heavy and a long-tail query. Targets: overview p95 < 300 ms, detail
@@ -152,13 +152,12 @@ def seed(settings: Settings, args: argparse.Namespace, now: datetime) -> tuple[i
                 )
             events_total += len(events)
         print(f"  seeded db{n:02d}: {events_total} events, {time.perf_counter() - began:.0f} s")
-    # Beat's roll-up, as it would have run meanwhile: every hour that ended long enough ago.
+    # Beat's roll-up, as it would have run over those days: every hour that has ended (the
+    # current one stays pending, read from its minutes).
     rolled = 1
     while rolled:
         with session_scope(factory) as session:
-            rolled = rollup.roll_up_due(
-                session=session, now=now, grace_seconds=settings.rollup_grace_seconds
-            )
+            rolled = rollup.roll_up_due(session=session, now=datetime.now(UTC), grace_seconds=0)
     with session_scope(factory) as session:
         partitions.apply_retention(session=session, settings=settings, now=now)
     with app.state.engine.connect() as conn:
