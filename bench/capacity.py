@@ -15,15 +15,26 @@ cuts at 1,000 statements a second), twelve a minute.
 Time is compressed: a minute lasts ``--minute-seconds`` of real time, so one simulated
 agent sends what ``60 / minute_seconds`` servers send; ``servers`` in the results counts
 those servers. Each level runs ``--minutes`` minutes; its lag is, per batch, the time from
-the POST until the worker committed it (``processed_at``). A level is bounded when the p95
-lag stays under ``--lag-bound`` seconds and the batches of its last minutes wait no longer
-than those of its first (no backlog building up). N doubles until a level is not bounded,
-then the last bounded level is the result.
+the POST until the worker committed it (``processed_at``: from then on reads count it). The
+levels are ``--levels`` (servers: 100, 250, 500, 750, 1000), in turn, until one is not
+bounded: its p95 lag over ``--lag-bound`` seconds (120), the batches of its last minutes
+waiting longer than those of its first (a backlog building up), or beat's roll-up of the
+level's minutes into hours, days and totals not done within the bound past its grace
+(``QUANTA_ROLLUP_GRACE_SECONDS``) after the level's last batch. The last bounded level is
+the result.
+
+Server CPU (API, worker pool, beat, PostgreSQL, from /proc) is counted until the level's
+roll-up is done, so ``cpu_per_bucket_us`` includes it. A level's minutes are dated in an
+hour that has ended (six hours ago, one hour later each level): the roll-up takes them
+``QUANTA_ROLLUP_GRACE_SECONDS`` after they arrive, up to 500 writes a round, an instance's
+together, so an hour row may be rewritten a few times a level where a real hour is written
+once when it ends (an upper bound of the roll-up's share).
 
 The machine is shared and this process (folding aside, it only gzips and POSTs) runs on the
-same two cores as the server: the load average before the run is printed.
+same two cores as the server: the load average is printed before the run and per level.
 
 Usage: .venv/bin/python bench/capacity.py [--quick] [--mode buckets|events] [--rate R]
+[--levels 100,250,500]
 Last line: ``RESULT servers=N statements_per_s=S lag_p95_s=L cpu_per_bucket_us=C``.
 """
 
@@ -53,6 +64,7 @@ import psycopg
 from bench._slowlog_corpus import cached_slow_log
 from bench.ingest_pipeline import quanta_run, server_cpu
 from quanta.analysis.slowlog import SlowLogEvent, parse_slow_log
+from quanta.core.config import Settings
 from quanta_agent.batcher import MINUTE_MAX_BYTES, MinuteBatcher, wire_event
 from quanta_agent.checkpoint import Checkpoint, FileIdentity
 from quanta_agent.config import BatchSettings
@@ -68,7 +80,8 @@ EVENTS_PER_BATCH = 5000
 TEMPLATE_MINUTE = datetime(2001, 2, 3, 4, 5, tzinfo=UTC)
 TEMPLATE_PREFIX = TEMPLATE_MINUTE.isoformat()[:16]  # "2001-02-03T04:05"
 PLACEHOLDER_ID = "B" * 32
-LAG_BOUND_SECONDS = 10.0
+LAG_BOUND_SECONDS = 120.0
+LEVELS = (100, 250, 500, 750, 1000)  # servers
 GZIP_LEVEL = 1  # the agent's
 SENDERS = 16
 
@@ -91,6 +104,7 @@ class Level:
     lags: list[float] = field(default_factory=list)
     early: list[float] = field(default_factory=list)
     late: list[float] = field(default_factory=list)
+    rollup_seconds: float = 0.0  # from the level's last batch until its roll-up was done
     cpu_seconds: float = 0.0
     cpu_parts: dict[str, float] = field(default_factory=dict)
     buckets: int = 0
@@ -98,13 +112,20 @@ class Level:
     refused: int = 0
 
     @property
+    def rollup_lag(self) -> float:
+        """How long the roll-up of the level's minutes took past its grace (what
+        quanta_store_rollup_lag_seconds shows)."""
+        return max(0.0, self.rollup_seconds - Settings().rollup_grace_seconds)
+
+    @property
     def p95(self) -> float:
         """The 95th percentile of the lags, in seconds."""
         return _p95(self.lags)
 
     def bounded(self, bound: float) -> bool:
-        """Whether the server kept up: p95 lag under the bound, and no backlog growing."""
-        if not self.lags or self.refused or self.p95 > bound:
+        """Whether the server kept up: p95 lag under the bound, no backlog growing, the
+        roll-up done within the bound."""
+        if not self.lags or self.refused or self.p95 > bound or self.rollup_lag > bound:
             return False
         return _p95(self.late) <= 2 * _p95(self.early) + 1.0
 
@@ -181,9 +202,14 @@ class Fleet:
         self._lock = threading.Lock()
 
     def send(self, agent: int, minute: int, part: int, level: int) -> None:
-        """POST one body of ``agent``'s ``minute``, re-dated and with its own batch id."""
-        when = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=6)
-        prefix = (when + timedelta(minutes=minute)).isoformat()[:16]
+        """POST one body of ``agent``'s ``minute``, re-dated and with its own batch id.
+
+        Each level sends into hours of its own (six hours ago, the next hour each level), as
+        servers do: a level's minutes do not add to the hours an earlier level rolled up.
+        """
+        hours_ago = max(1, 6 - level)
+        when = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+        prefix = (when - timedelta(hours=hours_ago, minutes=-minute)).isoformat()[:16]
         batch_id = hashlib.sha256(f"{level}-{agent}-{minute}-{part}".encode()).hexdigest()[:32]
         text = self._template.bodies[part].replace(PLACEHOLDER_ID, batch_id)
         text = text.replace("{instance}", f"db{agent:04d}").replace(TEMPLATE_PREFIX, prefix)
@@ -242,6 +268,12 @@ def run_level(
     deadline = time.monotonic() + max(120.0, 4 * args.lag_bound)
     while time.monotonic() < deadline and _pending(conn) > 0:
         time.sleep(0.25)
+    last_batch = time.monotonic()
+    while time.monotonic() < deadline and _rollup_pending(conn) > 0:
+        time.sleep(0.25)
+    level.rollup_seconds = time.monotonic() - last_batch
+    if _rollup_pending(conn):
+        level.rollup_seconds = float("inf")
     cpu_after = server_cpu(quanta_pid, pg_datadir)
     level.cpu_parts = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
     level.cpu_seconds = sum(level.cpu_parts.values())
@@ -270,6 +302,13 @@ def run_level(
     return level
 
 
+def _rollup_pending(conn: psycopg.Connection[Any]) -> int:
+    """Writes whose minutes beat has not rolled up yet."""
+    row = conn.execute("SELECT count(*) FROM rollup_pending").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 def _pending(conn: psycopg.Connection[Any]) -> int:
     row = conn.execute("SELECT count(*) FROM ingest_batches WHERE status <> 'done'").fetchone()
     assert row is not None
@@ -286,8 +325,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--minute-seconds", type=float, default=None,
                         help="real seconds a simulated minute lasts")  # fmt: skip
     parser.add_argument("--minutes", type=int, default=None, help="minutes per level")
-    parser.add_argument("--start", type=int, default=1, help="agents at the first level")
-    parser.add_argument("--max-levels", type=int, default=10)
+    parser.add_argument(
+        "--levels",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=list(LEVELS),
+        help="servers at each level, comma-separated (each a multiple of the servers an "
+        "agent stands for)",
+    )
     parser.add_argument("--lag-bound", type=float, default=LAG_BOUND_SECONDS)
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
@@ -322,8 +366,9 @@ def main(argv: list[str] | None = None) -> int:
         ):  # fmt: skip
             conn.autocommit = True
             fleet = Fleet(url, token, template)
-            agents = args.start
-            for level_no in range(args.max_levels):
+            per_agent = round(60 / args.minute_seconds)
+            for level_no, servers in enumerate(args.levels):
+                agents = max(1, servers // per_agent)
                 level = run_level(fleet, agents, args, conn, quanta_pid, pg.datadir, level_no)
                 buckets = max(level.buckets, 1)
                 ok = level.bounded(args.lag_bound)
@@ -333,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"lag_p50_s={statistics.median(level.lags or [0]):.2f} "
                     f"lag_p95_s={level.p95:.2f} early_p95={_p95(level.early):.2f} "
                     f"late_p95={_p95(level.late):.2f} refused={level.refused} "
+                    f"rollup_done_s={level.rollup_seconds:.1f} rollup_lag_s={level.rollup_lag:.1f} "
                     f"server_cpu_s={level.cpu_seconds:.1f} ("
                     + ",".join(f"{k}={v:.1f}" for k, v in level.cpu_parts.items())
                     + ") "
@@ -345,7 +391,6 @@ def main(argv: list[str] | None = None) -> int:
                 if not ok:
                     break
                 best = level
-                agents *= 2
             fleet.close()
     if best is None:
         print("RESULT servers=0 statements_per_s=0 lag_p95_s=nan cpu_per_bucket_us=nan")

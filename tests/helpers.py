@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any, TypeVar
@@ -119,6 +120,21 @@ def process_all(factory: sessionmaker[Session], settings: Settings | None = None
         with session_scope(factory) as session:
             counted += service.process_batch(session=session, settings=settings, batch_pk=batch_pk)
     return counted
+
+
+def roll_up_all(factory: sessionmaker[Session], now: datetime | None = None) -> int:
+    """Roll up, as beat would, every minute due by ``now`` (default: all of them, however
+    recent); entries rolled up."""
+    from quanta.queries import rollup
+
+    now = now or datetime.now(UTC) + timedelta(days=1)
+    rolled = 0
+    while True:
+        with session_scope(factory) as session:
+            done = rollup.roll_up_due(session=session, now=now, grace_seconds=0)
+        if not done:
+            return rolled
+        rolled += done
 
 
 def healthy(url: str) -> bool:

@@ -182,7 +182,7 @@ def _metrics_router(app: FastAPI, settings: Settings) -> APIRouter:
 
     def read_queue() -> QueueState:
         with session_scope(app.state.session_factory) as session:
-            return queue_state(session=session)
+            return queue_state(session=session, settings=settings)
 
     registry = build_registry(read_queue)
     guard = [Depends(require_scope("read"))] if settings.metrics_require_token else []

@@ -20,9 +20,11 @@ from quanta.queries.models import (
     QueryBucketMinute,
     QueryClass,
     QueryExample,
+    QueryExampleMinute,
     QueryInstance,
     QueryTotalsDay,
     QueryTotalsHour,
+    RollupPending,
 )
 from quanta.regressions.models import Regression
 from quanta.stages.models import (
@@ -68,6 +70,7 @@ __all__ = [
     "QueryBucketMinute",
     "QueryClass",
     "QueryExample",
+    "QueryExampleMinute",
     "QueryInstance",
     "QueryTotalsDay",
     "QueryTotalsHour",
@@ -81,6 +84,7 @@ __all__ = [
     "StageTimesMinute",
     "StatisticsBucket",
     "StatisticsCoverage",
+    "RollupPending",
     "Suggestion",
     "TableSnapshot",
     "User",

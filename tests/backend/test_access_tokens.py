@@ -21,7 +21,7 @@ from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.purge.service import tables_with_query_id
-from quanta.queries.models import QueryBucketMinute, QueryClass, QueryExample
+from quanta.queries.models import QueryBucketMinute, QueryClass, QueryExampleMinute
 
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 
@@ -197,7 +197,7 @@ def test_purge_deletes_every_trace_of_a_query(
     assert purged.status_code == 200
     deleted = purged.json()["deleted"]
     assert deleted["query_classes"] == 1
-    assert deleted["query_examples"] >= 1
+    assert deleted["query_examples_minute"] >= 1
     assert deleted["query_buckets_minute"] >= 1
     with session_scope(session_factory) as session:
         for table in tables_with_query_id():
@@ -211,7 +211,7 @@ def test_purge_deletes_every_trace_of_a_query(
             .select_from(QueryBucketMinute)
             .where(QueryBucketMinute.query_id == kept)
         )
-        examples_left = session.scalar(select(func.count()).select_from(QueryExample))
+        examples_left = session.scalar(select(func.count()).select_from(QueryExampleMinute))
         assert examples_left is not None
         assert examples_left >= 1
     assert client.get(f"/api/v1/queries/{target}").status_code == 404

@@ -84,7 +84,7 @@ def test_commands_are_real_subcommands(services: dict[str, dict[str, Any]]) -> N
             if option.startswith("--"):
                 assert option.split("=")[0] in known, f"{name}: {program} {subcommand} {option}"
         checked += 1
-    assert checked == 5  # migrate, api, worker, beat, demo-agent
+    assert checked == 7  # migrate, api, api-2, worker, ingest-worker, beat, demo-agent
 
 
 def test_server_variables_exist_in_the_settings(

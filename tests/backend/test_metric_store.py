@@ -1,5 +1,5 @@
 """The metric store on SQLite: every resolution, extended metrics, examples, catalog,
-primary source and retention, through the ingest API and the batch service."""
+primary source, the roll-up and retention, through the ingest API and the batch service."""
 
 import gzip
 import json
@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
+from quanta.ingest.service import queue_state
 from quanta.instances.models import Instance
 from quanta.queries import partitions
 from quanta.queries import service as queries
@@ -29,10 +30,12 @@ from quanta.queries.models import (
     QueryBucketMinute,
     QueryClass,
     QueryExample,
+    QueryExampleMinute,
     QueryInstance,
+    RollupPending,
 )
 from quanta.queries.window import TimeWindow
-from tests.helpers import process_all
+from tests.helpers import process_all, roll_up_all
 
 SETTINGS = Settings(env="test", example_max_chars=100)
 # Two hours ago, on a whole hour: events spread over two hours and one day.
@@ -79,9 +82,14 @@ def test_every_resolution_gets_the_same_totals_and_histograms(
     post(client, "c", events=[event(0, 5.0, SELECT.format("'" + "x" * 200 + "'"))])
     assert process_all(session_factory, SETTINGS) == 151
     assert process_all(session_factory, SETTINGS) == 0  # already claimed: nothing counted twice
+    with session_scope(session_factory) as session:
+        assert session.scalars(select(QueryBucketHour)).all() == []  # ingest writes minutes
+    assert roll_up_all(session_factory) == 5  # a, b: two hours each; c: one
+    assert roll_up_all(session_factory) == 0  # nothing rolled up twice
 
     with session_scope(session_factory) as session:
-        expected: list[tuple[Any, int]] = [(QueryBucketMinute, 150), (QueryBucketHour, 3)]
+        # Batch c's minute is a part of its own beside batch a's: appended, not merged.
+        expected: list[tuple[Any, int]] = [(QueryBucketMinute, 151), (QueryBucketHour, 3)]
         for model, expected_rows in expected:
             rows = session.scalars(select(model)).all()
             assert len(rows) == expected_rows
@@ -104,25 +112,32 @@ def test_every_resolution_gets_the_same_totals_and_histograms(
 
         first_minute = session.scalars(
             select(QueryBucketMinute).where(QueryBucketMinute.bucket_start == BASE)
-        ).one()
-        assert (first_minute.count, first_minute.query_time_min) == (2, 0.001)
-        assert first_minute.query_time_max == 5.0
+        ).all()
+        assert sorted((part.count, part.query_time_max) for part in first_minute) == [
+            (1, 0.001),
+            (1, 5.0),
+        ]
 
         (query,) = session.scalars(select(QueryClass)).all()
         assert query.statement_type == "select"
         assert query.tables == ["customers", "shop.orders"]
         assert session.scalars(select(QueryInstance.query_id)).all() == [query.query_id]
 
-        example = session.scalars(
-            select(QueryExample).where(
-                QueryExample.resolution == "minute", QueryExample.bucket_start == BASE
-            )
-        ).one()
-        assert example.seen == 2
+        parts = session.scalars(
+            select(QueryExampleMinute).where(QueryExampleMinute.bucket_start == BASE)
+        ).all()
+        assert sum(part.seen for part in parts) == 2
+        example = max(parts, key=lambda part: part.slowest_query_time)
         assert example.slowest_query_time == 5.0
         assert example.slowest_truncated
         assert len(example.slowest_text) == 100
         assert example.slowest_literals == "full"
+        hour_example = session.scalars(
+            select(QueryExample).where(
+                QueryExample.resolution == "hour", QueryExample.bucket_start == BASE
+            )
+        ).one()
+        assert (hour_example.seen, hour_example.slowest_query_time) == (61, 5.0)
         day_example = session.scalars(
             select(QueryExample).where(QueryExample.resolution == "day")
         ).all()
@@ -159,7 +174,7 @@ def test_masked_examples_and_the_primary_source_counts_once(
         )  # fmt: skip
         assert top.totals.count == 1  # only the primary source counts
         assert len(top.rows) == 1
-        example = session.scalars(select(QueryExample)).first()
+        example = session.scalars(select(QueryExampleMinute)).first()
         assert example is not None
         assert example.slowest_text == "select * from t where id=?"
         assert example.slowest_literals == "masked"
@@ -230,6 +245,7 @@ def test_the_query_and_instance_totals_are_the_buckets_summed(
     post(client, "a", events=events[:130])
     post(client, "b", events=events[130:])
     assert process_all(session_factory, SETTINGS) == 240
+    roll_up_all(session_factory)
 
     with session_scope(session_factory) as session:
         for resolution, totals_model in TOTALS_MODELS.items():
@@ -294,6 +310,14 @@ def test_retention_deletes_each_resolution_after_its_own_time(
     process_all(session_factory, SETTINGS)
     later = BASE + timedelta(days=SETTINGS.retention_minute_days + 1)
     with session_scope(session_factory) as session:
+        # Minutes not rolled up yet outlive their retention: the hour needs them.
+        assert partitions.apply_retention(session=session, settings=SETTINGS, now=later) == {
+            "day": 0,
+            "hour": 0,
+            "minute": 0,
+        }
+    roll_up_all(session_factory)
+    with session_scope(session_factory) as session:
         deleted = partitions.apply_retention(session=session, settings=SETTINGS, now=later)
     assert deleted == {"day": 0, "hour": 0, "minute": 3}  # a bucket, its total, an example
     with session_scope(session_factory) as session:
@@ -315,10 +339,85 @@ def test_the_agents_example_policy_and_truncation_are_honoured(
     with session_scope(session_factory) as session:
         examples = {
             e.slowest_text: (e.slowest_truncated, e.slowest_literals)
-            for e in session.scalars(
-                select(QueryExample).where(QueryExample.resolution == "minute")
-            )
+            for e in session.scalars(select(QueryExampleMinute))
         }
         texts = set(session.scalars(select(QueryClass.fingerprint)))
     assert examples == {cut: (True, "full"), "select ? from u": (False, "masked")}
     assert "select ? from v" in texts  # counted, but no example kept: the agent said off
+
+
+def test_reads_are_exact_across_the_roll_up_boundary_and_for_late_minutes(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    """Ranges crossing the boundary between rolled-up hours and pending minutes answer what
+    the raw events give: all pending, the first batch rolled up and a late one into its
+    hours pending, everything rolled up."""
+    update = "UPDATE t SET a = 1 WHERE id = 2"
+    first = [event(m, 0.001 * (m % 13 + 1), SELECT.format(m)) for m in range(0, 180, 3)]
+    late = [event(m, 0.002 * (m % 5 + 1), update) for m in range(1, 150, 4)]
+    windows = [
+        (BASE + timedelta(minutes=20), BASE + timedelta(minutes=160)),  # minutes, hour, minutes
+        (BASE, BASE + timedelta(hours=3)),  # whole hours
+        (BASE - timedelta(days=2), BASE + timedelta(hours=2, minutes=30)),  # days too
+    ]
+
+    def expect_raw(events: list[dict[str, Any]]) -> None:
+        for start, end in windows:
+            times = [
+                e["query_time"]
+                for e in events
+                if start <= datetime.fromisoformat(e["ts"]).replace(second=0) < end
+            ]
+            params = {"from": start.isoformat(), "to": end.isoformat()}
+            totals = client.get("/api/v1/queries", params=params).json()["totals"]
+            assert totals["count"] == len(times), (start, end)
+            assert totals["query_time"] == pytest.approx(sum(times), rel=1e-12)
+
+    post(client, "first", events=first)
+    process_all(session_factory, SETTINGS)
+    expect_raw(first)  # nothing rolled up: every hour from its pending minutes
+    assert roll_up_all(session_factory) == 3
+    expect_raw(first)
+    post(client, "late", events=late)  # minutes of hours rolled up already
+    process_all(session_factory, SETTINGS)
+    expect_raw(first + late)  # rolled-up hours plus the late minutes still pending
+    assert roll_up_all(session_factory) == 3
+    expect_raw(first + late)
+    with session_scope(session_factory) as session:
+        assert session.scalars(select(RollupPending)).all() == []
+        hours = session.execute(
+            select(QueryBucketHour.bucket_start, func.sum(QueryBucketHour.count)).group_by(
+                QueryBucketHour.bucket_start
+            )
+        ).all()
+        seen = session.execute(
+            select(QueryExample.bucket_start, func.sum(QueryExample.seen))
+            .where(QueryExample.resolution == "hour")
+            .group_by(QueryExample.bucket_start)
+        ).all()
+    per_hour = defaultdict(int)
+    for e in first + late:
+        per_hour[datetime.fromisoformat(e["ts"]).replace(minute=0, second=0)] += 1
+    assert dict(hours) == dict(per_hour) == dict(seen)  # late minutes in the right hour
+
+
+def test_the_roll_up_backlog_and_lag_are_metrics(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    post(client, "a", events=[event(m, 0.01, "SELECT 1") for m in (0, 70)])  # two hours
+    process_all(session_factory, SETTINGS)
+    with session_scope(session_factory) as session:
+        due = session.scalars(select(RollupPending.due_at)).all()
+        state = queue_state(session=session, settings=SETTINGS)
+        no_grace = Settings(env="test", rollup_grace_seconds=0)
+        lag = queue_state(session=session, settings=no_grace).rollup_lag_seconds
+    # Both hours had ended: due when written; the roll-up takes them its grace later.
+    assert (state.rollup_pending, state.rollup_lag_seconds) == (len(due), 0.0) == (2, 0.0)
+    assert 0 < lag < 60
+    scrape = client.get("/metrics").text
+    assert "quanta_store_rollup_pending 2.0" in scrape
+    assert "quanta_store_rollup_lag_seconds" in scrape
+    roll_up_all(session_factory)
+    with session_scope(session_factory) as session:
+        state = queue_state(session=session, settings=SETTINGS)
+    assert (state.rollup_pending, state.rollup_lag_seconds) == (0, 0.0)

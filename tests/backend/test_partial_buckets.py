@@ -17,10 +17,11 @@ from quanta.analysis.folder import MinuteFolder
 from quanta.analysis.slowlog import SlowLogEvent
 from quanta.core.db import session_scope
 from quanta.instances.models import Instance
-from quanta.queries.models import QueryBucketMinute
+from quanta.queries.models import QueryBucketHour, QueryBucketMinute
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
 from tests.backend.test_ingest_api import process_all
+from tests.helpers import roll_up_all
 
 MINUTE = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=10)
 
@@ -74,26 +75,6 @@ def test_partial_buckets_of_a_minute_add_up_to_the_whole(
     post_folded(client, "parts", "p3", late)
     assert process_all(session_factory) == 600
 
-    def stored(instance: str) -> list[tuple[Any, ...]]:
-        with session_scope(session_factory) as session:
-            rows = session.scalars(
-                select(QueryBucketMinute)
-                .join(Instance, Instance.id == QueryBucketMinute.instance_id)
-                .where(Instance.name == instance)
-            ).all()
-            return sorted(
-                (r.query_id, r.bucket_start, r.schema_name, r.user_name, r.client_host, r.count,
-                 round(r.query_time_sum, 9), r.query_time_min, r.query_time_max,
-                 round(r.lock_time_sum or 0, 9), r.rows_examined_sum, r.bytes_sent_sum,
-                 r.histogram)
-                for r in rows
-            )  # fmt: skip
-
-    whole, parts = stored("whole"), stored("parts")
-    assert len(whole) == 6  # 3 classes x 2 hosts, one minute
-    assert parts == whole
-    assert sum(row[5] for row in parts) == 300
-
     def read(instance: str) -> list[tuple[Any, ...]]:
         window = {
             "from": (MINUTE - timedelta(hours=1)).isoformat(),
@@ -105,4 +86,32 @@ def test_partial_buckets_of_a_minute_add_up_to_the_whole(
             for r in rows["rows"]
         )
 
+    # Appended as they came (a part is a row), summed on read...
+    assert read("parts") == read("whole")
+    with session_scope(session_factory) as session:
+        rows = session.scalars(select(QueryBucketMinute)).all()
+        assert sum(r.count for r in rows) == 600
+        assert len(rows) > 12  # the parts were not merged on write
+    roll_up_all(session_factory)
+
+    # ... and merged into one row of the hour by the roll-up.
+    def stored(instance: str) -> list[tuple[Any, ...]]:
+        with session_scope(session_factory) as session:
+            rows = session.scalars(
+                select(QueryBucketHour)
+                .join(Instance, Instance.id == QueryBucketHour.instance_id)
+                .where(Instance.name == instance)
+            ).all()
+            return sorted(
+                (r.query_id, r.bucket_start, r.schema_name, r.user_name, r.client_host, r.count,
+                 round(r.query_time_sum, 9), r.query_time_min, r.query_time_max,
+                 round(r.lock_time_sum or 0, 9), r.rows_examined_sum, r.bytes_sent_sum,
+                 r.histogram)
+                for r in rows
+            )  # fmt: skip
+
+    whole, parts = stored("whole"), stored("parts")
+    assert len(whole) == 6  # 3 classes x 2 hosts, one hour
+    assert parts == whole
+    assert sum(row[5] for row in parts) == 300
     assert read("parts") == read("whole")

@@ -14,7 +14,7 @@ from quanta.analysis.histogram import LatencyHistogram
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine
 from quanta.core.migrate import alembic_config, upgrade_to_head
-from quanta.queries.models import QueryBucketHour, QueryClass, QueryTotalsHour
+from quanta.queries.models import QueryBucketHour, QueryTotalsHour
 from tests.fixtures.servers import PostgresServer
 
 TABLES = {
@@ -27,6 +27,8 @@ TABLES = {
     "query_buckets_hour",
     "query_buckets_day",
     "query_examples",
+    "query_examples_minute",
+    "rollup_pending",
 }
 
 
@@ -83,9 +85,11 @@ def check_totals_backfill(settings: Settings) -> None:
                 {"at": hour.replace(tzinfo=None)},
             )
             connection.execute(
-                insert(QueryClass).values(
-                    query_id="A" * 16, fingerprint="select ?", first_seen=hour, last_seen=hour
-                )
+                text(
+                    "INSERT INTO query_classes (query_id, fingerprint, first_seen, last_seen) "
+                    "VALUES (:id, 'select ?', :at, :at)"
+                ),
+                {"id": "A" * 16, "at": hour.replace(tzinfo=None)},
             )
             for user, value, histogram in zip(("app", "cron"), (0.5, 2.0), histograms, strict=True):
                 connection.execute(
@@ -111,6 +115,81 @@ def check_totals_backfill(settings: Settings) -> None:
     assert (row.rows_sent_sum, row.rows_examined_sum) == (6, None)
     merged = LatencyHistogram.from_bytes(row.histogram)
     assert (merged.count, merged.quantile(1.0)) == (2, 2.0)
+
+
+def check_write_once_migration(settings: Settings) -> None:
+    """Classes stored before own_statement get it from their fingerprint; minute buckets
+    stored before the roll-up count as rolled up (their hours were written at ingest), and
+    minute examples move to their own table."""
+    _upgrade(settings, "a1c5e7b9d3f2")
+    minute = datetime(2026, 1, 2, 3, 4)
+    engine = create_db_engine(settings)
+    try:
+        with engine.begin() as connection:
+            for query_id, fingerprint in (("A" * 16, "select ?"), ("B" * 16, "EXPLAIN select ?")):
+                connection.execute(
+                    text(
+                        "INSERT INTO query_classes (query_id, fingerprint, first_seen, last_seen)"
+                        " VALUES (:id, :fingerprint, :at, :at)"
+                    ),
+                    {"id": query_id, "fingerprint": fingerprint, "at": minute},
+                )
+            connection.execute(
+                text(
+                    "INSERT INTO query_buckets_minute (instance_id, bucket_start, query_id, "
+                    "schema_name, user_name, client_host, source, count, query_time_sum) "
+                    "VALUES (1, :at, :id, 's', 'u', 'h', 'slowlog', 2, 0.5)"
+                ),
+                {"at": minute, "id": "A" * 16},
+            )
+            fields = (
+                ("text", "select 1"), ("query_time", 0.5), ("ts", minute), ("schema", "s"),
+                ("literals", "full"), ("truncated", False),
+            )  # fmt: skip
+            example = {
+                f"{kind}_{name}": value for kind in ("slowest", "sampled") for name, value in fields
+            }
+            for resolution in ("minute", "hour"):
+                connection.execute(
+                    text(
+                        f"INSERT INTO query_examples (query_id, resolution, bucket_start, "
+                        f"instance_id, seen, {', '.join(example)}) VALUES (:id, :resolution, "
+                        f":at, 1, 2, {', '.join(':' + name for name in example)})"
+                    ),
+                    {"id": "A" * 16, "resolution": resolution, "at": minute, **example},
+                )
+    finally:
+        engine.dispose()
+    upgrade_to_head(settings)
+    engine = create_db_engine(settings)
+    try:
+        with engine.connect() as connection:
+            classes = text("SELECT query_id, own_statement FROM query_classes")
+            own = {query_id: bool(flag) for query_id, flag in connection.execute(classes)}
+            rollup_ids = connection.execute(
+                text("SELECT rollup_id, count FROM query_buckets_minute")
+            ).all()
+            examples = (
+                connection.execute(text("SELECT resolution FROM query_examples")).scalars().all()
+            )
+            minute_examples = connection.execute(
+                text("SELECT seen, slowest_text FROM query_examples_minute")
+            ).all()
+    finally:
+        engine.dispose()
+    assert own == {"A" * 16: False, "B" * 16: True}
+    assert [tuple(row) for row in rollup_ids] == [(0, 2)]
+    assert examples == ["hour"]
+    assert [tuple(row) for row in minute_examples] == [(2, "select 1")]
+
+
+def test_sqlite_write_once(tmp_path: Path) -> None:
+    check_write_once_migration(Settings(data_dir=tmp_path, database_url=None))
+
+
+@pytest.mark.services
+def test_postgresql_write_once(postgres_server: PostgresServer) -> None:
+    check_write_once_migration(Settings(database_url=postgres_server.create_database("once")))
 
 
 def check_profiling_flag_migration(settings: Settings) -> None:
@@ -249,9 +328,9 @@ def check_transient_batches(settings: Settings) -> None:
             payloads = connection.execute(
                 select(batches.c.batch_id, batches.c.payload_gzip).order_by(batches.c.id)
             ).all()
-            texts = connection.execute(
-                select(examples.c.slowest_text, examples.c.sampled_text)
-            ).one()
+            # A minute's example: in the minute examples' table since write_once.
+            moved = table("query_examples_minute", column("slowest_text"), column("sampled_text"))
+            texts = connection.execute(select(moved.c.slowest_text, moved.c.sampled_text)).one()
     finally:
         engine.dispose()
     assert [(b, None if p is None else bytes(p)) for b, p in payloads] == [

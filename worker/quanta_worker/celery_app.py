@@ -18,6 +18,7 @@ from quanta.core.tasks import (
     NOTIFY_TICK_TASK,
     REFRESH_ADVICE_TASK,
     REQUEUE_STALE_BATCHES_TASK,
+    ROLLUP_STORE_TASK,
     create_celery,
 )
 
@@ -58,8 +59,13 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
             "task": REQUEUE_STALE_BATCHES_TASK,
             "schedule": settings.ingest_requeue_check_seconds,
         },
-        # Retention per resolution and PostgreSQL time partitions (rollups need no job: every
-        # resolution is written at ingest, see docs/architecture.md).
+        # Hours, days and totals summed from the minutes of ended hours (ingest writes minutes
+        # only; see quanta.queries.rollup).
+        "rollup-store": {
+            "task": ROLLUP_STORE_TASK,
+            "schedule": settings.rollup_interval_seconds,
+        },
+        # Retention per resolution and PostgreSQL time partitions.
         "maintain-store": {
             "task": MAINTAIN_STORE_TASK,
             "schedule": float(settings.store_maintenance_seconds),

@@ -8,12 +8,13 @@ to it.
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quanta.advice.models import Suggestion, SuggestionStatus
-from quanta.queries.models import QueryExample
+from quanta.queries.models import QueryExample, QueryExampleMinute
 
 # Newest example buckets looked at for the latest usable statement: enough to get past a
 # run of truncated ones, bounded so a long-lived query does not read all of its history.
@@ -34,12 +35,14 @@ class StoredExample:
 
 def latest_examples(session: Session, query_id: str, instance_id: int) -> list[StoredExample]:
     """The stored statements of a query on an instance, newest first."""
-    rows = session.scalars(
-        select(QueryExample)
-        .where(QueryExample.query_id == query_id, QueryExample.instance_id == instance_id)
-        .order_by(QueryExample.bucket_start.desc())
-        .limit(EXAMPLE_ROWS_SCANNED)
-    )
+    rows: list[Any] = []
+    for model in (QueryExampleMinute, QueryExample):
+        rows += session.scalars(
+            select(model)
+            .where(model.query_id == query_id, model.instance_id == instance_id)
+            .order_by(model.bucket_start.desc())
+            .limit(EXAMPLE_ROWS_SCANNED)
+        )
     found = [
         StoredExample(
             text=getattr(row, f"{kind}_text"),

@@ -7,6 +7,7 @@ The patterns are SQL LIKE patterns on the lower-case fingerprint, so the store c
 """
 
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
 # Each is matched against the whole fingerprint, as SQL LIKE reads it ("%": any run of
 # characters, "_": any one character).
@@ -37,6 +38,7 @@ OWN_FINGERPRINTS = (
 )
 
 
+@lru_cache(maxsize=65_536)  # a worker meets the same classes batch after batch
 def is_own(fingerprint: str) -> bool:
     """Whether a fingerprint is one of Quanta's own statements (OWN_FINGERPRINTS).
 

@@ -4,15 +4,13 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import and_, delete, func, literal, or_, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from quanta.analysis.resolution import Resolution
 from quanta.annotations.models import Annotation, AnnotationInstance, AnnotationTag
 from quanta.instances.models import Instance
-from quanta.queries.models import BUCKET_MODELS, QueryClass, QueryInstance
+from quanta.queries.models import QueryClass, QueryInstance
 
 # The source whose buckets count for an instance that has not chosen one yet (the same
 # default as the query analytics reads).
@@ -134,42 +132,6 @@ def delete_annotation(session: Session, annotation_id: int) -> None:
         delete(AnnotationInstance).where(AnnotationInstance.annotation_id == annotation_id)
     )
     session.execute(delete(Annotation).where(Annotation.id == annotation_id))
-
-
-def impact_buckets(
-    session: Session,
-    *,
-    resolution: Resolution,
-    ranges: Sequence[tuple[datetime, datetime]],
-    instance_ids: Sequence[int],
-) -> Iterator[Any]:
-    """Primary-source buckets of ``resolution`` starting in any of ``ranges``.
-
-    Rows: query_id, instance_id, bucket_start, count, query_time_sum, rows_examined_sum,
-    histogram, of the instances ``instance_ids``. The bucket rows are summed by the caller:
-    histograms cannot be merged by SQL.
-    """
-    table = BUCKET_MODELS[resolution].__table__
-    b = table.c
-    primary = func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
-    stmt = (
-        select(
-            b.query_id,
-            b.instance_id,
-            b.bucket_start,
-            b.count,
-            b.query_time_sum,
-            b.rows_examined_sum,
-            b.histogram,
-        )
-        .join(Instance, and_(Instance.id == b.instance_id, b.source == primary))
-        .where(b.instance_id.in_(instance_ids))
-    )
-    if not instance_ids:
-        return
-    # One statement per range: each is an index range (instance, bucket_start) of the key.
-    for lo, hi in ranges:
-        yield from session.execute(stmt.where(b.bucket_start >= lo, b.bucket_start < hi))
 
 
 def fingerprints(session: Session, query_ids: Sequence[str]) -> dict[str, str]:

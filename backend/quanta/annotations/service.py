@@ -35,7 +35,7 @@ from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.notify.events import ImpactNotice
 from quanta.notify.publish import publish_impact
-from quanta.queries.service import own_queries
+from quanta.queries.service import impact_buckets, own_queries
 from quanta.queries.window import TimeWindow, parse_time, retained_since
 
 # Unknown instance names listed in an error, at most.
@@ -237,8 +237,8 @@ def _slots_by_query(
     and the instances it ran on."""
     slots: QuerySlots = defaultdict(lambda: ({}, {}))
     instances_seen: dict[str, set[int]] = defaultdict(set)
-    for b in repository.impact_buckets(
-        session,
+    for b in impact_buckets(
+        session=session,
         resolution=plan.resolution,
         ranges=[(plan.before_start, plan.before_end), (plan.after_start, plan.after_end)],
         instance_ids=instance_ids,

@@ -100,6 +100,18 @@ class Settings(BaseSettings):
     store_maintenance_seconds: int = Field(
         default=3600, ge=60, description="How often beat applies retention and adds partitions."
     )
+    rollup_interval_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How often beat rolls the minutes of ended hours up into hours, days and "
+        "totals (see quanta.queries.rollup).",
+    )
+    rollup_grace_seconds: float = Field(
+        default=120.0,
+        ge=0,
+        description="How long minutes wait for their roll-up once due (their hour ended, or "
+        "they came after it): minutes arriving meanwhile add to the hour once, not each.",
+    )
     example_max_chars: int = Field(
         default=10_000, ge=100, description="Examples longer than this are cut (and flagged)."
     )

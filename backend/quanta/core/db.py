@@ -8,7 +8,10 @@ from typing import Any
 
 from sqlalchemy import DateTime, Engine, MetaData, create_engine, event, make_url
 from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import TypeDecorator
 
 from quanta.core.config import Settings
@@ -44,6 +47,39 @@ class UTCDateTime(TypeDecorator[datetime]):
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         return None if value is None else value.replace(tzinfo=UTC)
+
+
+class floor_hour(FunctionElement[datetime]):  # noqa: N801 (an SQL function, named as one)
+    """The start of the hour holding a UTCDateTime column, in SQL (a rolled-up row's time)."""
+
+    type = UTCDateTime()
+    inherit_cache = True
+
+
+class floor_day(FunctionElement[datetime]):  # noqa: N801
+    """The start of the day holding a UTCDateTime column, in SQL."""
+
+    type = UTCDateTime()
+    inherit_cache = True
+
+
+# SQLite keeps times as text in SQLAlchemy's format: the floor is that text, so that it
+# groups with the stored rows of the hour or day.
+_SQLITE_FLOOR = {"floor_hour": "%Y-%m-%d %H:00:00.000000", "floor_day": "%Y-%m-%d 00:00:00.000000"}
+
+
+@compiles(floor_hour, "postgresql")
+@compiles(floor_day, "postgresql")
+def _floor_postgresql(element: FunctionElement[datetime], compiler: SQLCompiler, **kw: Any) -> str:
+    unit = "hour" if isinstance(element, floor_hour) else "day"
+    return f"date_trunc('{unit}', {compiler.process(element.clauses, **kw)})"
+
+
+@compiles(floor_hour, "sqlite")
+@compiles(floor_day, "sqlite")
+def _floor_sqlite(element: FunctionElement[datetime], compiler: SQLCompiler, **kw: Any) -> str:
+    pattern = _SQLITE_FLOOR[type(element).__name__]
+    return f"strftime('{pattern}', {compiler.process(element.clauses, **kw)})"
 
 
 def utcnow() -> datetime:

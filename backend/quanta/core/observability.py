@@ -234,6 +234,10 @@ class QueueState:
     depth: int
     oldest_age_seconds: float
     failed: int = 0
+    # Minute rows waiting for their roll-up into hours, days and totals (quanta.queries.rollup):
+    # pending entries, and how long the oldest due one has waited.
+    rollup_pending: int = 0
+    rollup_lag_seconds: float = 0.0
 
 
 class _QueueCollector:
@@ -265,6 +269,17 @@ class _QueueCollector:
             "quanta_ingest_queue_lag_seconds",
             "Age of the oldest batch not processed yet (0 when none waits).",
             value=state.oldest_age_seconds,
+        )
+        yield GaugeMetricFamily(
+            "quanta_store_rollup_pending",
+            "Writes whose minutes are not rolled up into hours, days and totals yet.",
+            value=state.rollup_pending,
+        )
+        yield GaugeMetricFamily(
+            "quanta_store_rollup_lag_seconds",
+            "How long the oldest due roll-up has waited (0 when none is due); reads stay "
+            "exact meanwhile, only slower.",
+            value=state.rollup_lag_seconds,
         )
         yield GaugeMetricFamily(
             "quanta_ingest_failed_batches",

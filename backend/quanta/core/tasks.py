@@ -15,6 +15,7 @@ QUEUES = (INGEST_QUEUE, ANALYSIS_QUEUE, NOTIFY_QUEUE)
 PROCESS_BATCH_TASK = "quanta.ingest.process_batch"
 REQUEUE_STALE_BATCHES_TASK = "quanta.ingest.requeue_stale_batches"
 MAINTAIN_STORE_TASK = "quanta.queries.maintain_store"
+ROLLUP_STORE_TASK = "quanta.queries.rollup_store"
 ADVISE_QUERY_TASK = "quanta.advice.advise_query"
 REFRESH_ADVICE_TASK = "quanta.advice.refresh_advice"
 ADVISE_HOT_TASK = "quanta.advice.advise_hot"
@@ -35,6 +36,8 @@ TASK_ROUTES = {
     PROCESS_BATCH_TASK: {"queue": INGEST_QUEUE},
     REQUEUE_STALE_BATCHES_TASK: {"queue": INGEST_QUEUE},
     MAINTAIN_STORE_TASK: {"queue": ANALYSIS_QUEUE},
+    # The roll-up is the ingest's second half: it waits its turn with the batches.
+    ROLLUP_STORE_TASK: {"queue": INGEST_QUEUE},
     ADVISE_QUERY_TASK: {"queue": ANALYSIS_QUEUE},
     REFRESH_ADVICE_TASK: {"queue": ANALYSIS_QUEUE},
     ADVISE_HOT_TASK: {"queue": ANALYSIS_QUEUE},

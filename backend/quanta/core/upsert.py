@@ -18,6 +18,8 @@ from sqlalchemy import (
     JSON,
     Integer,
     Table,
+    func,
+    or_,
     select,
     text,
     tuple_,
@@ -57,6 +59,7 @@ def merge_rows(
     combine: Combine,
     *,
     metrics: bool = False,
+    merged_sql: Mapping[str, str] | None = None,
 ) -> None:
     """Add ``rows`` to ``model``'s table, merging each into the stored row with the same key.
 
@@ -69,6 +72,9 @@ def merge_rows(
     With ``metrics`` (rows of buckets or totals), PostgreSQL does not read the stored rows
     back to merge them: the UPDATE adds the metrics up itself (:func:`_merged_metric`, the
     same merge in SQL), and only their histograms, which SQL cannot merge, are merged here.
+    ``merged_sql`` gives PostgreSQL the merge of other rows the same way: an SQL expression
+    per column of the stored row ``t`` and the new one ``s`` (and ``s.draw``, a uniform
+    random number per row), which ``combine`` computes on SQLite.
     """
     if not rows:
         return
@@ -78,8 +84,38 @@ def merge_rows(
         _merge_rows_portable(session, model, key, ordered, combine)
     elif metrics:
         _merge_metrics_postgresql(session, table, key, ordered)
+    elif merged_sql is not None:
+        _merge_in_sql_postgresql(session, table, key, ordered, merged_sql)
     else:
         _merge_rows_postgresql(session, table, key, ordered, combine)
+
+
+def _merge_in_sql_postgresql(
+    session: Session,
+    table: Table,
+    key: Sequence[str],
+    ordered: Sequence[dict[str, Any]],
+    merged_sql: Mapping[str, str],
+) -> None:
+    """The rows whose key was stored already (see :func:`_stage_stored_keys`) merged by one
+    UPDATE from the stage: nothing comes back to Python, and a column the merge keeps keeps
+    its stored value as it is (long texts are not written again)."""
+    stage = _stage_stored_keys(session, table, key, ordered)
+    if stage is None:
+        return
+    session.execute(
+        text(
+            f"SELECT 1 FROM {table.name} AS t JOIN {stage} AS s ON {_match(key, 't', 's')} "
+            f"ORDER BY {_columns_of(key, 't')} FOR UPDATE OF t"
+        )
+    )
+    assignments = ", ".join(f"{name} = {expression}" for name, expression in merged_sql.items())
+    session.execute(
+        text(
+            f"UPDATE {table.name} AS t SET {assignments} "
+            f"FROM (SELECT *, random() AS draw FROM {stage}) AS s WHERE {_match(key, 't', 's')}"
+        )
+    )
 
 
 def key_getter(key: Sequence[str]) -> Callable[[Mapping[Any, Any]], tuple[Any, ...]]:
@@ -235,8 +271,13 @@ def _stage_stored_keys(
             f"DELETE FROM {stage} AS s USING inserted AS t WHERE {_match(key, 's', 't')}"
         )
     )
-    # Not even a look for stored rows then: the planner knows nothing of the stage's size.
-    return None if inserted.rowcount == len(ordered) else stage  # type: ignore[attr-defined]
+    if inserted.rowcount == len(ordered):  # type: ignore[attr-defined]
+        return None  # not even a look for stored rows then
+    # The rows left are joined with the table: tell the planner how many there are (a
+    # temporary table has no statistics; it planned a scan of the whole table instead of
+    # a probe of its key per row).
+    session.connection().exec_driver_sql(f"ANALYZE {stage}")
+    return stage
 
 
 HISTOGRAM = "histogram"
@@ -257,6 +298,74 @@ def _match(key: Sequence[str], left: str, right: str) -> str:
     return " AND ".join(f"{left}.{name} = {right}.{name}" for name in key)
 
 
+def insert_or_widen(
+    session: Session,
+    model: Any,
+    key: Sequence[str],
+    rows: Sequence[dict[str, Any]],
+    *,
+    least: Sequence[str] = (),
+    greatest: Sequence[str] = (),
+) -> None:
+    """Insert ``rows``; where a row's key is stored, lower its ``least`` columns and raise
+    its ``greatest`` ones to the row's values, and write nothing when they cover them.
+
+    On PostgreSQL the rows go by COPY to the stage and one fixed statement merges them (a
+    statement per row, or one large one psycopg parses afresh, cost a batch some 90 us a
+    bucket for its catalog rows alone); in key order, as every writer.
+    """
+    if not rows:
+        return
+    table: Table = model.__table__
+    ordered = sorted(rows, key=key_getter(key))
+    if not is_postgresql(session):
+        stmt = insert_for(session)(table)
+        new = stmt.excluded
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(key),
+            set_={
+                **{name: func.min(table.c[name], new[name]) for name in least},
+                **{name: func.max(table.c[name], new[name]) for name in greatest},
+            },
+            where=or_(
+                *(new[name] < table.c[name] for name in least),
+                *(new[name] > table.c[name] for name in greatest),
+            ),
+        )
+        session.connection().execute(stmt, ordered)
+        return
+    stage = _copy_to_stage(session, table, ordered)
+    names = _columns_of(list(ordered[0]))
+    keys = ", ".join(key)
+    assignments = [f"{name} = LEAST(t.{name}, excluded.{name})" for name in least] + [
+        f"{name} = GREATEST(t.{name}, excluded.{name})" for name in greatest
+    ]
+    widened = [f"excluded.{name} < t.{name}" for name in least] + [
+        f"excluded.{name} > t.{name}" for name in greatest
+    ]
+    session.execute(
+        text(
+            f"INSERT INTO {table.name} AS t ({names}) SELECT {names} FROM {stage} "
+            f"ORDER BY {keys} ON CONFLICT ({keys}) DO UPDATE SET {', '.join(assignments)} "
+            f"WHERE {' OR '.join(widened)}"
+        )
+    )
+
+
+def append_rows(session: Session, model: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Add ``rows`` to ``model``'s table as they are: no key, no merge, nothing read back.
+
+    PostgreSQL receives them by COPY; SQLite by one cached multi-row INSERT.
+    """
+    if not rows:
+        return
+    table: Table = model.__table__
+    if is_postgresql(session):
+        _copy_rows(session, table.name, table, rows, numbered=False)
+    else:
+        session.connection().execute(table.insert(), rows)
+
+
 def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, Any]]) -> str:
     """Copy rows, numbered, into this transaction's empty staging table for ``table``; its
     name.
@@ -269,20 +378,38 @@ def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, A
     connection = session.connection()
     connection.exec_driver_sql(
         f"CREATE TEMP TABLE IF NOT EXISTS {stage} "
-        f"(LIKE {table.name}, {STAGE_POSITION} integer) ON COMMIT DELETE ROWS"
+        f"(LIKE {table.name} INCLUDING DEFAULTS, {STAGE_POSITION} integer) "
+        "ON COMMIT DELETE ROWS"
     )
     connection.exec_driver_sql(f"TRUNCATE {stage}")
-    names = [column.name for column in table.c]
+    _copy_rows(session, stage, table, rows, numbered=True)
+    return stage
+
+
+def _copy_rows(
+    session: Session,
+    target: str,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    numbered: bool,
+) -> None:
+    """COPY rows with ``table``'s columns (those the rows have) into ``target``; with
+    ``numbered``, each row's position too (STAGE_POSITION)."""
+    names = [column.name for column in table.c if column.name in rows[0]]
     values_of = itemgetter(*names)
+    columns = [table.c[name] for name in names]
     # COPY skips SQLAlchemy's bind processing: the store keeps naive UTC times (see
     # core.db.UTCDateTime) and JSON columns as text. A batch has few distinct times.
-    times = [n for n, column in enumerate(table.c) if isinstance(column.type, UTCDateTime)]
-    documents = [n for n, column in enumerate(table.c) if isinstance(column.type, JSON)]
+    times = [n for n, column in enumerate(columns) if isinstance(column.type, UTCDateTime)]
+    documents = [n for n, column in enumerate(columns) if isinstance(column.type, JSON)]
     naive: dict[datetime, datetime] = {}
+    connection = session.connection()
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    with cursor.copy(f"COPY {stage} ({', '.join(names)}, {STAGE_POSITION}) FROM STDIN") as copy:
+    listed = ", ".join([*names, *([STAGE_POSITION] if numbered else [])])
+    with cursor.copy(f"COPY {target} ({listed}) FROM STDIN") as copy:
         for position, row in enumerate(rows):
-            values = [*values_of(row), position]
+            values = [*values_of(row), position] if numbered else list(values_of(row))
             for n in times:
                 if (time := values[n]) is not None:
                     values[n] = naive.get(time) or naive.setdefault(time, _naive_utc(time))
@@ -290,7 +417,6 @@ def _copy_to_stage(session: Session, table: Table, rows: Sequence[Mapping[str, A
                 if values[n] is not None:
                     values[n] = json.dumps(values[n])
             copy.write_row(values)
-    return stage
 
 
 def _naive_utc(value: datetime) -> datetime:

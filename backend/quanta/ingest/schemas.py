@@ -191,7 +191,10 @@ class SlowLogBucketsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: Column[QueryPosition] = Field(description="Positions of the query classes in `queries`.")
-    start: Column[Timestamp] = Field(description="Starts of the minutes.")
+    # Checked against the plausible range once, by its earliest and latest value (see
+    # _consistent): an AfterValidator per value was a Python call and a clock read per bucket,
+    # on the API and again in the worker.
+    start: Column[AwareDatetime] = Field(description="Starts of the minutes.")
     db: Column[Dimension]
     user: Column[Dimension]
     host: Column[Dimension]
@@ -233,6 +236,12 @@ class SlowLogBucketsIn(BaseModel):
             self.start, self.count, self.histogram, self.query_time_min, self.query_time_max,
             self.query_time_sum, strict=True,
         )  # fmt: skip
+        for extreme in (min(self.start, default=None), max(self.start, default=None)):
+            if extreme is not None:
+                try:
+                    _plausible_time(extreme)
+                except ValueError as exc:
+                    raise ValueError(f"bucket {self.start.index(extreme)}: start {exc}") from None
         for n, (start, count, histogram, least, most, total) in enumerate(rows):
             if start.second or start.microsecond:
                 raise ValueError(f"bucket {n}: start must be the start of a minute")

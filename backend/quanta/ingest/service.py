@@ -41,6 +41,7 @@ from quanta.instances.service import (
     get_or_create_instance,
     monitoring_user,
 )
+from quanta.queries import rollup
 from quanta.queries.classes import admit_classes
 from quanta.queries.writes import mark_runners, record_digest
 from quanta.stages.service import record_stage_samples
@@ -487,12 +488,23 @@ def requeue_stale_batches(*, session: Session, settings: Settings) -> list[int]:
     return stale
 
 
-def queue_state(*, session: Session) -> QueueState:
-    """Batches stored but not processed yet, and the age of the oldest (queue lag)."""
+def queue_state(*, session: Session, settings: Settings) -> QueueState:
+    """Batches stored but not processed yet, the age of the oldest (queue lag), and the
+    roll-up's backlog and lag."""
+    now = utcnow()
     depth, oldest = repository.queue_summary(session)
-    age = max(0.0, (utcnow() - oldest).total_seconds()) if oldest is not None else 0.0
+    age = max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0
     failed = repository.count_failed(session)
-    return QueueState(depth=depth, oldest_age_seconds=age, failed=failed)
+    pending, lag = rollup.state(
+        session=session, now=now, grace_seconds=settings.rollup_grace_seconds
+    )
+    return QueueState(
+        depth=depth,
+        oldest_age_seconds=age,
+        failed=failed,
+        rollup_pending=pending,
+        rollup_lag_seconds=lag,
+    )
 
 
 def _gunzip(body: bytes, *, limit: int) -> bytes:

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 
 from quanta.core.db import Base
 from quanta.instances.models import Instance
-from quanta.queries.models import InstanceTotalsDay
+from quanta.queries.models import InstanceTotalsDay, QueryBucketMinute
 
 # The column that refers to an instance in tables without a foreign key to it.
 INSTANCE_ID_COLUMN = "instance_id"
@@ -37,11 +37,15 @@ def prefer_primary_source(session: Session, instance_id: int, source: str) -> No
 
 
 def has_source_data(session: Session, instance_id: int, source: str) -> bool:
-    """Whether any totals of ``source`` are stored for the instance (any retained day)."""
-    found = select(InstanceTotalsDay.instance_id).where(
-        InstanceTotalsDay.instance_id == instance_id, InstanceTotalsDay.source == source
-    )
-    return session.scalar(found.limit(1)) is not None
+    """Whether any data of ``source`` is stored for the instance: totals of a retained day,
+    or minutes (whose day may not be rolled up yet)."""
+    for model in (InstanceTotalsDay, QueryBucketMinute):
+        found = select(model.instance_id).where(
+            model.instance_id == instance_id, model.source == source
+        )
+        if session.scalar(found.limit(1)) is not None:
+            return True
+    return False
 
 
 def list_all(session: Session) -> list[Instance]:

@@ -50,14 +50,18 @@ def apply_retention(*, session: Session, settings: Settings, now: datetime) -> d
         if is_postgresql(session):
             for name in partition_names(session, model.__tablename__):
                 bounds = _partition_bounds(name, model.__tablename__, resolution)
-                if bounds is not None and bounds[1] <= cutoff:
+                # Minutes whose roll-up is pending stay (see rollup): then rows, not the
+                # partition, are deleted.
+                if bounds is None or bounds[1] > cutoff:
+                    continue
+                if not repository.pending_between(session, *bounds):
                     drop_partition(session, name)
         count = repository.delete_buckets_before(session, model, cutoff)
         count += repository.delete_buckets_before(session, TOTALS_MODELS[resolution], cutoff)
         if resolution in QUERY_TOTALS_MODELS:
             totals = QUERY_TOTALS_MODELS[resolution]
             count += repository.delete_buckets_before(session, totals, cutoff)
-        count += repository.delete_examples_before(session, resolution.value, cutoff)
+        count += repository.delete_examples_before(session, resolution, cutoff)
         deleted[resolution.value] = count
     return deleted
 

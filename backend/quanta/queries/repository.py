@@ -14,7 +14,6 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
-    case,
     cast,
     delete,
     func,
@@ -28,9 +27,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from quanta.analysis.metrics import SUM_METRICS
-from quanta.analysis.own import OWN_FINGERPRINTS
-from quanta.analysis.resolution import Resolution, Segment
-from quanta.core.upsert import chunks, insert_for, key_getter
+from quanta.analysis.resolution import Resolution, Segment, floor_to
+from quanta.core.db import floor_day, floor_hour
+from quanta.core.upsert import chunks, insert_for, insert_or_widen, key_getter
 from quanta.instances.models import Instance
 from quanta.queries.models import (
     BUCKET_MODELS,
@@ -40,10 +39,14 @@ from quanta.queries.models import (
     InstanceTotalsMinute,
     MetricModel,
     QueryBucketHour,
+    QueryBucketMinute,
     QueryClass,
     QueryExample,
+    QueryExampleMinute,
     QueryInstance,
+    RollupPending,
 )
+from quanta.queries.rollup import rolled_models
 from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter
 
 # Buckets from a source that is not the instance's primary one are stored, not totalled; an
@@ -68,11 +71,6 @@ def insert_query_classes(session: Session, rows: Sequence[dict[str, Any]]) -> No
     _insert_new(session, QueryClass, ["query_id"], rows)
 
 
-def insert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """Record query classes first seen on an instance (in key order)."""
-    _insert_new(session, QueryInstance, ["query_id", "instance_id"], rows)
-
-
 def _insert_new(
     session: Session, model: Any, key: list[str], rows: Sequence[dict[str, Any]]
 ) -> None:
@@ -83,33 +81,15 @@ def _insert_new(
 
 def upsert_query_classes(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Insert new query classes; widen first/last seen of known ones (in key order)."""
-    if not rows:
-        return
-    stmt = insert_for(session)(QueryClass)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["query_id"],
-        set_={
-            "first_seen": _least(QueryClass.first_seen, stmt.excluded.first_seen),
-            "last_seen": _greatest(QueryClass.last_seen, stmt.excluded.last_seen),
-        },
+    insert_or_widen(
+        session, QueryClass, ["query_id"], rows, least=["first_seen"], greatest=["last_seen"]
     )
-    session.connection().execute(stmt, sorted(rows, key=lambda r: r["query_id"]))
 
 
 def upsert_query_instances(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Record where query classes run: first and last seen per instance."""
-    if not rows:
-        return
-    stmt = insert_for(session)(QueryInstance)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["query_id", "instance_id"],
-        set_={
-            "first_seen": _least(QueryInstance.first_seen, stmt.excluded.first_seen),
-            "last_seen": _greatest(QueryInstance.last_seen, stmt.excluded.last_seen),
-        },
-    )
-    ordered = sorted(rows, key=lambda r: (r["query_id"], r["instance_id"]))
-    session.connection().execute(stmt, ordered)
+    key = ["query_id", "instance_id"]
+    insert_or_widen(session, QueryInstance, key, rows, least=["first_seen"], greatest=["last_seen"])
 
 
 def bucket_rows_for_union(
@@ -122,11 +102,16 @@ def bucket_rows_for_union(
 
     ``where`` gives more conditions on each segment's table: they sit inside every branch of
     the union, where the database can use the table's indexes for them. ``models`` are the
-    tables by resolution: the buckets, or the per-instance totals.
+    tables by resolution: the buckets, or the per-instance totals. A table rolled up from the
+    minutes (quanta.queries.rollup) is read with the minute rows not rolled up yet, each
+    dated at the start of its hour or day: rolled-up and pending rows add up to every minute
+    stored, at every moment.
     """
     selects = []
+    rolled = rolled_models()
     for segment in segments:
-        table = type_cast(Table, models[segment.resolution].__table__)  # mapped to a Table
+        model = models[segment.resolution]
+        table = type_cast(Table, model.__table__)  # mapped to a Table
         selects.append(
             select(*(table.c[c] for c in columns)).where(
                 table.c.bucket_start >= segment.start,
@@ -134,10 +119,53 @@ def bucket_rows_for_union(
                 *(where(table) if where else ()),
             )
         )
+        if model in rolled:
+            selects.append(_pending_minutes(segment, columns, where))
     if not selects:
         raise ValueError("no segment to read")
     union = union_all(*selects).subquery("buckets")
     return select(union)
+
+
+def _pending_minutes(
+    segment: Segment,
+    columns: Sequence[str],
+    where: Callable[[Table], list[ColumnElement[bool]]] | None,
+) -> Select[Any]:
+    """The minute rows of ``segment`` whose roll-up is pending, as rows of its resolution.
+
+    Read from the pending entries (a handful, indexed by their hour) to their rows by
+    ``rollup_id``: never a scan of the segment's minutes.
+    """
+    minute = type_cast(Table, QueryBucketMinute.__table__)
+    pending = type_cast(Table, RollupPending.__table__)
+    floor = _FLOORS[segment.resolution]
+    selected = [
+        floor(minute.c.bucket_start).label(c) if c == "bucket_start" else minute.c[c]
+        for c in columns
+    ]
+    return (
+        select(*selected)
+        .select_from(pending.join(minute, minute.c.rollup_id == pending.c.id))
+        .where(
+            pending.c.hour_start >= floor_to(segment.start, Resolution.HOUR),
+            pending.c.hour_start < segment.end,
+            minute.c.bucket_start >= segment.start,
+            minute.c.bucket_start < segment.end,
+            *(where(minute) if where else ()),
+        )
+    )
+
+
+def _same_minute(column: Any) -> Any:
+    return column
+
+
+_FLOORS: dict[Resolution, Callable[[Any], Any]] = {
+    Resolution.MINUTE: _same_minute,
+    Resolution.HOUR: floor_hour,
+    Resolution.DAY: floor_day,
+}
 
 
 def _primary_buckets(
@@ -158,6 +186,22 @@ def _primary_buckets(
         return [*own, tuple_(table.c.instance_id, table.c.source).in_(primary)]
 
     return bucket_rows_for_union(segments, *columns, where=conditions, models=models).subquery("b")
+
+
+def primary_bucket_rows(
+    session: Session, segments: Sequence[Segment], instance_ids: Sequence[int], *columns: str
+) -> Iterator[Any]:
+    """``columns`` of the primary-source buckets of the instances in the segments, one row
+    per stored bucket (the minutes still pending their roll-up as rows of their hour or
+    day): the caller sums them."""
+    if not instance_ids or not segments:
+        return iter(())
+
+    def of_instances(table: Table) -> list[ColumnElement[bool]]:
+        return [table.c.instance_id.in_(instance_ids)]
+
+    rows = _primary_buckets(segments, *columns, where=of_instances)
+    return iter(session.execute(select(rows)))
 
 
 # --------------------------------------------------------------------------- analytics reads
@@ -243,28 +287,32 @@ def _of_instances(table: Table, names: Sequence[str]) -> list[ColumnElement[bool
 
 
 def schemas_of_instance(session: Session, instance_id: int, since: datetime) -> list[str]:
-    """The schemas (databases) the instance's statements ran in since ``since``, sorted."""
-    table = QueryBucketHour.__table__
-    rows = session.scalars(
-        select(table.c.schema_name)
-        .where(
-            table.c.instance_id == instance_id,
-            table.c.bucket_start >= since,
-            table.c.schema_name != "",
+    """The schemas (databases) the instance's statements ran in since ``since``, sorted:
+    from the hour buckets, and the minutes (whose hours may not be rolled up yet)."""
+    names: set[str] = set()
+    for model in (QueryBucketHour, QueryBucketMinute):
+        table = model.__table__
+        names.update(
+            session.scalars(
+                select(table.c.schema_name)
+                .where(
+                    table.c.instance_id == instance_id,
+                    table.c.bucket_start >= since,
+                    table.c.schema_name != "",
+                )
+                .distinct()
+            )
         )
-        .distinct()
-    )
-    return sorted(rows)
+    return sorted(names)
 
 
 def own_query_ids() -> Select[Any]:
     """The query ids of Quanta's own statements (EXPLAIN, probes, polls: see
     quanta.analysis.own), as a subquery: the one definition top lists, impact views and
     advice leave out by default."""
-    fingerprint = func.lower(QueryClass.fingerprint)
     only_monitoring_account = and_(QueryClass.own_seen.is_(True), QueryClass.app_seen.is_(False))
     return select(QueryClass.query_id).where(
-        or_(only_monitoring_account, *(fingerprint.like(pattern) for pattern in OWN_FINGERPRINTS))
+        or_(QueryClass.own_statement.is_(True), only_monitoring_account)
     )
 
 
@@ -469,48 +517,62 @@ def instance_names(session: Session) -> dict[int, str]:
 
 def examples(
     session: Session, segments: Sequence[Segment], query_id: str, instances: Sequence[str]
-) -> Sequence[Any]:
-    """The stored examples of a query in the segments (each at its segment's resolution)."""
-    ranges = [
-        and_(
-            QueryExample.resolution == segment.resolution.value,
-            QueryExample.bucket_start >= segment.start,
-            QueryExample.bucket_start < segment.end,
+) -> list[Any]:
+    """The stored examples of a query in the segments (each at its segment's resolution):
+    rows of (example, instance name)."""
+    found: list[Any] = []
+    for segment in segments:
+        minute = segment.resolution is Resolution.MINUTE
+        model: Any = QueryExampleMinute if minute else QueryExample
+        stmt = (
+            select(model, Instance.name.label("instance"))
+            .join(Instance, Instance.id == model.instance_id)
+            .where(
+                model.query_id == query_id,
+                model.bucket_start >= segment.start,
+                model.bucket_start < segment.end,
+            )
         )
-        for segment in segments
-    ]
-    stmt = (
-        select(QueryExample, Instance.name.label("instance"))
-        .join(Instance, Instance.id == QueryExample.instance_id)
-        .where(QueryExample.query_id == query_id, or_(*ranges))
-    )
-    if instances:
-        stmt = stmt.where(Instance.name.in_(instances))
-    return session.execute(stmt).all()
+        if not minute:
+            stmt = stmt.where(QueryExample.resolution == segment.resolution.value)
+        if instances:
+            stmt = stmt.where(Instance.name.in_(instances))
+        found.extend(session.execute(stmt).all())
+    return found
 
 
 def delete_buckets_before(session: Session, model: MetricModel, cutoff: datetime) -> int:
-    """Delete a resolution's buckets older than ``cutoff``; returns how many."""
-    result = session.execute(delete(model).where(model.bucket_start < cutoff))
+    """Delete a resolution's buckets older than ``cutoff``; returns how many. Minute rows
+    whose roll-up is pending stay until it is done."""
+    stmt = delete(model).where(model.bucket_start < cutoff)
+    if model is QueryBucketMinute:
+        stmt = stmt.where(QueryBucketMinute.rollup_id.not_in(select(RollupPending.id)))
+    result = session.execute(stmt)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-def delete_examples_before(session: Session, resolution: str, cutoff: datetime) -> int:
-    """Delete a resolution's examples older than ``cutoff``; returns how many."""
-    result = session.execute(
-        delete(QueryExample).where(
-            QueryExample.resolution == resolution, QueryExample.bucket_start < cutoff
+def delete_examples_before(session: Session, resolution: Resolution, cutoff: datetime) -> int:
+    """Delete a resolution's examples older than ``cutoff``; returns how many (minute ones
+    whose roll-up is pending stay)."""
+    if resolution is Resolution.MINUTE:
+        stmt = delete(QueryExampleMinute).where(
+            QueryExampleMinute.bucket_start < cutoff,
+            QueryExampleMinute.rollup_id.not_in(select(RollupPending.id)),
         )
-    )
+    else:
+        stmt = delete(QueryExample).where(
+            QueryExample.resolution == resolution.value, QueryExample.bucket_start < cutoff
+        )
+    result = session.execute(stmt)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-def _least(current: Any, new: Any) -> ColumnElement[Any]:
-    return case((new < current, new), else_=current)
-
-
-def _greatest(current: Any, new: Any) -> ColumnElement[Any]:
-    return case((new > current, new), else_=current)
+def pending_between(session: Session, start: datetime, end: datetime) -> bool:
+    """Whether a roll-up is pending for an hour in ``[start, end)``."""
+    stmt = select(RollupPending.id).where(
+        RollupPending.hour_start >= start, RollupPending.hour_start < end
+    )
+    return session.scalar(stmt.limit(1)) is not None
 
 
 def schema_statements_between(

@@ -2,7 +2,7 @@
 
 import logging
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, get_args
@@ -640,6 +640,26 @@ def _sums_by_dimension(
 
 def _flag(total: int | None) -> bool | None:
     return None if total is None else total > 0
+
+
+IMPACT_COLUMNS = (
+    "query_id", "instance_id", "bucket_start", "count", "query_time_sum", "rows_examined_sum",
+    "histogram",
+)  # fmt: skip
+
+
+def impact_buckets(
+    *,
+    session: Session,
+    resolution: Resolution,
+    ranges: Sequence[tuple[datetime, datetime]],
+    instance_ids: Sequence[int],
+) -> Iterator[Any]:
+    """Primary-source buckets of ``resolution`` starting in any of ``ranges``, of the
+    instances ``instance_ids``: rows of IMPACT_COLUMNS, one per stored bucket, which the
+    caller sums (histograms cannot be merged by SQL)."""
+    segments = [Segment(resolution, lo, hi) for lo, hi in ranges]
+    return repository.primary_bucket_rows(session, segments, instance_ids, *IMPACT_COLUMNS)
 
 
 def schemas_of_instance(*, session: Session, instance_id: int, since: datetime) -> list[str]:

@@ -1,19 +1,38 @@
-"""Store maintenance: retention, time partitions and ended sign-in sessions."""
+"""Store maintenance: the roll-up, retention, time partitions and ended sign-in sessions."""
 
 import logging
+import time
 
 from quanta.auth.service import purge_ended_sessions
 from quanta.core.config import get_settings
 from quanta.core.db import session_scope, utcnow
-from quanta.core.tasks import MAINTAIN_STORE_TASK
+from quanta.core.tasks import MAINTAIN_STORE_TASK, ROLLUP_STORE_TASK
 from quanta.ingest.service import drop_processed_payloads
-from quanta.queries import partitions
+from quanta.queries import partitions, rollup
 from quanta.stages import service as stages
 from quanta.statistics import service as statistics
 from quanta_worker.celery_app import app
 from quanta_worker.tasks import session_factory
 
 log = logging.getLogger(__name__)
+
+
+@app.task(name=ROLLUP_STORE_TASK, acks_late=True)
+def rollup_store() -> int:
+    """Roll up the minutes of every due hour, a transaction per round, for at most one beat
+    interval (the next run goes on); returns the pending entries rolled up."""
+    settings = get_settings()
+    deadline = time.monotonic() + settings.rollup_interval_seconds
+    rolled = 0
+    while time.monotonic() < deadline:
+        with session_scope(session_factory()) as session:
+            done = rollup.roll_up_due(
+                session=session, now=utcnow(), grace_seconds=settings.rollup_grace_seconds
+            )
+        if not done:
+            break
+        rolled += done
+    return rolled
 
 
 @app.task(name=MAINTAIN_STORE_TASK, acks_late=True)
