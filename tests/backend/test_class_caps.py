@@ -30,7 +30,7 @@ from quanta.queries.models import (
     ClassAdmission,
     QueryBucketMinute,
     QueryClass,
-    QueryExample,
+    QueryExampleMinute,
     QueryInstance,
 )
 from quanta.queries.window import TimeWindow
@@ -88,7 +88,7 @@ def stored(factory: sessionmaker[Session]) -> dict[str, Any]:
             "classes": set(session.scalars(select(QueryInstance.query_id))),
             "events": session.scalar(select(func.sum(QueryBucketMinute.count))),
             "query_time": session.scalar(select(func.sum(QueryBucketMinute.query_time_sum))),
-            "examples": set(session.scalars(select(QueryExample.query_id))),
+            "examples": set(session.scalars(select(QueryExampleMinute.query_id))),
             "fingerprints": dict(
                 session.execute(select(QueryClass.query_id, QueryClass.fingerprint)).all()
             ),

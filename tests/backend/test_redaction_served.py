@@ -15,7 +15,8 @@ from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
-from quanta.queries.models import QueryExample
+from quanta.queries.models import QueryExample, QueryExampleMinute
+from tests.helpers import roll_up_all
 
 STATEMENTS = (
     "INSERT INTO users (login, password) VALUES ('alice', 'hunter2-positional')",
@@ -49,6 +50,7 @@ def _ingest(client: TestClient, session_factory: sessionmaker[Session]) -> None:
     with session_scope(session_factory) as session:
         (batch_pk,) = session.scalars(select(IngestBatch.id))
         ingest.process_batch(session=session, settings=Settings(env="test"), batch_pk=batch_pk)
+    roll_up_all(session_factory)  # the hour and day examples, as beat writes them
 
 
 def _reader(client: TestClient) -> TestClient:
@@ -71,7 +73,8 @@ def test_positional_passwords_are_neither_stored_nor_served(
     with session_scope(session_factory) as session:
         stored = [
             text
-            for row in session.scalars(select(QueryExample))
+            for model in (QueryExampleMinute, QueryExample)
+            for row in session.scalars(select(model))
             for text in (row.slowest_text, row.sampled_text)
         ]
     # Slowest and sampled of 3 minutes, at least one hour and one day, for each statement.
@@ -87,9 +90,11 @@ def test_an_example_stored_before_redaction_is_redacted_as_read(
 ) -> None:
     _ingest(client, session_factory)
     with session_scope(session_factory) as session:  # as an older version stored it
-        session.execute(
-            update(QueryExample)
-            .where(QueryExample.query_id == query_id(fingerprint(STATEMENTS[0])))
-            .values(slowest_text=STATEMENTS[0], sampled_text=STATEMENTS[0])
-        )
+        for model in (QueryExampleMinute, QueryExample):
+            updated = session.execute(
+                update(model)
+                .where(model.query_id == query_id(fingerprint(STATEMENTS[0])))
+                .values(slowest_text=STATEMENTS[0], sampled_text=STATEMENTS[0])
+            )
+            assert updated.rowcount > 0, model.__tablename__
     assert set(_served(_reader(client), STATEMENTS[0])) == {REDACTED[0]}

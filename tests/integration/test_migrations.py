@@ -418,7 +418,7 @@ def check_examples_redacted_by_meaning(settings: Settings) -> None:
     _upgrade(settings, "b3d7f1a9c5e2")  # the revision before
     when = datetime(2026, 1, 2, 3, tzinfo=UTC)
     example = {
-        "query_id": "B" * 16, "resolution": "minute", "bucket_start": when, "instance_id": 1,
+        "query_id": "B" * 16, "resolution": "hour", "bucket_start": when, "instance_id": 1,
         "seen": 1, "slowest_query_time": 0.1, "slowest_ts": when, "slowest_schema": "",
         "slowest_literals": "full", "slowest_truncated": False, "sampled_query_time": 0.1,
         "sampled_ts": when, "sampled_schema": "", "sampled_literals": "full",

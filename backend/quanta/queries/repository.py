@@ -36,7 +36,6 @@ from quanta.queries.models import (
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
     ClassAdmission,
-    InstanceTotalsMinute,
     MetricModel,
     QueryBucketHour,
     QueryBucketMinute,
@@ -692,8 +691,11 @@ def slot_rows(
 
 
 def latest_minute(session: Session, instance_id: int) -> datetime | None:
-    """The newest minute the instance's primary source reported."""
-    t = InstanceTotalsMinute
+    """The newest minute the instance's primary source reported.
+
+    Read from the minute buckets ingest appends: the instance's minute totals are rolled up
+    from them by beat, after their hour has ended."""
+    t = QueryBucketMinute
     primary = select(func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))).where(
         Instance.id == instance_id
     )
