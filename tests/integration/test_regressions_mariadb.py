@@ -2,14 +2,15 @@
 MariaDB with a steady workload on an indexed lookup, `quanta-agent run` tailing its slow log
 into `quanta run` (API, worker, beat), a local HTTP receiver as the webhook.
 
-The two hours of baseline are real statements of the same workload, run first in a session
-whose `timestamp` walks through the two hours before now (MariaDB writes the session's time
-into the slow log, as a replay would): the windows are minutes, the baseline cannot be
-compressed any other way. Then, live: steady minutes (no message), DROP INDEX (a `regression`
-message naming the query and the dropped index), CREATE INDEX (`regression_resolved`).
+The baseline is real statements of the same workload, run first in a session whose
+`timestamp` walks through the minutes before now (MariaDB writes the session's time into the
+slow log, as a replay would): the windows are minutes, the baseline cannot be compressed any
+other way. Then, live, DROP INDEX and a minute's calls (a `regression` message naming the
+query and the dropped index once that minute has ended, the detector's recent window being
+the newest whole minute), then CREATE INDEX and a minute's calls (`regression_resolved`).
+The EXPLAIN the regression's plan is compared with must run before the DROP, and each of the
+two minutes must end: about three minutes of wall clock, waiting.
 
-The windows are the smallest the design allows: the recent window is one minute, so the test
-takes as long as the agent needs to ship two minutes after the DROP and one after the CREATE.
 What it asserts follows from the rules, not from wall-clock timings: the lookup costs
 ~0.2 ms with its index and scans 200,000 rows (tens of ms) without, against a floor of 5 ms
 per call set here (so no noise of an indexed lookup on a loaded machine crosses it).
@@ -18,7 +19,6 @@ per call set here (so no noise of an indexed lookup on a loaded machine crosses 
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,10 +36,16 @@ pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(600)]
 
 ROWS = 200_000
 # One recent minute against the baseline's minutes: a rank test is at best 1/(n+1) sure, so
-# p < 0.01 needs over 100 baseline minutes with calls.
-BASELINE_MINUTES = 150
-# The live workload's rate too (a call every 2 s), so calls per minute stay the same.
+# p < ALPHA needs over 1/ALPHA - 1 baseline minutes with calls (the default 0.01 would need
+# 100 minutes, each shipped by the agent as it would ship a replayed log: two minutes a
+# second).
+ALPHA = 0.05
+BASELINE_MINUTES = 40
+# A call every 2 s, in the baseline and after each change alike.
 LOOKUPS_PER_MINUTE = 30
+# A change and its minute's calls start no later than this into a minute, so that they all
+# land in that minute (the scans take a few seconds on a loaded machine).
+LATEST_START_SECOND = 30
 FLOOR_SECONDS = 0.005
 SETUP = (
     # Not the workload: kept out of the slow log.
@@ -60,6 +66,7 @@ LOOKUP = "SELECT id, amount FROM orders WHERE phone = '555-{k:05d}'"
 SETTINGS = {
     "QUANTA_ALLOW_PRIVATE_WEBHOOKS": "true",
     "QUANTA_REGRESSION_BASELINE_MINUTES": str(BASELINE_MINUTES),
+    "QUANTA_REGRESSION_ALPHA": str(ALPHA),
     "QUANTA_REGRESSION_MIN_MINUTES": "1",
     "QUANTA_REGRESSION_CAUSE_MINUTES": "10",
     "QUANTA_REGRESSION_CHECK_SECONDS": "5",
@@ -76,60 +83,41 @@ def minute_of(t: float) -> datetime:
     return datetime.fromtimestamp(t, UTC).replace(second=0, microsecond=0)
 
 
+def calls(cursor: Any, start: float | None = None) -> None:
+    """A minute's worth of the lookup; at once, or logged through the minute from ``start``."""
+    for k in range(LOOKUPS_PER_MINUTE):
+        if start is not None:
+            cursor.execute(f"SET timestamp = {start + 1 + k * 2}")
+        cursor.execute(LOOKUP.format(k=(int(start or 0) // 60 * 37 + k) % 90000))
+        cursor.fetchall()
+
+
 def baseline(server: MariaDBServer, end: datetime) -> None:
-    """The workload's two hours before ``end``, a minute at a time, each statement logged
-    at its minute's time."""
+    """The workload's minutes before ``end``, each statement logged at its minute's time."""
     with contextlib.closing(server.connect(DB)) as conn, conn.cursor() as cursor:
         for m in range(BASELINE_MINUTES + 2, 0, -1):
-            start = (end - timedelta(minutes=m)).timestamp()
-            for k in range(LOOKUPS_PER_MINUTE):
-                cursor.execute(f"SET timestamp = {start + 1 + k * 2}")
-                cursor.execute(LOOKUP.format(k=(m * 37 + k) % 90000))
-                cursor.fetchall()
+            calls(cursor, (end - m * MINUTE).timestamp())
         cursor.execute("SET timestamp = DEFAULT")
 
 
-class Workload:
-    """The lookup from a thread, LOOKUPS_PER_MINUTE a minute, until stopped."""
-
-    def __init__(self, server: MariaDBServer) -> None:
-        self.server = server
-        self.executed = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        with contextlib.closing(self.server.connect(DB)) as conn, conn.cursor() as cursor:
-            while not self._stop.is_set():
-                cursor.execute(LOOKUP.format(k=self.executed % 90000))
-                cursor.fetchall()
-                self.executed += 1
-                self._stop.wait(60 / LOOKUPS_PER_MINUTE)
-
-    def __enter__(self) -> Workload:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-
-def ddl(server: MariaDBServer, statement: str) -> float:
+def changed_minute(server: MariaDBServer, statement: str, after: datetime) -> datetime:
+    """``statement`` early in a minute later than ``after``, then a minute's worth of the
+    workload's calls at once; returns that minute."""
+    while time.time() % 60 > LATEST_START_SECOND or minute_of(time.time()) <= after:
+        time.sleep(1)
+    minute = minute_of(time.time())
     with contextlib.closing(server.connect(DB)) as conn, conn.cursor() as cursor:
         cursor.execute(statement)
-    return time.time()
-
-
-def wait_for_second(second: float) -> None:
-    """Sleep until the wall clock is ``second`` seconds into a minute."""
-    now = time.time()
-    time.sleep((second - now % 60) % 60)
+        calls(cursor)
+    assert minute_of(time.time()) == minute, "the calls spilled into the next minute"
+    return minute
 
 
 def checks_done(server: QuantaServer) -> int:
     return sum(
-        1 for line in server.output if "quanta.regressions.check" in line and "succeeded" in line
+        1
+        for line in server.log_lines()
+        if "quanta.regressions.check" in line and "succeeded" in line
     )
 
 
@@ -166,48 +154,42 @@ def test_a_dropped_index_reaches_chat_with_its_cause_and_its_return(
             )
             generated = minute_of(time.time())
             baseline(mariadb, generated)
-            timeline.append(
-                ("baseline start", (generated - (BASELINE_MINUTES + 2) * MINUTE).timestamp())
+            timeline.append(("baseline end", generated.timestamp()))
+            # Steady: the lookup is EXPLAINed (by the hot-query pass) while indexed, and
+            # checks over the steady minutes say nothing.
+            query_id = server.wait_for(
+                lambda: next((r["query_id"] for r in lookups(server, generated)), None),
+                timeout=120,
+                what="the baseline in the store",
             )
-            with Workload(mariadb) as load:
-                # Steady: the lookup is EXPLAINed (by the hot-query pass) while indexed, and
-                # checks over the steady minutes say nothing.
-                query_id = server.wait_for(
-                    lambda: next((r["query_id"] for r in lookups(server, generated)), None),
-                    timeout=120,
-                    what="the baseline in the store",
-                )
-                server.wait_for(lambda: explained(server, query_id), timeout=120, what="an EXPLAIN")
-                checked = checks_done(server)
-                server.wait_for(
-                    lambda: checks_done(server) >= checked + 2, timeout=60, what="two checks"
-                )
-                assert receiver.bodies() == []
-                assert regressions(server) == []
-                # The index goes, a second into a minute: that whole minute is slow.
-                wait_for_second(1)
-                dropped = ddl(mariadb, "DROP INDEX idx_phone ON orders")
-                timeline.append(("DROP INDEX", dropped))
-                assert receiver.bodies() == []  # nothing during the steady phase
-                regression = server.wait_for(
-                    lambda: next(
-                        (b for b in receiver.bodies() if b["event"] == "regression"), None
-                    ),
-                    timeout=240,
-                    what="the regression in chat",
-                )
-                timeline.append(("regression message", time.time()))
-                created = ddl(mariadb, "CREATE INDEX idx_phone ON orders (phone)")
-                timeline.append(("CREATE INDEX", created))
-                resolved = server.wait_for(
-                    lambda: next(
-                        (b for b in receiver.bodies() if b["event"] == "regression_resolved"), None
-                    ),
-                    timeout=240,
-                    what="the resolution in chat",
-                )
-                timeline.append(("resolved message", time.time()))
-                print(f"\n{load.executed} live lookups")
+            server.wait_for(lambda: explained(server, query_id), timeout=120, what="an EXPLAIN")
+            checked = checks_done(server)
+            server.wait_for(
+                lambda: checks_done(server) >= checked + 2, timeout=120, what="two checks"
+            )
+            timeline.append(("steady checked", time.time()))
+            assert receiver.bodies() == []
+            assert regressions(server) == []
+            dropped = changed_minute(mariadb, "DROP INDEX idx_phone ON orders", after=generated)
+            timeline.append(("DROP INDEX", dropped.timestamp()))
+            regression = server.wait_for(
+                lambda: next((b for b in receiver.bodies() if b["event"] == "regression"), None),
+                timeout=120,
+                what="the regression in chat",
+            )
+            timeline.append(("regression message", time.time()))
+            created = changed_minute(
+                mariadb, "CREATE INDEX idx_phone ON orders (phone)", after=dropped
+            )
+            timeline.append(("CREATE INDEX", created.timestamp()))
+            resolved = server.wait_for(
+                lambda: next(
+                    (b for b in receiver.bodies() if b["event"] == "regression_resolved"), None
+                ),
+                timeout=120,
+                what="the resolution in chat",
+            )
+            timeline.append(("resolved message", time.time()))
         [stored] = regressions(server)
 
     start = timeline[0][1]
@@ -236,8 +218,8 @@ def test_a_dropped_index_reaches_chat_with_its_cause_and_its_return(
     assert latency["after"] - latency["before"] >= FLOOR_SECONDS
     # It started in the minute of the DROP, and was found on the first window after it that
     # the agent had shipped: within the sustained window (one minute) plus one check.
-    assert datetime.fromisoformat(regression["since"]) == minute_of(dropped)
-    assert datetime.fromisoformat(stored["window_end"]) - minute_of(dropped) <= timedelta(minutes=2)
+    assert datetime.fromisoformat(regression["since"]) == dropped
+    assert datetime.fromisoformat(stored["window_end"]) - dropped <= timedelta(minutes=2)
     # The plan the regression's EXPLAIN found against the one stored while indexed.
     plan = stored["evidence"]["plan"]
     assert "idx_phone" in (plan["before"] or ""), plan
@@ -249,7 +231,7 @@ def test_a_dropped_index_reaches_chat_with_its_cause_and_its_return(
         metric != "rows_examined_per_call" and resolved["after"] - before < FLOOR_SECONDS
     )
     assert stored["status"] == "resolved"
-    assert datetime.fromisoformat(stored["resolution"]["window_end"]) > minute_of(created)
+    assert datetime.fromisoformat(stored["resolution"]["window_end"]) > created
     # Nothing else reached chat: one message each.
     assert [b["event"] for b in receiver.bodies()] == ["regression", "regression_resolved"]
 
