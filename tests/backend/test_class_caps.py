@@ -6,6 +6,7 @@ status (GET /api/v1/class-caps) and the metric say so. On SQLite and PostgreSQL.
 
 import gzip
 import json
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,13 +36,27 @@ from quanta.queries.models import (
 )
 from quanta.queries.window import TimeWindow
 
-NOW = datetime.now(UTC).replace(second=0, microsecond=0)
 HOT = ("SELECT * FROM orders WHERE id = 1", "UPDATE orders SET paid = 1 WHERE id = 2")
-WINDOW = {
-    "from": (NOW - timedelta(hours=1)).isoformat(),
-    "to": (NOW + timedelta(minutes=5)).isoformat(),
-}
 OTHER_SHOP = query_id(other_queries_fingerprint("shop"))
+# Set by this_minute() as each test starts.
+NOW = datetime.now(UTC)
+WINDOW: dict[str, str] = {}
+
+
+@pytest.fixture(autouse=True)
+def this_minute() -> None:
+    """NOW is the minute the test runs in, not the one the module was imported in: classes are
+    admitted per wall-clock hour, and a suite may cross an hour between the two. A test is
+    not started in the last seconds of an hour, so that it runs within one."""
+    global NOW, WINDOW
+    to_next_hour = 3600 - time.time() % 3600
+    if to_next_hour < 15:
+        time.sleep(to_next_hour + 0.1)
+    NOW = datetime.now(UTC).replace(second=0, microsecond=0)
+    WINDOW = {
+        "from": (NOW - timedelta(hours=1)).isoformat(),
+        "to": (NOW + timedelta(minutes=5)).isoformat(),
+    }
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
