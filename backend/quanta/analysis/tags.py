@@ -48,6 +48,7 @@ __all__ = [
     "from_canonical",
     "parse_tags",
     "tag_pair",
+    "tags_of",
 ]
 
 MAX_KEY_CHARS = 32
@@ -90,6 +91,18 @@ def parse_tags(sql: str) -> dict[str, str]:
     for comment in edge_comments(sql):
         tags.update(comment_tags(_body(comment)))
     return tags
+
+
+def tags_of(sql: str) -> str:
+    """The canonical string of a statement's tags ('' for none): a bucket's dimension.
+
+    Example:
+        >>> tags_of("SELECT 1 /* team=payments, service=billing */")
+        'service=billing,team=payments'
+    """
+    if "/*" not in sql and "#" not in sql and "--" not in sql:
+        return ""
+    return canonical(parse_tags(sql))
 
 
 def comment_tags(body: str) -> dict[str, str]:

@@ -43,6 +43,7 @@ from quanta.instances.service import (
 )
 from quanta.queries import rollup
 from quanta.queries.classes import admit_classes
+from quanta.queries.tags import bound_tags
 from quanta.queries.writes import mark_runners, record_digest
 from quanta.stages.service import record_stage_samples
 from quanta.statistics.service import record_statistics
@@ -335,6 +336,8 @@ def process_batch(
         instance=instance.name,
         digest=digest,
     )
+    # Only the configured tag keys, each with a capped number of values per instance.
+    digest = bound_tags(session=session, settings=settings, instance_id=instance.id, digest=digest)
     record_digest(
         session=session,
         instance_id=row.instance_id,

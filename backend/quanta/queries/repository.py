@@ -44,6 +44,7 @@ from quanta.queries.models import (
     QueryExampleMinute,
     QueryInstance,
     RollupPending,
+    TagValue,
 )
 from quanta.queries.rollup import rolled_models
 from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter
@@ -665,6 +666,35 @@ def add_admissions(
         },
     )
     session.connection().execute(stmt, [row])
+
+
+def tag_values(
+    session: Session, instance_ids: Collection[int] | None = None
+) -> dict[int, dict[str, set[str]]]:
+    """The tag values stored per instance and key (of these instances; None: of all)."""
+    stmt = select(TagValue.instance_id, TagValue.tag_key, TagValue.tag_value)
+    if instance_ids is not None:
+        stmt = stmt.where(TagValue.instance_id.in_(instance_ids))
+    out: dict[int, dict[str, set[str]]] = {}
+    for instance_id, key, value in session.execute(stmt):
+        out.setdefault(instance_id, {}).setdefault(key, set()).add(value)
+    return out
+
+
+def add_tag_values(
+    session: Session, instance_id: int, pairs: Sequence[tuple[str, str]], now: datetime
+) -> None:
+    """Record new tag values of an instance (one already there is left as it is)."""
+    if not pairs:
+        return
+    rows = [
+        {"instance_id": instance_id, "tag_key": key, "tag_value": value, "first_seen": now}
+        for key, value in pairs
+    ]
+    stmt = insert_for(session)(TagValue).on_conflict_do_nothing(
+        index_elements=["instance_id", "tag_key", "tag_value"]
+    )
+    session.connection().execute(stmt, rows)
 
 
 def delete_admissions_before(session: Session, instance_id: int, cutoff: datetime) -> int:
