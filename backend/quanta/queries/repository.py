@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.resolution import Resolution, Segment, floor_to
+from quanta.analysis.tags import tag_pair
 from quanta.core.db import floor_day, floor_hour
 from quanta.core.upsert import chunks, insert_for, insert_or_widen, key_getter
 from quanta.instances.models import Instance
@@ -47,7 +48,7 @@ from quanta.queries.models import (
     TagValue,
 )
 from quanta.queries.rollup import rolled_models
-from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter
+from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter, by_key
 
 # Buckets from a source that is not the instance's primary one are stored, not totalled; an
 # instance whose primary source is not set yet counts its slow log.
@@ -256,14 +257,18 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
 
     The filters go inside each segment's SELECT (see `bucket_rows_for_union`), so an
     instance or a query is read through the bucket tables' indexes. When neither the filter
-    nor the columns involve a schema, user or host, hours and days are read from the query
+    nor the columns involve a schema, user, host or tags, hours and days are read from the query
     totals, which have one row where the buckets have one per combination of those.
     """
-    by_dimension = flt.has_dimension or not set(columns).isdisjoint(DIMENSION_COLUMNS.values())
+    divided = {*DIMENSION_COLUMNS.values(), "tags"}
+    by_dimension = flt.has_dimension or not divided.isdisjoint(columns)
     models = BUCKET_MODELS if by_dimension else UNDIVIDED_MODELS
 
     def conditions(table: Table) -> list[ColumnElement[bool]]:
         where = _of_instances(table, flt.instances)
+        if flt.labels:
+            where.append(table.c.instance_id.in_(_labelled(flt.labels)))
+        where += _tagged(table, flt.tags)
         for attr, column in DIMENSION_COLUMNS.items():
             value = getattr(flt, attr)
             if value is not None:
@@ -277,6 +282,33 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
         return where
 
     return _primary_buckets(segments, *columns, where=conditions, models=models)
+
+
+def _tagged(table: Table, pairs: tuple[tuple[str, str], ...]) -> list[ColumnElement[bool]]:
+    """Conditions that a bucket's canonical tags hold one of the values of each key."""
+    where = []
+    for key, values in by_key(pairs).items():
+        alternatives = []
+        for value in values:
+            pair = tag_pair(key, value)
+            column = table.c.tags
+            alternatives += [
+                column == pair,
+                column.startswith(f"{pair},", autoescape=True),
+                column.endswith(f",{pair}", autoescape=True),
+                column.contains(f",{pair},", autoescape=True),
+            ]
+        where.append(or_(*alternatives))
+    return where
+
+
+def _labelled(pairs: tuple[tuple[str, str], ...]) -> Select[Any]:
+    """The ids of the instances whose labels hold one of the values of each key."""
+    conditions = [
+        or_(*(Instance.labels[key].as_string() == value for value in values))
+        for key, values in by_key(pairs).items()
+    ]
+    return select(Instance.id).where(*conditions)
 
 
 def _of_instances(table: Table, names: Sequence[str]) -> list[ColumnElement[bool]]:
@@ -508,6 +540,12 @@ def histograms_by(
     if query_ids is not None:
         stmt = stmt.where(buckets.c.query_id.in_(query_ids))
     return ((value, data) for value, data in session.execute(stmt))
+
+
+def instance_labels(session: Session) -> dict[int, dict[str, str]]:
+    """Every labelled instance's labels by id."""
+    rows = session.execute(select(Instance.id, Instance.labels))
+    return {row.id: dict(row.labels) for row in rows if row.labels}
 
 
 def instance_names(session: Session) -> dict[int, str]:
