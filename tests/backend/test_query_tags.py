@@ -168,6 +168,16 @@ def test_labels_filter_and_group(
     filters = client.get("/api/v1/filters", params=WINDOW).json()
     assert filters["labels"]["environment"] == [{"value": "prod", "count": 15, "share": 1.0}]
 
+    # An agent's config sets them with its status reports.
+    report = {
+        "batch_id": "status-slowlog-1", "instance": "db1", "source": "slowlog",
+        "agent": {"version": "1", "host": "h", "interval": 60, "labels": {"environment": "dev"}},
+    }  # fmt: skip
+    response = client.post("/api/v1/ingest", content=gzip.compress(json.dumps(report).encode()),
+                           headers={"Content-Encoding": "gzip"})  # fmt: skip
+    assert response.status_code == 202, response.text
+    assert counts(client, group_by="label:environment") == {"dev": 15}
+
 
 def test_a_flood_of_tag_values_stays_within_the_cap(
     client: TestClient, session_factory: sessionmaker[Session], settings: Settings, tmp_path: Path

@@ -23,7 +23,7 @@ from pydantic import (
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS
 from quanta.analysis.tags import MAX_TAGS_CHARS
-from quanta.core.names import InstanceName
+from quanta.core.names import InstanceName, Labels
 from quanta.ingest.models import BatchStatus
 
 MAX_QUERY_CHARS = 1_000_000
@@ -621,6 +621,11 @@ class AgentStatusIn(BaseModel):
     )
     rejected: Counter = Field(
         default=0, description="Batches the server refused for good since it started."
+    )
+    labels: Labels | None = Field(
+        default=None,
+        description="The instance's labels from the agent's config: they replace the stored "
+        "ones when they differ.",
     )
     last_error: Annotated[str, StringConstraints(max_length=500)] | None = Field(
         default=None,

@@ -40,6 +40,7 @@ from quanta.instances.service import (
     get_instance,
     get_or_create_instance,
     monitoring_user,
+    set_labels,
 )
 from quanta.queries import rollup
 from quanta.queries.classes import admit_classes
@@ -221,6 +222,8 @@ def _status_report(
 ) -> IngestBatchOut:
     """Keep an agent's status report for its instance and source; nothing else is stored."""
     instance = get_or_create_instance(session=session, name=batch.instance)
+    if status.labels is not None:
+        set_labels(session=session, instance=instance, labels=status.labels)
     agents.record_status(
         session=session,
         instance_id=instance.id,

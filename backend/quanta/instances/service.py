@@ -35,6 +35,14 @@ class NoConnection(errors.Conflict):
     """The instance has no DSN registered, so workers cannot reach it."""
 
 
+def set_labels(*, session: Session, instance: Instance, labels: dict[str, str]) -> None:
+    """Give an instance these labels (an agent's config says so), if they differ."""
+    wanted = dict(sorted(labels.items()))
+    if (instance.labels or {}) != wanted:
+        instance.labels = wanted
+        session.flush()
+
+
 def get_or_create_instance(*, session: Session, name: str) -> Instance:
     """The instance called `name`, registered on first sight; safe under concurrent callers."""
     instance = repository.find_by_name(session, name)
@@ -228,6 +236,7 @@ def _audited_fields(instance: Instance) -> dict[str, Any]:
         "example_policy": instance.example_policy,
         "primary_source": instance.primary_source,
         "primary_source_pinned": instance.primary_source_pinned,
+        "labels": dict(instance.labels or {}),
     }
 
 
@@ -256,6 +265,8 @@ def update_instance(
         instance.allow_broad_privileges = data.allow_broad_privileges
     if data.example_policy is not None:
         instance.example_policy = data.example_policy
+    if data.labels is not None:
+        instance.labels = dict(sorted(data.labels.items()))
     if "primary_source" in sent:
         instance.primary_source_pinned = data.primary_source is not None
         if data.primary_source is not None:
@@ -366,6 +377,7 @@ def instance_out(settings: Settings, instance: Instance) -> InstanceOut:
         example_policy=ExamplePolicy(instance.example_policy).value,
         primary_source=instance.primary_source,
         primary_source_pinned=instance.primary_source_pinned,
+        labels=dict(sorted((instance.labels or {}).items())),
         created_at=instance.created_at,
     )
 
