@@ -19,9 +19,18 @@ from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
+from quanta.instances.models import Instance
+from quanta.notify import dispatch
+from quanta.notify import publish as pub
+from quanta.notify import service as notify_service
+from quanta.notify.events import ImpactNotice, RegressionNotice, SuggestionNotice
+from quanta.notify.schemas import ChannelCreate
 from quanta.queries.models import QueryBucketMinute, TagValue
 from quanta_agent.importer import ImportReport, import_file
+from tests.backend.test_notify_service import Receiver, receiver
 from tests.fixtures.app import ADMIN_TOKEN
+
+__all__ = ["receiver"]  # the fixture, shared with the notification tests
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=10)
 WINDOW = {
@@ -192,7 +201,84 @@ def test_a_flood_of_tag_values_stays_within_the_cap(
         total = session.scalar(select(func.sum(QueryBucketMinute.count)))
     assert len(values) == 5
     assert total == 2000
-    assert rows is not None and rows <= 6  # one minute: 5 values and "other"
+    assert rows == 6  # one minute: 5 values and "other"
     groups = counts(client, group_by="tag:route")
     assert groups["other"] == 1995
     assert sum(groups.values()) == 2000
+
+
+def test_a_channel_limited_to_a_tag_or_label_gets_only_its_queries(
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    tmp_path: Path,
+    receiver: Receiver,
+) -> None:
+    """Suggestions, regressions and impacts reach the channels whose tags and labels match,
+    delivered to a real local HTTP receiver."""
+    import_log(client, session_factory, settings, slow_log(tmp_path / "s.log", STATEMENTS))
+    with session_scope(session_factory) as session:
+        instance = session.scalars(select(Instance)).one()
+        instance.labels = {"environment": "prod"}
+    rows = client.get("/api/v1/queries", params=WINDOW).json()["rows"]
+    assert len(rows) == 4
+    cart = next(r["query_id"] for r in rows if "from cart" in r["fingerprint"])
+    products = next(r["query_id"] for r in rows if "from products" in r["fingerprint"])
+    untagged = next(r["query_id"] for r in rows if "from dual" in r["fingerprint"])
+    notify = settings.model_copy(update={"allow_private_webhooks": True})
+    channels = {
+        "/payments": {"tags": {"team": "payments"}},
+        "/web-checkout": {"tags": {"team": "web", "action": "checkout"}},  # no query has both
+        "/prod": {"labels": {"environment": "prod"}},
+        "/dev": {"labels": {"environment": "dev"}},
+        "/payments-prod": {"tags": {"team": "payments"}, "labels": {"environment": "prod"}},
+        "/all": {},
+    }
+    for path, limits in channels.items():
+        data = ChannelCreate.model_validate(
+            {"name": path[1:], "type": "webhook", "url": receiver.url(path),
+             "events": ["new_suggestion", "regression", "annotation_impact"], **limits}
+        )  # fmt: skip
+        with session_scope(session_factory) as session:
+            notify_service.create_channel(session=session, settings=notify, data=data)
+
+    def sent(item: Any) -> set[str]:
+        receiver.requests.clear()
+        with session_scope(session_factory) as session:
+            if isinstance(item, RegressionNotice):
+                created = pub.publish_regression(session=session, settings=notify, notice=item)
+            elif isinstance(item, ImpactNotice):
+                created = pub.publish_impact(session=session, settings=notify, notice=item)
+            else:
+                created = pub.publish_suggestion(session=session, settings=notify, notice=item)
+        for delivery_id in created:
+            with session_scope(session_factory) as session:
+                dispatch.attempt_delivery(session, notify, delivery_id, datetime.now(UTC))
+        return {request.path for request in receiver.requests}
+
+    everywhere_prod = {"/prod", "/all"}
+    assert sent(suggestion(1, cart)) == {"/payments", "/payments-prod", *everywhere_prod}
+    assert sent(suggestion(2, products)) == everywhere_prod
+    assert sent(suggestion(3, untagged)) == everywhere_prod
+    regression = RegressionNotice(
+        regression_id=7, instance="db1", query_id=cart, fingerprint="select", metric="load",
+        before=0.1, after=1.0, since=NOW.isoformat(), cause="more calls", load_share=0.5,
+    )  # fmt: skip
+    assert sent(regression) == {"/payments", "/payments-prod", *everywhere_prod}
+    impact = ImpactNotice(
+        annotation_id=3, text="deploy", instance_names=["db1"],
+        regressions=[{"query_id": products, "metric": "avg_latency"}],
+    )  # fmt: skip
+    assert sent(impact) == everywhere_prod
+    impact = ImpactNotice(
+        annotation_id=4, text="deploy", regressions=[{"query_id": cart, "metric": "load"}]
+    )
+    assert sent(impact) == {"/payments", "/payments-prod", *everywhere_prod}
+
+
+def suggestion(suggestion_id: int, query_id: str) -> SuggestionNotice:
+    return SuggestionNotice(
+        suggestion_id=suggestion_id, query_id=query_id, fingerprint="select", instance="db1",
+        table="shop.cart", load_share=0.4, calls=6, ddl="ALTER TABLE shop.cart ADD INDEX i (a)",
+        reason="r", content_hash=f"h{suggestion_id}", plan_before=None, plan_after=None,
+    )  # fmt: skip

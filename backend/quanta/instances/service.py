@@ -1,5 +1,6 @@
 """Use cases around monitored instances."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -33,6 +34,17 @@ from quanta.queries import service as queries_service
 
 class NoConnection(errors.Conflict):
     """The instance has no DSN registered, so workers cannot reach it."""
+
+
+def labels_by_name(
+    *, session: Session, names: Sequence[str]
+) -> dict[str, tuple[int, dict[str, str]]]:
+    """(id, labels) of the named instances (none named: of every instance), by name."""
+    return {
+        instance.name: (instance.id, dict(instance.labels or {}))
+        for instance in repository.list_all(session)
+        if not names or instance.name in names
+    }
 
 
 def set_labels(*, session: Session, instance: Instance, labels: dict[str, str]) -> None:

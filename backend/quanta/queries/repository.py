@@ -542,6 +542,28 @@ def histograms_by(
     return ((value, data) for value, data in session.execute(stmt))
 
 
+def query_tag_strings(
+    session: Session, query_ids: Collection[str], instance_ids: Collection[int], since: datetime
+) -> set[tuple[str, int, str]]:
+    """The distinct (query_id, instance_id, tags) of tagged buckets of these queries and
+    instances since ``since``: hours, and the minutes (whose hour may not be rolled up)."""
+    found: set[tuple[str, int, str]] = set()
+    for model in (QueryBucketHour, QueryBucketMinute):
+        table = model.__table__
+        stmt = (
+            select(table.c.query_id, table.c.instance_id, table.c.tags)
+            .where(
+                table.c.query_id.in_(query_ids),
+                table.c.instance_id.in_(instance_ids),
+                table.c.bucket_start >= since,
+                table.c.tags != "",
+            )
+            .distinct()
+        )
+        found.update((row.query_id, row.instance_id, row.tags) for row in session.execute(stmt))
+    return found
+
+
 def instance_labels(session: Session) -> dict[int, dict[str, str]]:
     """Every labelled instance's labels by id."""
     rows = session.execute(select(Instance.id, Instance.labels))

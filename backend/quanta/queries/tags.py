@@ -12,17 +12,20 @@ batches add at once, never more.
 """
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
 from quanta.analysis.buckets import BatchDigest, BucketKey, BucketMetrics, merged
-from quanta.analysis.tags import TagCap, bounded
+from quanta.analysis.tags import TagCap, bounded, from_canonical
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.queries import repository
 
-__all__ = ["bound_tags", "instance_tag_values"]
+__all__ = ["ROUTING_WINDOW", "bound_tags", "instance_tag_values", "query_tags"]
+
+# A query carries the tags its buckets had this far back (chat routing).
+ROUTING_WINDOW = timedelta(days=7)
 
 
 def bound_tags(
@@ -60,3 +63,23 @@ def instance_tag_values(
 ) -> dict[int, dict[str, set[str]]]:
     """The tag values stored per instance and key."""
     return repository.tag_values(session, instance_ids)
+
+
+def query_tags(
+    *,
+    session: Session,
+    query_ids: list[str],
+    instance_ids: list[int],
+    now: datetime | None = None,
+) -> dict[tuple[str, int], dict[str, set[str]]]:
+    """Per (query_id, instance_id), the values of each tag key its statements carried over
+    the last ROUTING_WINDOW (untagged pairs are left out)."""
+    since = (now or utcnow()) - ROUTING_WINDOW
+    out: dict[tuple[str, int], dict[str, set[str]]] = {}
+    for query_id, instance_id, tags in repository.query_tag_strings(
+        session, query_ids, instance_ids, since
+    ):
+        values = out.setdefault((query_id, instance_id), {})
+        for key, value in from_canonical(tags).items():
+            values.setdefault(key, set()).add(value)
+    return out
