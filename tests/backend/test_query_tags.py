@@ -1,10 +1,11 @@
-"""Query tags and instance labels (issue 45), in process on a SQLite store: a slow log with
+"""Query tags and instance labels (issue 45), in process on SQLite and PostgreSQL stores: a slow log with
 sqlcommenter and plain tags imported through the agent's importer (its folder, its wire
 format) and the batch service; the filters, groups and filter lists answer with exact counts;
 a flood of distinct values of a kept key stays within QUANTA_TAG_VALUES_PER_KEY."""
 
 import gzip
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,10 +26,11 @@ from quanta.notify import publish as pub
 from quanta.notify import service as notify_service
 from quanta.notify.events import ImpactNotice, RegressionNotice, SuggestionNotice
 from quanta.notify.schemas import ChannelCreate
-from quanta.queries.models import QueryBucketMinute, TagValue
+from quanta.queries.models import QueryBucketHour, QueryBucketMinute, TagValue
 from quanta_agent.importer import ImportReport, import_file
 from tests.backend.test_notify_service import Receiver, receiver
 from tests.fixtures.app import ADMIN_TOKEN
+from tests.helpers import roll_up_all
 
 __all__ = ["receiver"]  # the fixture, shared with the notification tests
 
@@ -48,10 +50,16 @@ STATEMENTS = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """At most 5 values per tag key; on both stores (tag filters are LIKE patterns, label
+    filters JSON lookups, each dialect its own SQL)."""
+    url = None
+    if request.param == "postgresql":
+        server = request.getfixturevalue("postgres_server")
+        url = server.create_database(f"tags_{uuid.uuid4().hex[:12]}")
     return Settings(
-        env="test", data_dir=tmp_path / "data", database_url=None, redis_url=None,
+        env="test", data_dir=tmp_path / "data", database_url=url, redis_url=None,
         tag_values_per_key=5,
     )  # fmt: skip
 
@@ -153,9 +161,20 @@ def test_tags_filter_and_group_with_exact_counts(
     detail = client.get(f"/api/v1/queries/{row['query_id']}", params=WINDOW).json()
     assert {r["value"]: r["count"] for r in detail["breakdown"]["tag:team"]} == {"payments": 6}
 
-    # The hours rolled up keep the tags.
+    # Rolled up into hours and days, the tags stay: the same answers from those tables.
     with session_scope(session_factory) as session:
         assert session.scalar(select(func.count()).select_from(QueryBucketMinute)) == 4
+    roll_up_all(session_factory, NOW + timedelta(days=2))
+    with session_scope(session_factory) as session:
+        hours = session.execute(select(QueryBucketHour.tags, QueryBucketHour.count)).all()
+    assert sorted(hours) == [
+        ("", 2),
+        ("action=checkout,route=/cart,team=payments", 6),
+        ("action=show,controller=catalog,team=web", 3),
+        ("service=billing,team=payments", 4),
+    ]
+    week = {"from": (NOW - timedelta(days=7)).isoformat(), "to": WINDOW["to"]}
+    assert counts(client, group_by="tag:team", **week) == {"payments": 10, "web": 3, "": 2}
 
 
 def test_labels_filter_and_group(
