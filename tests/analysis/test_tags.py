@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
-from quanta.analysis.fingerprint import fingerprint, query_id
+from quanta.analysis.fingerprint import edge_comments, fingerprint, query_id
 from quanta.analysis.tags import (
     MAX_KEY_CHARS,
     MAX_TAGS_CHARS,
     MAX_VALUE_CHARS,
     OTHER,
     TagCap,
+    _block_comments,
     bounded,
     canonical,
     from_canonical,
@@ -72,3 +73,29 @@ def test_bounded_keeps_keys_and_caps_values() -> None:
     assert bounded("team=b", {"team"}, cap) == "team=b"
     assert cap.added == [("team", "b")]
     assert bounded("", {"team"}, cap) == ""
+
+
+def test_the_fast_reading_of_block_comments_is_the_tokenizers() -> None:
+    """Without line comments, the comments are found without tokenizing (per statement in
+    the agent): the same as the fingerprint's tokenizer finds, over every case here and
+    every fingerprint case with comments added."""
+    statements = [case["sql"] for case in CASES]
+    for case in FINGERPRINT_CASES:
+        statements += [
+            case.sql,
+            f"{case.sql} /*a='1'*/",
+            f"/* b=2 */ {case.sql} ;",
+            f"/* b=2 */ /*c:3*/ {case.sql} /*a='1'*/ ;\n",
+        ]
+    statements += [
+        "/* only */", "/* a=1 */ /*", "SELECT 1 /*+ hint */", "SELECT '*/'",
+        "SELECT 1 /*/ a=1 /* b=2 */", "SELECT '/*' /* a=1 */", "SELECT '*/' /*a=1*/",
+        "SELECT 1 /* x /* a=1 */", "SELECT 1 /*!50000 a=1 */", "SELECT '/*', '*/' /*a=1*/",
+    ]  # fmt: skip
+    compared = 0
+    for sql in statements:
+        if "#" in sql or "--" in sql or "/*" not in sql:
+            continue
+        compared += 1
+        assert _block_comments(sql) == edge_comments(sql), sql
+    assert compared > 900

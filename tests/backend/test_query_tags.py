@@ -1,7 +1,8 @@
-"""Query tags and instance labels (issue 45), in process on SQLite and PostgreSQL stores: a slow log with
-sqlcommenter and plain tags imported through the agent's importer (its folder, its wire
-format) and the batch service; the filters, groups and filter lists answer with exact counts;
-a flood of distinct values of a kept key stays within QUANTA_TAG_VALUES_PER_KEY."""
+"""Query tags and instance labels (issue 45), in process on SQLite and PostgreSQL stores: a
+slow log with sqlcommenter and plain tags imported through the agent's importer (its folder,
+its wire format) and the batch service; the filters, groups and filter lists answer with
+exact counts; a flood of distinct values of a kept key stays within
+QUANTA_TAG_VALUES_PER_KEY; a channel limited to tags or labels gets only its queries."""
 
 import gzip
 import json

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from functools import lru_cache
 from urllib.parse import unquote
 
 from quanta.analysis.fingerprint import edge_comments
+from quanta.analysis.fingerprinter import literal_mask
 
 __all__ = [
     "DEFAULT_TAG_KEYS",
@@ -66,8 +68,12 @@ DEFAULT_TAG_KEYS = (
 )  # fmt: skip
 
 _KEY = r"[A-Za-z_][A-Za-z0-9_.\-]*"
-# sqlcommenter: key='value' (the key URL-encoded, so %xx may appear in it too).
-_COMMENTER_PAIR = re.compile(rf"\s*({_KEY}|[A-Za-z0-9_.%\-]+)\s*=\s*'((?:[^'\\]|\\.)*)'\s*")
+# sqlcommenter: key='value' (the key URL-encoded, so %xx may appear in it too); a whole
+# comment is such pairs separated by commas.
+_COMMENTER_ITEM = r"\s*([A-Za-z0-9_.%\-]+)\s*=\s*'((?:[^'\\]|\\.)*+)'\s*"
+_COMMENTER_PAIR = re.compile(_COMMENTER_ITEM)
+_COMMENTER = re.compile(rf"{_COMMENTER_ITEM}(?:,{_COMMENTER_ITEM})*+")
+_ESCAPED = re.compile(r"\\(.)")
 _PLAIN_PAIR = re.compile(rf"({_KEY})\s*[=:]\s*([^\s,=:]+)")
 _PLAIN_SEPARATOR = re.compile(r"[\s,]+")
 _KEY_RE = re.compile(_KEY)
@@ -88,9 +94,70 @@ def parse_tags(sql: str) -> dict[str, str]:
     if "/*" not in sql and "#" not in sql and "--" not in sql:
         return {}
     tags: dict[str, str] = {}
-    for comment in edge_comments(sql):
-        tags.update(comment_tags(_body(comment)))
+    comments = edge_comments(sql) if "#" in sql or "--" in sql else _block_comments(sql)
+    for comment in comments:
+        tags.update(_cached_comment_tags(_body(comment)))
     return tags
+
+
+def _block_comments(sql: str) -> list[str]:
+    """:func:`~quanta.analysis.fingerprint.edge_comments` of a statement with ``/* */``
+    comments only, without tokenizing it (this runs per statement in the agent):
+
+    * the leading ones need no lexer: a comment ends at the first ``*/`` (they do not nest);
+    * a trailing one is taken from the statement's literal mask (the fingerprint cache's
+      key, C code), in which strings are markers and a comment that leaves no trace is
+      ``\x03``: when the mask ends with one, the statement ends with a comment, which starts
+      at its last ``/*`` unless another ``/*`` follows the previous ``*/`` (then the
+      tokenizer decides).
+    """
+    found: list[str] = []
+    position = _skip_space(sql, 0)
+    while sql.startswith("/*", position) and _plain_opener(sql, position):
+        end = sql.find("*/", position + 2)
+        if end < 0:
+            return found  # unclosed: no comment, and nothing after it
+        found.append(sql[position : end + 2])
+        position = _skip_space(sql, end + 2)
+    tail = sql.rstrip(_TRAILING)
+    if not tail.endswith("*/") or len(tail) <= position:
+        return found
+    mask = literal_mask(sql).rstrip(_TRAILING)
+    trailing: list[str] = []
+    # Each "\x03" ending the mask is a comment ending the statement (a "*/" in a string or
+    # closing a hint is not one).
+    while mask.endswith("\x03") and tail.endswith("*/") and len(tail) > position:
+        start = tail.rfind("/*", position, len(tail) - 2)
+        if start < 0 or not _plain_opener(tail, start):
+            break
+        previous = tail.rfind("*/", position, len(tail) - 2)
+        # (From the character before it: "/*/" opens a comment.)
+        if tail.find("/*", max(position, previous - 1), start) >= 0:
+            # Another "/*" since the previous "*/": in a string before the comment, or in
+            # the comment itself; only the tokenizer can tell.
+            return edge_comments(sql)
+        trailing.append(tail[start:])
+        tail = tail[:start].rstrip(_SPACE)
+        mask = mask[:-1].rstrip(_SPACE)
+    return found + trailing[::-1]
+
+
+# The server's whitespace (quanta.analysis.sqllexer.WHITESPACE); and ";" ending a statement.
+_SPACE = " \t\n\r\x0b\x0c"
+_TRAILING = _SPACE + ";"
+
+
+def _skip_space(sql: str, position: int) -> int:
+    while position < len(sql) and sql[position] in _SPACE:
+        position += 1
+    return position
+
+
+def _plain_opener(sql: str, position: int) -> bool:
+    """The ``/*`` at ``position`` opens a comment that leaves no trace (not ``/*!``,
+    ``/*M!`` or a ``/*+`` hint)."""
+    third = sql[position + 2 : position + 4]
+    return not third.startswith(("!", "+")) and third.upper() != "M!"
 
 
 def tags_of(sql: str) -> str:
@@ -102,7 +169,21 @@ def tags_of(sql: str) -> str:
     """
     if "/*" not in sql and "#" not in sql and "--" not in sql:
         return ""
+    comments = edge_comments(sql) if "#" in sql or "--" in sql else _block_comments(sql)
+    if len(comments) == 1:  # the usual case: one comment, its canonical string remembered
+        return _cached_canonical(_body(comments[0]))
     return canonical(parse_tags(sql))
+
+
+@lru_cache(maxsize=4096)
+def _cached_canonical(body: str) -> str:
+    return canonical(dict(_cached_comment_tags(body)))
+
+
+@lru_cache(maxsize=4096)
+def _cached_comment_tags(body: str) -> tuple[tuple[str, str], ...]:
+    # Most comments come back again and again (one per route or job): parsed once.
+    return tuple(comment_tags(body).items())
 
 
 def comment_tags(body: str) -> dict[str, str]:
@@ -138,20 +219,16 @@ def _body(comment: str) -> str:
 
 def _commenter_pairs(text: str) -> list[tuple[str, str]] | None:
     """sqlcommenter's pairs, or None when the text is not wholly in its form."""
-    pairs = []
-    position = 0
-    while True:
-        match = _COMMENTER_PAIR.match(text, position)
-        if match is None:
-            return None
-        value = re.sub(r"\\(.)", r"\1", match[2])  # meta-escaped quotes
-        pairs.append((unquote(match[1]), unquote(value)))
-        position = match.end()
-        if position == len(text):
-            return pairs
-        if text[position] != ",":
-            return None
-        position += 1
+    if "'" not in text or _COMMENTER.fullmatch(text) is None:
+        return None
+    return [(_decoded(key), _decoded(value)) for key, value in _COMMENTER_PAIR.findall(text)]
+
+
+def _decoded(text: str) -> str:
+    """A sqlcommenter key or value: meta-escaped quotes, then URL encoding, undone."""
+    if "\\" in text:
+        text = _ESCAPED.sub(r"\1", text)
+    return unquote(text) if "%" in text else text
 
 
 def _plain_pairs(text: str) -> list[tuple[str, str]] | None:
