@@ -128,7 +128,7 @@ class _BucketColumns(_MetricColumns):
     client_host: Mapped[str] = mapped_column(String(255), primary_key=True)
     source: Mapped[str] = mapped_column(String(20), primary_key=True)
     # The statements' tags, canonical (quanta.analysis.tags): configured keys, capped values.
-    tags: Mapped[str] = mapped_column(String(MAX_TAGS_CHARS), primary_key=True)
+    tags: Mapped[str] = mapped_column(String(MAX_TAGS_CHARS), primary_key=True, default="")
     # quanta.analysis.histogram.LatencyHistogram.to_bytes(); NULL: no distribution given.
     histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
 
@@ -187,7 +187,7 @@ class QueryBucketMinute(_MetricColumns, Base):
     user_name: Mapped[str] = mapped_column(String(128))
     client_host: Mapped[str] = mapped_column(String(255))
     source: Mapped[str] = mapped_column(String(20))
-    tags: Mapped[str] = mapped_column(String(MAX_TAGS_CHARS))
+    tags: Mapped[str] = mapped_column(String(MAX_TAGS_CHARS), default="")
     histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
     rollup_id: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
