@@ -74,7 +74,8 @@ _COMMENTER_ITEM = r"\s*([A-Za-z0-9_.%\-]+)\s*=\s*'((?:[^'\\]|\\.)*+)'\s*"
 _COMMENTER_PAIR = re.compile(_COMMENTER_ITEM)
 _COMMENTER = re.compile(rf"{_COMMENTER_ITEM}(?:,{_COMMENTER_ITEM})*+")
 _ESCAPED = re.compile(r"\\(.)")
-_PLAIN_PAIR = re.compile(rf"({_KEY})\s*[=:]\s*([^\s,=:]+)")
+# key=value (the value may hold ":", as a URL or host:port does) or key:value.
+_PLAIN_PAIR = re.compile(rf"({_KEY})(?:=([^\s,=]+)|:([^\s,=:]+))")
 _PLAIN_SEPARATOR = re.compile(r"[\s,]+")
 _KEY_RE = re.compile(_KEY)
 _ENCODED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D"})
@@ -241,7 +242,7 @@ def _plain_pairs(text: str) -> list[tuple[str, str]] | None:
         match = _PLAIN_PAIR.fullmatch(item)
         if match is None:
             return None
-        pairs.append((match[1], match[2]))
+        pairs.append((match[1], match[2] or match[3]))
     return pairs
 
 
