@@ -136,6 +136,12 @@ def test_tags_filter_and_group_with_exact_counts(
     assert report.events == 15
 
     assert counts(client, group_by="tag:team") == {"payments": 10, "web": 3, "": 2}
+    # Sorted by a percentile: the histograms of a value's tag sets merged.
+    p95 = client.get(
+        "/api/v1/queries", params={**WINDOW, "group_by": "tag:team", "sort": "query_time_p95"}
+    ).json()["groups"]
+    assert sorted(g["count"] for g in p95) == [2, 3, 10]
+    assert all(g["query_time_p95"] == pytest.approx(0.1, rel=0.05) for g in p95)
     assert counts(client, group_by="tag:action") == {"checkout": 6, "show": 3, "": 6}
     # traceparent is not kept (QUANTA_TAG_KEYS): every statement is in its "" group.
     assert counts(client, group_by="tag:traceparent") == {"": 15}

@@ -6,10 +6,10 @@ buckets are summed per tags string (or instance) by the database, and those sums
 per value of the key here (every metric merges exactly; '' is "no such tag").
 """
 
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from types import SimpleNamespace
+from functools import cache
 from typing import Any, get_args
 
 from sqlalchemy.orm import Session
@@ -82,7 +82,13 @@ def merge_rows(rows: Sequence[Any], value: Any) -> Any:
             merged[name] = max(known)
         else:
             merged[name] = sum(known)
-    return SimpleNamespace(**merged)
+    # A tuple with named fields, as the rows it stands for (read by position and by name).
+    return _row_type(tuple(names))(**merged)
+
+
+@cache
+def _row_type(names: tuple[str, ...]) -> Any:
+    return namedtuple("MergedRow", names)
 
 
 def top_groups(
