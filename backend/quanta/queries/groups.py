@@ -64,9 +64,6 @@ def group_column(session: Session, group_by: str) -> tuple[str, Callable[[Any], 
     return "instance_id", lambda instance_id: labels.get(instance_id, {}).get(key, "")
 
 
-_ADDED = ("calls", "query_time")
-
-
 def merge_rows(rows: Sequence[Any], value: Any) -> Any:
     """`repository.aggregate` rows (of one group) summed into one, its first column
     ``value``: sums added (None when none is known), minima and maxima kept."""
