@@ -170,13 +170,16 @@ def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) ->
 
 def _bucket_columns(batch: FoldedBatch) -> dict[str, list[Any]]:
     """The buckets' columns in JSON: minutes in ISO 8601, histograms in base64; a column
-    that is all null (no bucket has the metric) is left out."""
+    that is all null (no bucket has the metric) is left out, and so is ``tags`` when no
+    statement had any (the server reads none; a server older than tags takes the batch)."""
     starts = {start: start.isoformat() for start in set(batch.buckets["start"])}
     columns = {
         **batch.buckets,
         "start": [starts[start] for start in batch.buckets["start"]],
         "histogram": [base64.b64encode(data).decode() for data in batch.buckets["histogram"]],
     }
+    if not any(columns["tags"]):
+        del columns["tags"]
     return {name: values for name, values in columns.items() if any(v is not None for v in values)}
 
 

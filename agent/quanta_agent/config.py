@@ -52,6 +52,15 @@ MEGABYTE = 1024 * 1024
 InstanceName = Annotated[
     str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._:@-]+$")
 ]
+# As the server takes them (quanta.core.names.Labels): a refused status report would stop
+# the agent's reports.
+LabelKey = Annotated[
+    str, StringConstraints(pattern=r"^[a-z_][a-z0-9_.\-]*$", min_length=1, max_length=32)
+]
+Labels = Annotated[
+    dict[LabelKey, Annotated[str, StringConstraints(min_length=1, max_length=100)]],
+    Field(max_length=20),
+]
 
 
 class ConfigError(Exception):
@@ -111,6 +120,8 @@ class InstanceSettings(_Section):
         spool_dir: This instance's spool and checkpoint directory (default: the agent's
             ``spool_dir``/``name``).
         spool_max_mb: Size cap of this instance's spool (default: the agent's).
+        labels: The instance's labels in Quanta (``{environment: prod, cluster: eu-1}``),
+            sent with every status report; they filter, group and route chat.
     """
 
     name: InstanceName
@@ -126,6 +137,7 @@ class InstanceSettings(_Section):
     slowlog: SlowLogSettings = SlowLogSettings()
     spool_dir: Path | None = None
     spool_max_mb: float | None = Field(default=None, gt=0)
+    labels: Labels = {}
 
     @field_validator("sources", mode="before")
     @classmethod

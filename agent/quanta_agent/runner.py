@@ -251,6 +251,8 @@ class InstanceRunner:
                 spooled=self.spool.pending(),
                 dropped=self.spool.dropped_batches,
             )
+            if self.instance.labels:
+                status["labels"] = dict(self.instance.labels)
             try:
                 taken = shipper.report(source.value, status)
             except Exception as exc:  # unreachable: the data batches' retries say so

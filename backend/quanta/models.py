@@ -25,6 +25,7 @@ from quanta.queries.models import (
     QueryTotalsDay,
     QueryTotalsHour,
     RollupPending,
+    TagValue,
 )
 from quanta.regressions.models import Regression
 from quanta.stages.models import (
@@ -87,5 +88,6 @@ __all__ = [
     "StatisticsCoverage",
     "Suggestion",
     "TableSnapshot",
+    "TagValue",
     "User",
 ]

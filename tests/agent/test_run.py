@@ -396,13 +396,18 @@ def test_status_reports_and_progress_lines_say_how_each_source_is(scenario: Scen
     agent = scenario.start_agent(
         status_interval=1,
         progress_log_interval=1,
-        instance={"sources": ["slowlog", "perfschema"], "poll_interval": 0.3},
+        instance={
+            "sources": ["slowlog", "perfschema"],
+            "poll_interval": 0.3,
+            "labels": {"environment": "prod"},  # sent with every report (issue 45)
+        },
     )
     for source in ("slowlog", "perfschema"):
         assert wait_for(lambda s=source: any(r["read_at"] for r in receiver.reports_of(s)))
     first = next(r for r in receiver.reports_of("slowlog") if r["read_at"])
     assert (first["version"], first["host"]) == (quanta_agent.__version__, socket.gethostname())
     assert (first["interval"], first["read_failing"], first["dropped"]) == (1, False, 0)
+    assert first["labels"] == {"environment": "prod"}
     # Nothing reaches the server for a while: batches wait in the spool, and the first
     # reports once it is back say how many, and why.
     receiver.down()

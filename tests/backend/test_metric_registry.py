@@ -115,7 +115,7 @@ def test_a_slow_log_event_on_the_wire_has_every_metric_a_slow_log_gives() -> Non
 def test_the_bucket_columns_on_the_wire_are_one_per_metric() -> None:
     fields = set(schemas.SlowLogBucketsIn.model_fields)
     not_metrics = {
-        "query", "start", "db", "user", "host", "count", "query_time_sum", "query_time_min",
+        "query", "start", "db", "user", "host", "tags", "count", "query_time_sum", "query_time_min",
         "query_time_max", "histogram", "lock_time_max",
     }  # fmt: skip
     assert fields - not_metrics == set(NAMES)

@@ -419,7 +419,8 @@ def test_group_by_instance_sorts_by_any_metric_and_pages(seeded: TestClient) -> 
 def test_unknown_group_by_is_a_400_that_lists_the_choices(seeded: TestClient) -> None:
     body = get(seeded, "/queries", expect=400, group_by="table", **TWO_HOURS)
     assert body["detail"] == (
-        "Unknown group_by 'table'; use one of: query, schema, user, host, instance."
+        "Unknown group_by 'table'; use one of: query, schema, user, host, instance, tag:KEY "
+        "or label:KEY."
     )
 
 

@@ -69,6 +69,14 @@ def _upgrade(settings: Settings, revision: str) -> None:
         engine.dispose()
 
 
+# The hour buckets as that revision has them: the model's columns, but for those added later
+# (a column with a default would be written).
+_HOUR_BEFORE_TAGS = table(
+    "query_buckets_hour",
+    *(column(c.name, c.type) for c in QueryBucketHour.__table__.c if c.name != "tags"),
+)
+
+
 def check_totals_backfill(settings: Settings) -> None:
     """Buckets stored before the totals existed are summed into them on upgrade."""
     _upgrade(settings, "c4d8e2f1a6b3")  # the revision before the totals
@@ -93,7 +101,7 @@ def check_totals_backfill(settings: Settings) -> None:
             )
             for user, value, histogram in zip(("app", "cron"), (0.5, 2.0), histograms, strict=True):
                 connection.execute(
-                    insert(QueryBucketHour).values(
+                    insert(_HOUR_BEFORE_TAGS).values(
                         instance_id=1, bucket_start=hour, query_id="A" * 16, schema_name="s",
                         user_name=user, client_host="h", source="slowlog", count=1,
                         query_time_sum=value, query_time_min=value, query_time_max=value,

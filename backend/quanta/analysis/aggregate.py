@@ -1,7 +1,7 @@
 """The server's digests of a batch: fingerprint its statements, fold them per minute.
 
 A batch from one agent is for one instance and one source, so within a batch a bucket is
-identified by (query_id, schema, user, host, start). :func:`digest_events` folds slow-log
+identified by (query_id, schema, user, host, start, tags). :func:`digest_events` folds slow-log
 events, :func:`digest_perfschema` performance_schema digest deltas, and
 :func:`digest_buckets` the minute buckets an agent folded itself (its query_ids taken again
 from its fingerprints, so that the server's grouping rules apply). The values they give,
@@ -31,6 +31,7 @@ from quanta.analysis.buckets import (
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import PERFSCHEMA_SUMS, SUM_METRICS
+from quanta.analysis.tags import tags_of
 
 __all__ = ["digest_buckets", "digest_events", "digest_perfschema"]
 
@@ -79,7 +80,8 @@ def digest_events(
             seen.last_seen = ts
         minute = ts.replace(second=0, microsecond=0)
         schema = event.db or ""
-        key = BucketKey(qid, schema, event.user or "", event.host or "", minute)
+        tags = tags_of(text)
+        key = BucketKey(qid, schema, event.user or "", event.host or "", minute, tags)
         bucket = buckets.get(key)
         query_time = event.query_time
         if bucket is None:

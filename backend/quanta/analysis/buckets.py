@@ -1,6 +1,6 @@
 """The values a batch is folded into, at minute resolution, and their rollups.
 
-A bucket is identified by (query_id, schema, user, host, start) (:class:`BucketKey`) and
+A bucket is identified by (query_id, schema, user, host, start, tags) (:class:`BucketKey`) and
 holds its sums and extremes (:class:`BucketMetrics`); a batch's buckets, query classes and
 example picks make a :class:`BatchDigest`. :func:`add_columns` merges buckets given as
 columns into a digest; :func:`rollup` turns minute buckets into hour or day buckets
@@ -60,13 +60,17 @@ class Event(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BucketKey:
-    """The dimensions of one bucket; a missing dimension is ''."""
+    """The dimensions of one bucket; a missing dimension is ''.
+
+    ``tags`` is the canonical string of the statements' tags (quanta.analysis.tags).
+    """
 
     query_id: str
     schema: str
     user: str
     host: str
     start: datetime
+    tags: str = ""
 
 
 @dataclass(slots=True)
@@ -177,6 +181,8 @@ class BucketColumns(Protocol):
     def histogram(self) -> Sequence[LatencyHistogram]: ...
     @property
     def lock_time_max(self) -> Sequence[float | None] | None: ...
+    @property
+    def tags(self) -> Sequence[str] | None: ...
 
 
 def add_columns(digest: BatchDigest, query_ids: list[str], buckets: BucketColumns) -> None:
@@ -186,20 +192,32 @@ def add_columns(digest: BatchDigest, query_ids: list[str], buckets: BucketColumn
     """
     rows = len(buckets.query)
     lock_time_max = buckets.lock_time_max or [None] * rows
+    tags = getattr(buckets, "tags", None) or [""] * rows  # an older agent sends none
     sums = [(name, values) for name in SUM_METRICS if (values := getattr(buckets, name, None))]
     columns = zip(
         buckets.query, buckets.start, buckets.db, buckets.user, buckets.host, buckets.count,
         buckets.query_time_sum, buckets.query_time_min, buckets.query_time_max, lock_time_max,
-        buckets.histogram, strict=True,
+        buckets.histogram, tags, strict=True,
     )  # fmt: skip
-    for n, (query, start, db, user, host, count, total, least, most, lock, histogram) in enumerate(
-        columns
-    ):
+    for n, (
+        query,
+        start,
+        db,
+        user,
+        host,
+        count,
+        total,
+        least,
+        most,
+        lock,
+        histogram,
+        tag,
+    ) in enumerate(columns):
         metrics = BucketMetrics(
             count, total, least, most, lock, histogram,
             {name: value for name, values in sums if (value := values[n]) is not None},
         )  # fmt: skip
-        key = BucketKey(query_ids[query], db, user, host, start)
+        key = BucketKey(query_ids[query], db, user, host, start, tag)
         known = digest.buckets.get(key)
         if known is None:
             digest.buckets[key] = metrics
@@ -212,8 +230,8 @@ def rollup(
 ) -> dict[BucketKey, BucketMetrics]:
     """Merge minute buckets into buckets of ``resolution`` (new objects; the input is kept).
 
-    Without ``dimensions``, the buckets of a query are merged whatever their schema, user
-    and host (the keys have '' for them).
+    Without ``dimensions``, the buckets of a query are merged whatever their schema, user,
+    host and tags (the keys have '' for them).
 
     Example:
         >>> hours = rollup(digest.buckets, Resolution.HOUR)
@@ -225,7 +243,7 @@ def rollup(
     for key, metrics in buckets.items():
         start = starts[key.start]
         if dimensions:
-            wide = BucketKey(key.query_id, key.schema, key.user, key.host, start)
+            wide = BucketKey(key.query_id, key.schema, key.user, key.host, start, key.tags)
         else:
             wide = BucketKey(key.query_id, "", "", "", start)
         parts.setdefault(wide, []).append(metrics)

@@ -102,9 +102,9 @@ def fold_classes(digest: BatchDigest, folded: Collection[str]) -> Folded:
         events += metrics.count
         other = other_queries_fingerprint(key.schema)
         other_id = query_id(other)
-        parts.setdefault(BucketKey(other_id, key.schema, key.user, key.host, key.start), []).append(
-            metrics
-        )
+        parts.setdefault(
+            BucketKey(other_id, key.schema, key.user, key.host, key.start, key.tags), []
+        ).append(metrics)
         _widen(queries, other_id, other, digest.queries[key.query_id])
     buckets = {key: group[0] if len(group) == 1 else merged(group) for key, group in parts.items()}
     examples = {key: pick for key, pick in digest.examples.items() if key[0] not in fold}

@@ -104,7 +104,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["fingerprint", "query_id", "quote_name"]
+__all__ = ["edge_comments", "fingerprint", "query_id", "quote_name"]
 
 # One alternative per token class, the most frequent first; possessive quantifiers because a
 # token never needs to give characters back. The leading \s*+ skips whitespace inside the one
@@ -398,6 +398,45 @@ def fingerprint(sql: str) -> str:
     if "union" in text and "`" not in text:  # (the expression could reach into a name)
         text = _UNION_RE.sub(r"\1 /*repeat\2*/", text)
     return text
+
+
+def edge_comments(sql: str) -> list[str]:
+    """The comments before a statement's first token and after its last (``;`` aside), as
+    written: where applications put their tags (quanta.analysis.tags). Read with the
+    fingerprint's own tokenizer, so a ``/*`` inside a string is no comment here either;
+    executable comments and optimizer hints (``/*!``, ``/*M!``, ``/*+``) are not comments.
+
+    Example:
+        >>> edge_comments("/* a=1 */ SELECT '/*x*/' FROM t /*route='%2F'*/;")
+        ['/* a=1 */', "/*route='%2F'*/"]
+    """
+    # The tokenizer expects lower case only for literal prefixes (x'..'); comments and
+    # strings, all this needs, are read the same in any case. Original case: values keep it.
+    tokens = _TOKEN_RE.findall(sql)
+    lead = 0
+    while lead < len(tokens) and _is_plain_comment(tokens[lead]):
+        lead += 1
+    found = tokens[:lead]
+    end = len(tokens)
+    while end > lead and tokens[end - 1] == ";":
+        end -= 1
+    trail = end
+    while trail > lead and _is_plain_comment(tokens[trail - 1]):
+        trail -= 1
+    found += (t for t in tokens[trail:end] if t != ";")
+    return found
+
+
+def _is_plain_comment(token: str) -> bool:
+    """A comment that leaves no trace (not an executable comment nor a hint)."""
+    if token.startswith("/*"):
+        return (
+            token.endswith("*/")
+            and len(token) >= 4
+            and token[2:3] not in ("!", "+")
+            and (token[2:4].lower() != "m!")
+        )
+    return token.startswith("#") or token.startswith("--")
 
 
 def query_id(fingerprint: str) -> str:

@@ -34,6 +34,7 @@ from quanta.analysis.fingerprinter import Fingerprinter, cache_key
 from quanta.analysis.histogram import LatencyHistogram, encode_values
 from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import SINK_COLUMNS
+from quanta.analysis.tags import tags_of
 
 __all__ = ["FOLDED_COLUMNS", "FoldedBatch", "MinuteFolder"]
 
@@ -42,7 +43,7 @@ _N = TypeVar("_N", int, float)
 
 # The columns of folded buckets; a column of each extended metric some bucket has follows.
 FOLDED_COLUMNS = (
-    "query", "start", "db", "user", "host", "count", "query_time_sum", "query_time_min",
+    "query", "start", "db", "user", "host", "tags", "count", "query_time_sum", "query_time_min",
     "query_time_max", "histogram", "lock_time_max", "lock_time", "rows_sent", "rows_examined",
     "rows_affected",
 )  # fmt: skip
@@ -107,9 +108,11 @@ class MinuteFolder:
         self._rng = rng
         self.groups: dict[str, list[list[Any]]] = {}
         self._classes: dict[str, tuple[str, list[list[Any]]]] = {}
-        # Per (query_id, schema, user, host, minute), a BucketKey's fields as a tuple (hashed
-        # in C: a BucketKey's hash is Python code, and this runs per event): extended sums.
-        self._extended: dict[tuple[str, str, str, str, datetime], dict[str, int | float]] = {}
+        # Per (query_id, schema, user, host, minute, tags), a BucketKey's fields as a tuple
+        # (hashed in C: a BucketKey's hash is Python code, and this runs per event): extended
+        # sums.
+        self._extended: dict[tuple[str, str, str, str, datetime, str], dict[str, int | float]]
+        self._extended = {}
         self._truncated: set[tuple[str, int]] = set()  # (query_id, position in its columns)
 
     def classify(self, query: str) -> list[list[Any]]:
@@ -144,7 +147,8 @@ class MinuteFolder:
             column.append(value)
         if extended:
             minute = _minute(event.ts)
-            key = (query_id, event.db or "", event.user or "", event.host or "", minute)
+            tags = tags_of(event.query)
+            key = (query_id, event.db or "", event.user or "", event.host or "", minute, tags)
             sums = self._extended.setdefault(key, {})
             for name, value in extended.items():
                 sums[name] = sums.get(name, 0) + value
@@ -207,16 +211,19 @@ class MinuteFolder:
         """Fold one class's events (those before ``before``) into buckets and example picks;
         return the positions of the events left, in file order.
 
-        The events are sorted by (minute, schema, user, host), in file order within: each
+        The events are sorted by (minute, schema, user, host, tags), in file order within: each
         bucket is then one slice of every column, summed by built-in functions a column at
         a time, and the events left are the end of that order.
         """
         times = columns[1]
         if None in times:
             raise ValueError("event without a timestamp")
+        # Tags from each statement's comments; most have none, which costs a substring test.
         keys = [
-            (_minute(ts), db or "", user or "", host or "")
-            for ts, db, user, host in zip(times, columns[7], columns[8], columns[9], strict=True)
+            (_minute(ts), db or "", user or "", host or "", tags_of(query))
+            for ts, db, user, host, query in zip(
+                times, columns[7], columns[8], columns[9], columns[0], strict=True
+            )
         ]
         order = sorted(range(len(keys)), key=keys.__getitem__)
         left: list[int] = []
@@ -238,7 +245,7 @@ class MinuteFolder:
         )
         out = batch.buckets
         out["query"] += [len(batch.queries) - 1] * len(runs)
-        for name, n in (("start", 0), ("db", 1), ("user", 2), ("host", 3)):
+        for name, n in (("start", 0), ("db", 1), ("user", 2), ("host", 3), ("tags", 4)):
             out[name] += [key[n] for key, _ in runs]
         out["count"] += [length for _, length in runs]
         run_times = [query_times[start:end] for start, end in bounds]
@@ -255,8 +262,8 @@ class MinuteFolder:
             out[name] += _run_sums(values, bounds)
         if self._extended:
             extended += [
-                self._extended.get((query_id, db, user, host, minute))
-                for (minute, db, user, host), _ in runs
+                self._extended.get((query_id, db, user, host, minute, tags))
+                for (minute, db, user, host, tags), _ in runs
             ]
         else:
             extended += [None] * len(runs)

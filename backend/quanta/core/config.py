@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from quanta.analysis.grouping import parse_rules
 from quanta.analysis.impact import parse_window
+from quanta.analysis.tags import DEFAULT_TAG_KEYS
 from quanta.core.sources import ENV_FILE, ENV_PREFIX
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -85,6 +86,20 @@ class Settings(BaseSettings):
         ge=1,
         description="Query classes an instance may add per hour (wall clock), so that a burst "
         "of junk statements cannot use the whole cap at once.",
+    )
+
+    # Query tags from SQL comments (quanta.analysis.tags): the keys kept, and how many
+    # distinct values each may have per instance (later ones are stored as "other").
+    tag_keys: list[str] = Field(
+        default=list(DEFAULT_TAG_KEYS),
+        description="Tag keys kept from statements' comments, as a JSON list; others are "
+        "dropped. Leave per-request ids (traceparent) out: every value is a dimension.",
+    )
+    tag_values_per_key: int = Field(
+        default=100,
+        ge=1,
+        description="Distinct values a tag key may have per instance; later values are "
+        "stored as 'other', so a request id in a comment cannot flood the store.",
     )
 
     default_range_hours: int = 24
@@ -409,6 +424,11 @@ class Settings(BaseSettings):
     def _valid_grouping_rules(cls, rules: list[str]) -> list[str]:
         parse_rules(rules)  # a ValueError names the bad rule
         return rules
+
+    @field_validator("tag_keys")
+    @classmethod
+    def _lower_tag_keys(cls, keys: list[str]) -> list[str]:
+        return sorted({key.strip().lower() for key in keys if key.strip()})
 
     @field_validator("annotation_announce_window")
     @classmethod

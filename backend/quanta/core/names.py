@@ -9,7 +9,7 @@ in links and in chat messages.
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 INSTANCE_NAME_MAX_CHARS = 100
 # Letters and digits (any script), then . _ - : @ + / and single inner spaces: host names,
@@ -41,3 +41,12 @@ InstanceName = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=INSTANCE_NAME_MAX_CHARS),
     AfterValidator(check_instance_name),
 ]
+
+
+# Instance labels (environment, cluster): keys as tag keys (quanta.analysis.tags: lower case,
+# name-like), values short text, a handful per instance.
+LabelKey = Annotated[
+    str, StringConstraints(pattern=r"^[a-z_][a-z0-9_.\-]*$", min_length=1, max_length=32)
+]
+LabelValue = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+Labels = Annotated[dict[LabelKey, LabelValue], Field(max_length=20)]

@@ -22,7 +22,8 @@ from pydantic import (
 
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS
-from quanta.core.names import InstanceName
+from quanta.analysis.tags import MAX_TAGS_CHARS
+from quanta.core.names import InstanceName, Labels
 from quanta.ingest.models import BatchStatus
 
 MAX_QUERY_CHARS = 1_000_000
@@ -57,6 +58,8 @@ MAX_CLOCK_SKEW = timedelta(days=1)
 
 ExamplePolicyName = Literal["full", "masked", "off"]
 Dimension = Annotated[str, StringConstraints(max_length=255)]
+# A bucket's tags, canonical (quanta.analysis.tags); the server keeps the configured keys.
+TagsText = Annotated[str, StringConstraints(max_length=MAX_TAGS_CHARS)]
 Counter = Annotated[int, Field(ge=0, le=MAX_COUNTER)]
 StatementSeconds = Annotated[float, Field(ge=0, le=MAX_STATEMENT_SECONDS, allow_inf_nan=False)]
 TimerSeconds = Annotated[float, Field(ge=0, le=PS_TIMER_MAX_SECONDS, allow_inf_nan=False)]
@@ -198,6 +201,9 @@ class SlowLogBucketsIn(BaseModel):
     db: Column[Dimension]
     user: Column[Dimension]
     host: Column[Dimension]
+    tags: Column[TagsText] | None = Field(
+        default=None, description="Tags of the statements, canonical; absent: none."
+    )
     count: Column[BucketCount]
     query_time_sum: Column[TotalSeconds]
     query_time_min: Column[StatementSeconds]
@@ -615,6 +621,11 @@ class AgentStatusIn(BaseModel):
     )
     rejected: Counter = Field(
         default=0, description="Batches the server refused for good since it started."
+    )
+    labels: Labels | None = Field(
+        default=None,
+        description="The instance's labels from the agent's config: they replace the stored "
+        "ones when they differ.",
     )
     last_error: Annotated[str, StringConstraints(max_length=500)] | None = Field(
         default=None,

@@ -40,9 +40,11 @@ from quanta.instances.service import (
     get_instance,
     get_or_create_instance,
     monitoring_user,
+    set_labels,
 )
 from quanta.queries import rollup
 from quanta.queries.classes import admit_classes
+from quanta.queries.tags import bound_tags
 from quanta.queries.writes import mark_runners, record_digest
 from quanta.stages.service import record_stage_samples
 from quanta.statistics.service import record_statistics
@@ -220,6 +222,8 @@ def _status_report(
 ) -> IngestBatchOut:
     """Keep an agent's status report for its instance and source; nothing else is stored."""
     instance = get_or_create_instance(session=session, name=batch.instance)
+    if status.labels is not None:
+        set_labels(session=session, instance=instance, labels=status.labels)
     agents.record_status(
         session=session,
         instance_id=instance.id,
@@ -335,6 +339,8 @@ def process_batch(
         instance=instance.name,
         digest=digest,
     )
+    # Only the configured tag keys, each with a capped number of values per instance.
+    digest = bound_tags(session=session, settings=settings, instance_id=instance.id, digest=digest)
     record_digest(
         session=session,
         instance_id=row.instance_id,

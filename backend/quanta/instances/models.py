@@ -3,7 +3,7 @@
 import enum
 from datetime import datetime
 
-from sqlalchemy import Boolean, String, Text
+from sqlalchemy import JSON, Boolean, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from quanta.core.db import Base, UTCDateTime, utcnow
@@ -50,3 +50,6 @@ class Instance(Base):
     # Run diagnostics even though the account has privileges beyond SELECT, PROCESS, SHOW
     # VIEW and REPLICATION CLIENT: an admin's explicit, audited choice.
     allow_broad_privileges: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # Labels (environment, cluster, ...): from the agent's config or set by an admin; they
+    # filter, group and route chat like tags.
+    labels: Mapped[dict[str, str]] = mapped_column(JSON, default=dict, server_default="{}")

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
 
-from quanta.core.names import InstanceName
+from quanta.core.names import InstanceName, Labels
 
 ExamplePolicyName = Literal["full", "masked", "off"]
 SourceName = Literal["slowlog", "perfschema"]
@@ -92,6 +92,10 @@ class InstanceOut(BaseModel):
     primary_source_pinned: bool = Field(
         description="An admin chose primary_source; the automatic choice no longer changes it."
     )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels (environment, cluster, ...): filter, group and route chat.",
+    )
     created_at: datetime
 
 
@@ -128,6 +132,11 @@ class InstanceUpdate(BaseModel):
         default=None,
         description="Pin the source whose buckets count in totals; null: choose automatically "
         "again (the slow log once it reports).",
+    )
+    labels: Labels | None = Field(
+        default=None,
+        description="The instance's labels, all of them ({} removes every label); an agent "
+        "whose config has labels sets them again on its next batch.",
     )
 
     profiling_enabled: ProfilingFlag = None

@@ -1,5 +1,6 @@
 """Use cases around monitored instances."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -33,6 +34,25 @@ from quanta.queries import service as queries_service
 
 class NoConnection(errors.Conflict):
     """The instance has no DSN registered, so workers cannot reach it."""
+
+
+def labels_by_name(
+    *, session: Session, names: Sequence[str]
+) -> dict[str, tuple[int, dict[str, str]]]:
+    """(id, labels) of the named instances (none named: of every instance), by name."""
+    return {
+        instance.name: (instance.id, dict(instance.labels or {}))
+        for instance in repository.list_all(session)
+        if not names or instance.name in names
+    }
+
+
+def set_labels(*, session: Session, instance: Instance, labels: dict[str, str]) -> None:
+    """Give an instance these labels (an agent's config says so), if they differ."""
+    wanted = dict(sorted(labels.items()))
+    if (instance.labels or {}) != wanted:
+        instance.labels = wanted
+        session.flush()
 
 
 def get_or_create_instance(*, session: Session, name: str) -> Instance:
@@ -228,6 +248,7 @@ def _audited_fields(instance: Instance) -> dict[str, Any]:
         "example_policy": instance.example_policy,
         "primary_source": instance.primary_source,
         "primary_source_pinned": instance.primary_source_pinned,
+        "labels": dict(instance.labels or {}),
     }
 
 
@@ -256,6 +277,8 @@ def update_instance(
         instance.allow_broad_privileges = data.allow_broad_privileges
     if data.example_policy is not None:
         instance.example_policy = data.example_policy
+    if data.labels is not None:
+        instance.labels = dict(sorted(data.labels.items()))
     if "primary_source" in sent:
         instance.primary_source_pinned = data.primary_source is not None
         if data.primary_source is not None:
@@ -366,6 +389,7 @@ def instance_out(settings: Settings, instance: Instance) -> InstanceOut:
         example_policy=ExamplePolicy(instance.example_policy).value,
         primary_source=instance.primary_source,
         primary_source_pinned=instance.primary_source_pinned,
+        labels=dict(sorted((instance.labels or {}).items())),
         created_at=instance.created_at,
     )
 

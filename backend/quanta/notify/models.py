@@ -62,6 +62,9 @@ class Channel(Base):
     url_redacted: Mapped[str] = mapped_column(String(300))
     instances: Mapped[list[str]] = mapped_column(JSON, default=list)  # names; empty: all
     min_load_share: Mapped[float] = mapped_column(Float, default=0.0)
+    # Only queries with all these tags, on instances with all these labels (empty: any).
+    tags: Mapped[dict[str, str]] = mapped_column(JSON, default=dict, server_default="{}")
+    labels: Mapped[dict[str, str]] = mapped_column(JSON, default=dict, server_default="{}")
     events: Mapped[list[str]] = mapped_column(JSON, default=list)
     # Hours UTC, [start, end): messages due inside wait until `end` (NULL: no quiet hours).
     quiet_start_hour: Mapped[int | None] = mapped_column(Integer, default=None)

@@ -4,7 +4,8 @@
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import cache
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -12,6 +13,7 @@ from sqlalchemy.orm import Session
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, celery_client
+from quanta.instances.service import labels_by_name
 from quanta.notify import repository
 from quanta.notify.events import (
     ANNOTATION_IMPACT,
@@ -34,8 +36,41 @@ from quanta.notify.models import (
     DeliveryKind,
     DeliveryStatus,
 )
+from quanta.queries.tags import query_tags
 
 log = logging.getLogger(__name__)
+
+# What a channel limited to tags or labels is matched against: per (query, instance) an
+# event is about, the query's tags there (key -> values) and the instance's labels.
+Scope = list[tuple[Mapping[str, Collection[str]], Mapping[str, str]]]
+
+
+def in_scope(channel: Channel, scope: Scope) -> bool:
+    """Whether one (query, instance) of the event has every tag and label the channel asks
+    for (a query whose statements carried several values of a key matches each of them)."""
+    return any(
+        all(value in tags.get(key, ()) for key, value in (channel.tags or {}).items())
+        and all(labels.get(key) == value for key, value in (channel.labels or {}).items())
+        for tags, labels in scope
+    )
+
+
+def query_scope(session: Session, query_ids: Sequence[str], instances: Sequence[str]) -> Scope:
+    """The scope of an event about these queries on these instances (none named: any)."""
+    found = labels_by_name(session=session, names=instances)
+    ids = [instance_id for instance_id, _ in found.values()]
+    tags = query_tags(session=session, query_ids=list(query_ids), instance_ids=ids)
+    return [
+        (tags.get((query_id, instance_id), {}), labels)
+        for instance_id, labels in found.values()
+        for query_id in query_ids
+    ]
+
+
+def instance_scope(session: Session, instances: Sequence[str]) -> Scope:
+    """The scope of an event about instances, not queries: no tags."""
+    found = labels_by_name(session=session, names=instances)
+    return [({}, labels) for _, labels in found.values()]
 
 
 def publish_suggestion(
@@ -53,6 +88,7 @@ def publish_suggestion(
         payload=notice.to_dict(),
         content_hash=notice.content_hash,
         matches=lambda channel: suggestion_matches(channel, notice),
+        scope=lambda: query_scope(session, [notice.query_id], [notice.instance]),
         suggestion_id=notice.suggestion_id,
     )
 
@@ -72,6 +108,7 @@ def publish_impact(*, session: Session, settings: Settings, notice: ImpactNotice
         payload=notice.to_dict(),
         content_hash=impact_hash(notice),
         matches=lambda channel: impact_matches(channel, notice),
+        scope=lambda: query_scope(session, _impact_queries(notice), notice.instance_names),
         annotation_id=notice.annotation_id,
     )
 
@@ -90,6 +127,7 @@ def publish_plan(*, session: Session, settings: Settings, notice: PlanNotice) ->
         payload=notice.to_dict(),
         content_hash=plan_hash(notice),
         matches=lambda channel: plan_matches(channel, notice),
+        scope=lambda: instance_scope(session, [notice.instance]),
         plan_id=notice.plan_id,
     )
 
@@ -107,6 +145,7 @@ def publish_review(*, session: Session, settings: Settings, notice: ReviewNotice
         payload=notice.to_dict(),
         content_hash=notice.content_hash,
         matches=lambda channel: review_matches(channel, notice),
+        scope=lambda: instance_scope(session, [notice.instance]),
     )
 
 
@@ -134,6 +173,7 @@ def publish_regression(
             and (not channel.instances or notice.instance in channel.instances)
             and notice.load_share >= channel.min_load_share
         ),
+        scope=lambda: query_scope(session, [notice.query_id], [notice.instance]),
         regression_id=notice.regression_id,
     )
 
@@ -161,15 +201,20 @@ def _publish(
     payload: dict[str, object],
     content_hash: str,
     matches: Callable[[Channel], bool],
+    scope: Callable[[], Scope] | None = None,
     **subject: int,
 ) -> list[int]:
     """Queue one event for every enabled channel it matches that does not have this version
     of it yet (``subject``: its suggestion_id, annotation_id, plan_id or regression_id; none
     for an index review, whose content hash names its instance); the delivery ids,
-    enqueued after the commit."""
+    enqueued after the commit. A channel limited to tags or labels takes it only when
+    ``scope`` (read once, and only for such a channel) is in its limits."""
     created: list[int] = []
+    scoped = cache(scope) if scope is not None else None
     for channel in repository.enabled_channels(session):
         if not matches(channel):
+            continue
+        if (channel.tags or channel.labels) and (scoped is None or not in_scope(channel, scoped())):
             continue
         known = repository.find_delivery(
             session, channel_id=channel.id, content_hash=content_hash, **subject
@@ -218,6 +263,16 @@ def impact_matches(channel: Channel, notice: ImpactNotice) -> bool:
     if not channel.instances or not notice.instance_names:  # either side means "all"
         return True
     return bool(set(channel.instances) & set(notice.instance_names))
+
+
+def _impact_queries(notice: ImpactNotice) -> list[str]:
+    """The queries an impact lists."""
+    found = {
+        str(change["query_id"])
+        for change in [*notice.regressions, *notice.improvements]
+        if change.get("query_id")
+    }
+    return sorted(found)
 
 
 def impact_hash(notice: ImpactNotice) -> str:

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from quanta.core.names import InstanceName
+from quanta.core.names import InstanceName, Labels
 from quanta.notify.events import NEW_SUGGESTION, EventType
 from quanta.notify.models import ChannelType, DeliveryKind
 
@@ -54,6 +54,15 @@ class ChannelCreate(BaseModel):
         default_factory=list, description="Instance names to notify about; empty: all."
     )
     min_load_share: Share = 0.0
+    tags: Labels = Field(
+        default_factory=dict,
+        description='Only queries carrying all these tags ({"team": "payments"}); empty: '
+        "any. Index plans and reviews, which are not about one query, skip such a channel.",
+    )
+    labels: Labels = Field(
+        default_factory=dict,
+        description='Only instances with all these labels ({"environment": "prod"}); empty: any.',
+    )
     events: Events = Field(default_factory=lambda: [NEW_SUGGESTION])
     quiet_start_hour: Hour | None = Field(
         default=None, description="Quiet hours start (UTC); messages wait until they end."
@@ -77,6 +86,8 @@ class ChannelUpdate(BaseModel):
     url: WebhookUrl | None = None
     instances: list[InstanceName] | None = None
     min_load_share: Share | None = None
+    tags: Labels | None = None
+    labels: Labels | None = None
     events: Events | None = None
     quiet_start_hour: Hour | None = None
     quiet_end_hour: Hour | None = None
@@ -92,6 +103,8 @@ class ChannelOut(BaseModel):
     url: str = Field(description="Redacted: scheme and host only; the path holds the secret.")
     instances: list[str]
     min_load_share: float
+    tags: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
     events: list[EventType]
     quiet_start_hour: int | None
     quiet_end_hour: int | None

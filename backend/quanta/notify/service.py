@@ -106,6 +106,8 @@ def create_channel(*, session: Session, settings: Settings, data: ChannelCreate)
         url_redacted=redact_url(data.url),
         instances=sorted(set(data.instances)),
         min_load_share=data.min_load_share,
+        tags=dict(sorted(data.tags.items())),
+        labels=dict(sorted(data.labels.items())),
         events=sorted(set(data.events)),
         quiet_start_hour=data.quiet_start_hour,
         quiet_end_hour=data.quiet_end_hour,
@@ -136,6 +138,8 @@ def _audited_fields(channel: Channel) -> dict[str, Any]:
         "url": channel.url_encrypted,  # secret: the audit log says "changed", never the URL
         "instances": list(channel.instances),
         "min_load_share": channel.min_load_share,
+        "tags": dict(channel.tags or {}),
+        "labels": dict(channel.labels or {}),
         "events": list(channel.events),
         "enabled": channel.enabled,
         "quiet_start_hour": channel.quiet_start_hour,
@@ -167,6 +171,10 @@ def update_channel(
         channel.instances = sorted(set(data.instances))
     if data.min_load_share is not None:
         channel.min_load_share = data.min_load_share
+    if data.tags is not None:
+        channel.tags = dict(sorted(data.tags.items()))
+    if data.labels is not None:
+        channel.labels = dict(sorted(data.labels.items()))
     if data.events is not None:
         channel.events = sorted(set(data.events))
     if data.enabled is not None:
@@ -274,6 +282,8 @@ def _channel_out(channel: Channel) -> ChannelOut:
             "url": channel.url_redacted,
             "instances": channel.instances,
             "min_load_share": channel.min_load_share,
+            "tags": channel.tags or {},
+            "labels": channel.labels or {},
             "events": channel.events,
             "quiet_start_hour": channel.quiet_start_hour,
             "quiet_end_hour": channel.quiet_end_hour,

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from quanta.analysis.metrics import METRICS
 from quanta.analysis.own import is_own
 from quanta.analysis.resolution import Resolution
+from quanta.analysis.tags import MAX_KEY_CHARS, MAX_TAGS_CHARS, MAX_VALUE_CHARS
 from quanta.core.db import Base, UTCDateTime
 
 # What identifies a bucket (its primary key, in index order): instance and time first, the
@@ -35,6 +36,7 @@ BUCKET_KEY = (
     "user_name",
     "client_host",
     "source",
+    "tags",
 )
 # The metric tables (buckets, totals, examples) carry no foreign keys: PostgreSQL checks one
 # with a trigger and an index lookup per inserted row, which doubled its share of the ingest
@@ -125,6 +127,8 @@ class _BucketColumns(_MetricColumns):
     user_name: Mapped[str] = mapped_column(String(128), primary_key=True)
     client_host: Mapped[str] = mapped_column(String(255), primary_key=True)
     source: Mapped[str] = mapped_column(String(20), primary_key=True)
+    # The statements' tags, canonical (quanta.analysis.tags): configured keys, capped values.
+    tags: Mapped[str] = mapped_column(String(MAX_TAGS_CHARS), primary_key=True, default="")
     # quanta.analysis.histogram.LatencyHistogram.to_bytes(); NULL: no distribution given.
     histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
 
@@ -183,6 +187,7 @@ class QueryBucketMinute(_MetricColumns, Base):
     user_name: Mapped[str] = mapped_column(String(128))
     client_host: Mapped[str] = mapped_column(String(255))
     source: Mapped[str] = mapped_column(String(20))
+    tags: Mapped[str] = mapped_column(String(MAX_TAGS_CHARS), default="")
     histogram: Mapped[bytes | None] = mapped_column(LargeBinary)
     rollup_id: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
@@ -197,6 +202,7 @@ class QueryBucketMinute(_MetricColumns, Base):
             user_name,
             client_host,
             source,
+            tags,
             rollup_id,
         ]
     }
@@ -346,6 +352,18 @@ class _ExampleColumns:
     sampled_schema: Mapped[str] = mapped_column(String(64))
     sampled_literals: Mapped[str] = mapped_column(String(10))
     sampled_truncated: Mapped[bool] = mapped_column(Boolean)
+
+
+class TagValue(Base):
+    """A tag value an instance's buckets hold, per key: what QUANTA_TAG_VALUES_PER_KEY caps
+    (quanta.queries.tags), and what the filter lists offer."""
+
+    __tablename__ = "instance_tag_values"
+
+    instance_id: Mapped[int] = mapped_column(primary_key=True)
+    tag_key: Mapped[str] = mapped_column(String(MAX_KEY_CHARS), primary_key=True)
+    tag_value: Mapped[str] = mapped_column(String(MAX_VALUE_CHARS), primary_key=True)
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class ClassAdmission(Base):

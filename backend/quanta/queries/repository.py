@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.resolution import Resolution, Segment, floor_to
+from quanta.analysis.tags import tag_pair
 from quanta.core.db import floor_day, floor_hour
 from quanta.core.upsert import chunks, insert_for, insert_or_widen, key_getter
 from quanta.instances.models import Instance
@@ -44,9 +45,10 @@ from quanta.queries.models import (
     QueryExampleMinute,
     QueryInstance,
     RollupPending,
+    TagValue,
 )
 from quanta.queries.rollup import rolled_models
-from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter
+from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter, by_key
 
 # Buckets from a source that is not the instance's primary one are stored, not totalled; an
 # instance whose primary source is not set yet counts its slow log.
@@ -255,14 +257,18 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
 
     The filters go inside each segment's SELECT (see `bucket_rows_for_union`), so an
     instance or a query is read through the bucket tables' indexes. When neither the filter
-    nor the columns involve a schema, user or host, hours and days are read from the query
+    nor the columns involve a schema, user, host or tags, hours and days are read from the query
     totals, which have one row where the buckets have one per combination of those.
     """
-    by_dimension = flt.has_dimension or not set(columns).isdisjoint(DIMENSION_COLUMNS.values())
+    divided = {*DIMENSION_COLUMNS.values(), "tags"}
+    by_dimension = flt.has_dimension or not divided.isdisjoint(columns)
     models = BUCKET_MODELS if by_dimension else UNDIVIDED_MODELS
 
     def conditions(table: Table) -> list[ColumnElement[bool]]:
         where = _of_instances(table, flt.instances)
+        if flt.labels:
+            where.append(table.c.instance_id.in_(_labelled(flt.labels)))
+        where += _tagged(table, flt.tags)
         for attr, column in DIMENSION_COLUMNS.items():
             value = getattr(flt, attr)
             if value is not None:
@@ -276,6 +282,33 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
         return where
 
     return _primary_buckets(segments, *columns, where=conditions, models=models)
+
+
+def _tagged(table: Table, pairs: tuple[tuple[str, str], ...]) -> list[ColumnElement[bool]]:
+    """Conditions that a bucket's canonical tags hold one of the values of each key."""
+    where = []
+    for key, values in by_key(pairs).items():
+        alternatives = []
+        for value in values:
+            pair = tag_pair(key, value)
+            column = table.c.tags
+            alternatives += [
+                column == pair,
+                column.startswith(f"{pair},", autoescape=True),
+                column.endswith(f",{pair}", autoescape=True),
+                column.contains(f",{pair},", autoescape=True),
+            ]
+        where.append(or_(*alternatives))
+    return where
+
+
+def _labelled(pairs: tuple[tuple[str, str], ...]) -> Select[Any]:
+    """The ids of the instances whose labels hold one of the values of each key."""
+    conditions = [
+        or_(*(Instance.labels[key].as_string() == value for value in values))
+        for key, values in by_key(pairs).items()
+    ]
+    return select(Instance.id).where(*conditions)
 
 
 def _of_instances(table: Table, names: Sequence[str]) -> list[ColumnElement[bool]]:
@@ -509,6 +542,34 @@ def histograms_by(
     return ((value, data) for value, data in session.execute(stmt))
 
 
+def query_tag_strings(
+    session: Session, query_ids: Collection[str], instance_ids: Collection[int], since: datetime
+) -> set[tuple[str, int, str]]:
+    """The distinct (query_id, instance_id, tags) of tagged buckets of these queries and
+    instances since ``since``: hours, and the minutes (whose hour may not be rolled up)."""
+    found: set[tuple[str, int, str]] = set()
+    for model in (QueryBucketHour, QueryBucketMinute):
+        table = model.__table__
+        stmt = (
+            select(table.c.query_id, table.c.instance_id, table.c.tags)
+            .where(
+                table.c.query_id.in_(query_ids),
+                table.c.instance_id.in_(instance_ids),
+                table.c.bucket_start >= since,
+                table.c.tags != "",
+            )
+            .distinct()
+        )
+        found.update((row.query_id, row.instance_id, row.tags) for row in session.execute(stmt))
+    return found
+
+
+def instance_labels(session: Session) -> dict[int, dict[str, str]]:
+    """Every labelled instance's labels by id."""
+    rows = session.execute(select(Instance.id, Instance.labels))
+    return {row.id: dict(row.labels) for row in rows if row.labels}
+
+
 def instance_names(session: Session) -> dict[int, str]:
     """Every instance's name by id."""
     return {row.id: row.name for row in session.execute(select(Instance.id, Instance.name))}
@@ -665,6 +726,35 @@ def add_admissions(
         },
     )
     session.connection().execute(stmt, [row])
+
+
+def tag_values(
+    session: Session, instance_ids: Collection[int] | None = None
+) -> dict[int, dict[str, set[str]]]:
+    """The tag values stored per instance and key (of these instances; None: of all)."""
+    stmt = select(TagValue.instance_id, TagValue.tag_key, TagValue.tag_value)
+    if instance_ids is not None:
+        stmt = stmt.where(TagValue.instance_id.in_(instance_ids))
+    out: dict[int, dict[str, set[str]]] = {}
+    for instance_id, key, value in session.execute(stmt):
+        out.setdefault(instance_id, {}).setdefault(key, set()).add(value)
+    return out
+
+
+def add_tag_values(
+    session: Session, instance_id: int, pairs: Sequence[tuple[str, str]], now: datetime
+) -> None:
+    """Record new tag values of an instance (one already there is left as it is)."""
+    if not pairs:
+        return
+    rows = [
+        {"instance_id": instance_id, "tag_key": key, "tag_value": value, "first_seen": now}
+        for key, value in pairs
+    ]
+    stmt = insert_for(session)(TagValue).on_conflict_do_nothing(
+        index_elements=["instance_id", "tag_key", "tag_value"]
+    )
+    session.connection().execute(stmt, rows)
 
 
 def delete_admissions_before(session: Session, instance_id: int, cutoff: datetime) -> int:

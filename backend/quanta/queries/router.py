@@ -14,7 +14,7 @@ from quanta.deps import (
 )
 from quanta.queries import classes, groups, service
 from quanta.queries.schemas import ClassCap, Filters, QueryDetail, QueryExamples, TopQueries
-from quanta.queries.window import BucketFilter, TimeWindow, resolve_window
+from quanta.queries.window import BucketFilter, TimeWindow, parse_pairs, resolve_window
 
 # Bounded so one request cannot ask for the whole catalog with its sparklines.
 MAX_ROWS_PER_PAGE = 1000
@@ -46,6 +46,19 @@ InstanceParam = Annotated[
 SchemaParam = Annotated[str | None, Query(description="Only this schema (database).")]
 UserParam = Annotated[str | None, Query(description="Only this user.")]
 HostParam = Annotated[str | None, Query(description="Only this client host.")]
+TagParam = Annotated[
+    list[str] | None,
+    Query(
+        description="Only statements with this tag, KEY:VALUE (team:payments); repeat for "
+        "several: values of one key are alternatives, different keys must all match."
+    ),
+]
+LabelParam = Annotated[
+    list[str] | None,
+    Query(
+        description="Only instances with this label, KEY:VALUE (environment:prod); repeat as tag."
+    ),
+]
 IncludeOwnParam = Annotated[
     bool,
     Query(
@@ -64,6 +77,8 @@ def _filter(
     schema: SchemaParam = None,
     user: UserParam = None,
     host: HostParam = None,
+    tag: TagParam = None,
+    label: LabelParam = None,
     include_own: IncludeOwnParam = False,
 ) -> BucketFilter:
     return BucketFilter(
@@ -72,6 +87,8 @@ def _filter(
         user=user,
         host=host,
         include_own=include_own,
+        tags=parse_pairs(tag, "tag"),
+        labels=parse_pairs(label, "label"),
     )
 
 
@@ -106,13 +123,15 @@ def list_queries(
     group_by: Annotated[
         str,
         Query(
-            description=f"One row per: {', '.join(groups.GROUP_BY)}.",
-            json_schema_extra={"enum": list(groups.GROUP_BY)},
+            description=f"One row per: {', '.join(groups.GROUP_BY)}, a tag key's value "
+            "(tag:KEY) or an instance label's (label:KEY).",
+            json_schema_extra={"examples": [*groups.GROUP_BY, "tag:team", "label:environment"]},
         ),
     ] = "query",
 ) -> TopQueries:
     """The top queries of a time range by any metric, with totals, shares and sparklines;
-    or, grouped by schema, user, host or instance, the heaviest values of that dimension."""
+    or, grouped by schema, user, host, instance, tag or label key, the heaviest values of
+    that dimension."""
     if group_by != "query":
         return groups.top_groups(
             session=session,
@@ -183,7 +202,8 @@ def list_filters(
     window: WindowDep,
     flt: FilterDep,
 ) -> Filters:
-    """The values of instance, schema, user and host in the range, with their load share."""
+    """The values of instance, schema, user, host, and of each tag and instance label key
+    in the range, with their load share."""
     return service.filter_values(session=session, settings=settings, window=window, flt=flt)
 
 

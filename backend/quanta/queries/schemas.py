@@ -87,7 +87,9 @@ class TopQueries(BaseModel):
     rows: list[QueryRow]
     sort: str = "load"
     order: SortOrder = "desc"
-    group_by: GroupBy = "query"
+    group_by: str = Field(
+        default="query", description="query, schema, user, host, instance, tag:KEY or label:KEY."
+    )
     groups: list[GroupRow] = Field(default_factory=list)
 
 
@@ -148,7 +150,8 @@ class QueryDetail(BaseModel):
     resolution: str = Field(description="Width of the series' points: minute, hour or day.")
     series: list[SeriesPoint]
     breakdown: dict[str, list[BreakdownRow]] = Field(
-        description="Per dimension (schema, user, host, instance), heaviest first."
+        description="Per dimension (schema, user, host, instance, and tag:KEY per tag key),"
+        " heaviest first."
     )
 
 
@@ -191,6 +194,12 @@ class Filters(BaseModel):
     schema_: list[FilterValue] = Field(alias="schema")
     user: list[FilterValue]
     host: list[FilterValue]
+    tags: dict[str, list[FilterValue]] = Field(
+        default_factory=dict, description="Per tag key, its values (statements without it: none)."
+    )
+    labels: dict[str, list[FilterValue]] = Field(
+        default_factory=dict, description="Per instance label key, its values."
+    )
 
 
 class ClassCap(BaseModel):

@@ -21,6 +21,7 @@ from quanta.analysis.resolution import (
     series_resolution,
     width_at,
 )
+from quanta.analysis.tags import from_canonical
 from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core import errors
 from quanta.core.config import Settings
@@ -445,7 +446,7 @@ def filter_values(
 ) -> Filters:
     """The values of each dimension in the window with their share of the load."""
     segments = read_plan(settings=settings, window=window)
-    sums = _sums_by_dimension(session, segments, flt)
+    sums = _sums_by_dimension(session, segments, flt, labels=True)
     total_time = sum(query_time for _, query_time in sums["instance"].values())
     lists = {
         dimension: sorted(
@@ -468,6 +469,8 @@ def filter_values(
         schema_=lists["schema"],
         user=lists["user"],
         host=lists["host"],
+        tags={d[4:]: v for d, v in sorted(lists.items()) if d.startswith("tag:")},
+        labels={d[6:]: v for d, v in sorted(lists.items()) if d.startswith("label:")},
     )
 
 
@@ -619,22 +622,33 @@ def _breakdown(
 
 
 def _sums_by_dimension(
-    session: Session, segments: list[Segment], flt: BucketFilter
+    session: Session, segments: list[Segment], flt: BucketFilter, *, labels: bool = False
 ) -> dict[str, dict[str, tuple[int, float]]]:
     """(count, query time) per value of each dimension: instance (by name), schema, user,
-    host. One scan grouped by all four, added up here: a scan per dimension read the
-    buckets four times."""
+    host, ``tag:KEY`` per tag key (buckets with that tag only), and with ``labels``
+    ``label:KEY`` per instance label key. One scan grouped by all of them, added up here: a
+    scan per dimension read the buckets once per dimension."""
     names = repository.instance_names(session)
-    columns = ["instance_id", *(DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS)]
+    labelled = repository.instance_labels(session) if labels else {}
+    columns = ["instance_id", *(DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS), "tags"]
     sums: dict[str, dict[str, tuple[int, float]]] = {
         d: {} for d in ("instance", *BREAKDOWN_DIMENSIONS)
     }
+
+    def add(dimension: str, value: str, row: Any) -> None:
+        values = sums.setdefault(dimension, {})
+        count, query_time = values.get(value, (0, 0.0))
+        values[value] = (count + row.calls, query_time + row.query_time)
+
     for row in repository.aggregate(session, segments, flt, columns):
-        instance_id, *dimension_values = row[: len(columns)]
-        instance = names.get(instance_id, str(instance_id))
-        for dimension, value in zip(sums, (instance, *dimension_values), strict=True):
-            count, query_time = sums[dimension].get(value, (0, 0.0))
-            sums[dimension][value] = (count + row.calls, query_time + row.query_time)
+        instance_id, *dimension_values, tags = row[: len(columns)]
+        add("instance", names.get(instance_id, str(instance_id)), row)
+        for dimension, value in zip(BREAKDOWN_DIMENSIONS, dimension_values, strict=True):
+            add(dimension, value, row)
+        for key, value in from_canonical(tags).items():
+            add(f"tag:{key}", value, row)
+        for key, value in labelled.get(instance_id, {}).items():
+            add(f"label:{key}", value, row)
     return sums
 
 

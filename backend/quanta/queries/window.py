@@ -114,8 +114,36 @@ class BucketFilter:
     query_id: str | None = None
     # Quanta's own statements (quanta.analysis.own) are left out unless this is set.
     include_own: bool = False
+    # (key, value) pairs: a bucket's tags (quanta.analysis.tags), its instance's labels.
+    # Pairs of one key are alternatives; different keys must all match.
+    tags: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def has_dimension(self) -> bool:
-        """Whether a schema, user or host must match."""
-        return any(getattr(self, name) is not None for name in DIMENSION_COLUMNS)
+        """Whether a schema, user, host or tag must match."""
+        return bool(self.tags) or any(getattr(self, n) is not None for n in DIMENSION_COLUMNS)
+
+
+def parse_pairs(values: list[str] | None, parameter: str) -> tuple[tuple[str, str], ...]:
+    """``KEY:VALUE`` parameters as (key, value) pairs, keys lower-cased.
+
+    Example:
+        >>> parse_pairs(["team:payments", "Route:/a:b"], "tag")
+        (('team', 'payments'), ('route', '/a:b'))
+    """
+    pairs = []
+    for text in values or ():
+        key, colon, value = text.partition(":")
+        if not colon or not key.strip():
+            raise InvalidRequest(f"{parameter}={text!r}: write it as KEY:VALUE (team:payments).")
+        pairs.append((key.strip().lower(), value))
+    return tuple(pairs)
+
+
+def by_key(pairs: tuple[tuple[str, str], ...]) -> dict[str, list[str]]:
+    """The values asked for per key (alternatives of one key, keys all required)."""
+    out: dict[str, list[str]] = {}
+    for key, value in pairs:
+        out.setdefault(key, []).append(value)
+    return out

@@ -145,6 +145,7 @@ def _bucket_row(
         "user_name": key.user,
         "client_host": key.host,
         "source": source,
+        "tags": key.tags,
         "histogram": None if m.histogram is None else m.histogram.to_bytes(),
         "rollup_id": rollup_id,
         **_metric_columns(m),

@@ -301,7 +301,8 @@ export interface paths {
         };
         /**
          * List Filters
-         * @description The values of instance, schema, user and host in the range, with their load share.
+         * @description The values of instance, schema, user, host, and of each tag and instance label key
+         *     in the range, with their load share.
          */
         get: operations["list_filters"];
         put?: never;
@@ -576,7 +577,8 @@ export interface paths {
         /**
          * List Queries
          * @description The top queries of a time range by any metric, with totals, shares and sparklines;
-         *     or, grouped by schema, user, host or instance, the heaviest values of that dimension.
+         *     or, grouped by schema, user, host, instance, tag or label key, the heaviest values of
+         *     that dimension.
          */
         get: operations["list_queries"];
         put?: never;
@@ -1334,6 +1336,13 @@ export interface components {
              */
             instances?: string[];
             /**
+             * Labels
+             * @description Only instances with all these labels ({"environment": "prod"}); empty: any.
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /**
              * Min Load Share
              * @description Only queries with at least this share of load (0..1).
              * @default 0
@@ -1348,6 +1357,13 @@ export interface components {
              * @description Quiet hours start (UTC); messages wait until they end.
              */
             quiet_start_hour?: number | null;
+            /**
+             * Tags
+             * @description Only queries carrying all these tags ({"team": "payments"}); empty: any. Index plans and reviews, which are not about one query, skip such a channel.
+             */
+            tags?: {
+                [key: string]: string;
+            };
             type: components["schemas"]["ChannelType"];
             /**
              * Url
@@ -1373,6 +1389,10 @@ export interface components {
             id: number;
             /** Instances */
             instances: string[];
+            /** Labels */
+            labels?: {
+                [key: string]: string;
+            };
             /** Min Load Share */
             min_load_share: number;
             /** Name */
@@ -1381,6 +1401,10 @@ export interface components {
             quiet_end_hour: number | null;
             /** Quiet Start Hour */
             quiet_start_hour: number | null;
+            /** Tags */
+            tags?: {
+                [key: string]: string;
+            };
             type: components["schemas"]["ChannelType"];
             /**
              * Updated At
@@ -1426,6 +1450,10 @@ export interface components {
             events?: ("new_suggestion" | "annotation_impact" | "index_plan" | "regression" | "regression_resolved" | "suggestion_applied" | "index_review")[] | null;
             /** Instances */
             instances?: string[] | null;
+            /** Labels */
+            labels?: {
+                [key: string]: string;
+            } | null;
             /** Min Load Share */
             min_load_share?: number | null;
             /** Name */
@@ -1434,6 +1462,10 @@ export interface components {
             quiet_end_hour?: number | null;
             /** Quiet Start Hour */
             quiet_start_hour?: number | null;
+            /** Tags */
+            tags?: {
+                [key: string]: string;
+            } | null;
             type?: components["schemas"]["ChannelType"] | null;
             /** Url */
             url?: string | null;
@@ -1804,8 +1836,22 @@ export interface components {
             host: components["schemas"]["FilterValue"][];
             /** Instance */
             instance: components["schemas"]["FilterValue"][];
+            /**
+             * Labels
+             * @description Per instance label key, its values.
+             */
+            labels?: {
+                [key: string]: components["schemas"]["FilterValue"][];
+            };
             /** Schema */
             schema: components["schemas"]["FilterValue"][];
+            /**
+             * Tags
+             * @description Per tag key, its values (statements without it: none).
+             */
+            tags?: {
+                [key: string]: components["schemas"]["FilterValue"][];
+            };
             /**
              * To
              * Format: date-time
@@ -2139,6 +2185,13 @@ export interface components {
             has_execution_target: boolean;
             /** Id */
             id: number;
+            /**
+             * Labels
+             * @description Labels (environment, cluster, ...): filter, group and route chat.
+             */
+            labels?: {
+                [key: string]: string;
+            };
             /** Name */
             name: string;
             /**
@@ -2186,6 +2239,13 @@ export interface components {
              * @description DSN of the execution target: a read-only replica or sandbox where ANALYZE and profiles may execute examples (nothing is executed on the monitored server). Quanta verifies it read-only (read_only / super_read_only / MariaDB's read_only levels) at every connect and refuses otherwise. Null: EXPLAIN only. Stored encrypted, shown without its password.
              */
             execution_target_dsn?: string | null;
+            /**
+             * Labels
+             * @description The instance's labels, all of them ({} removes every label); an agent whose config has labels sets them again on its next batch.
+             */
+            labels?: {
+                [key: string]: string;
+            } | null;
             /**
              * Name
              * @description Agents address the instance by name: rename it in their configuration too.
@@ -2533,7 +2593,7 @@ export interface components {
         QueryDetail: {
             /**
              * Breakdown
-             * @description Per dimension (schema, user, host, instance), heaviest first.
+             * @description Per dimension (schema, user, host, instance, and tag:KEY per tag key), heaviest first.
              */
             breakdown: {
                 [key: string]: components["schemas"]["BreakdownRow"][];
@@ -3716,10 +3776,10 @@ export interface components {
             from: string;
             /**
              * Group By
+             * @description query, schema, user, host, instance, tag:KEY or label:KEY.
              * @default query
-             * @enum {string}
              */
-            group_by: "query" | "schema" | "user" | "host" | "instance";
+            group_by: string;
             /** Groups */
             groups?: components["schemas"]["GroupRow"][];
             /**
@@ -4943,6 +5003,10 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Only statements with this tag, KEY:VALUE (team:payments); repeat for several: values of one key are alternatives, different keys must all match. */
+                tag?: string[] | null;
+                /** @description Only instances with this label, KEY:VALUE (environment:prod); repeat as tag. */
+                label?: string[] | null;
                 /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
                 include_own?: boolean;
             };
@@ -5028,6 +5092,13 @@ export interface operations {
                          * @description Seconds until its next report.
                          */
                         interval: number;
+                        /**
+                         * Labels
+                         * @description The instance's labels from the agent's config: they replace the stored ones when they differ.
+                         */
+                        labels?: {
+                            [key: string]: string;
+                        } | null;
                         /**
                          * Last Error
                          * @description Its newest error, reading the source or reaching the server.
@@ -5131,6 +5202,11 @@ export interface operations {
                          * @description Starts of the minutes.
                          */
                         start: string[];
+                        /**
+                         * Tags
+                         * @description Tags of the statements, canonical; absent: none.
+                         */
+                        tags?: string[] | null;
                         /** Tmp Disk Tables */
                         tmp_disk_tables?: (number | null)[] | null;
                         /** Tmp Tables */
@@ -6715,8 +6791,8 @@ export interface operations {
                 order?: "asc" | "desc";
                 limit?: number;
                 offset?: number;
-                /** @description One row per: query, schema, user, host, instance. */
-                group_by?: "query" | "schema" | "user" | "host" | "instance";
+                /** @description One row per: query, schema, user, host, instance, a tag key's value (tag:KEY) or an instance label's (label:KEY). */
+                group_by?: string;
                 /** @description Start: ISO 8601 or relative to now (now-24h, now-7d); default 24 h ago. */
                 from?: string | null;
                 /** @description End: ISO 8601 or relative; default now. */
@@ -6729,6 +6805,10 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Only statements with this tag, KEY:VALUE (team:payments); repeat for several: values of one key are alternatives, different keys must all match. */
+                tag?: string[] | null;
+                /** @description Only instances with this label, KEY:VALUE (environment:prod); repeat as tag. */
+                label?: string[] | null;
                 /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
                 include_own?: boolean;
             };
@@ -6800,6 +6880,10 @@ export interface operations {
                 user?: string | null;
                 /** @description Only this client host. */
                 host?: string | null;
+                /** @description Only statements with this tag, KEY:VALUE (team:payments); repeat for several: values of one key are alternatives, different keys must all match. */
+                tag?: string[] | null;
+                /** @description Only instances with this label, KEY:VALUE (environment:prod); repeat as tag. */
+                label?: string[] | null;
                 /** @description Include Quanta's own statements (its EXPLAINs, privilege and schema probes, performance_schema polls), left out by default. */
                 include_own?: boolean;
             };

@@ -14,7 +14,55 @@ import {
   serializeImpact,
   serializeOverview,
   withoutDimension,
+  groupByLabel,
+  groupByOptions,
+  scopeToParams,
+  togglePair,
 } from './viewState';
+
+describe('tags and labels', () => {
+  it('round-trips tag and label filters and a tag group through the URL', () => {
+    const search = 'tag=team%3Apayments&tag=route%3A%2Fcart&label=env%3Aprod&group=tag%3Ateam';
+    const state = parseOverview(search);
+    expect(state.tags).toEqual(['team:payments', 'route:/cart']);
+    expect(state.labels).toEqual(['env:prod']);
+    expect(state.group).toBe('tag:team');
+    expect(serializeOverview(state)).toBe(search);
+    expect(overviewToParams(state)).toMatchObject({
+      tag: ['team:payments', 'route:/cart'],
+      label: ['env:prod'],
+      group_by: 'tag:team',
+    });
+  });
+
+  it('drops malformed pairs and unknown groups', () => {
+    const state = parseOverview('tag=team&tag=%3Ax&group=tag%3ATeam%20X');
+    expect(state.tags).toBeUndefined();
+    expect(state.group).toBe('query');
+    expect(scopeToParams(state).tag).toBeUndefined();
+  });
+
+  it('offers each tag and label key in the group-by menu', () => {
+    const options = groupByOptions({ tags: { team: [] }, labels: { env: [] } }, 'tag:gone');
+    expect(options.map((o) => o.value)).toEqual([
+      'query',
+      'schema',
+      'user',
+      'host',
+      'instance',
+      'tag:team',
+      'label:env',
+      'tag:gone',
+    ]);
+    expect(groupByLabel('label:env')).toBe('Label env');
+    expect(groupByLabel('host')).toBe('Client host');
+  });
+
+  it('toggles a pair', () => {
+    expect(togglePair(undefined, 'team:a')).toEqual(['team:a']);
+    expect(togglePair(['team:a', 'team:b'], 'team:a')).toEqual(['team:b']);
+  });
+});
 
 describe('overview URL state', () => {
   it('is empty for the default view and parses back to it', () => {

@@ -31,6 +31,10 @@ export interface ScopeState {
   readonly schema?: string;
   readonly user?: string;
   readonly host?: string;
+  /** Query tags as `key:value` (values of one key are alternatives, keys all required). */
+  readonly tags?: readonly string[];
+  /** Instance labels as `key:value`, likewise. */
+  readonly labels?: readonly string[];
   /** Show Quanta's own statements (EXPLAIN, probes, polls), hidden by default. */
   readonly own?: boolean;
 }
@@ -47,17 +51,61 @@ export const SORT_KEYS = [
 export type SortKey = (typeof SORT_KEYS)[number];
 const SORT_ORDERS = ['asc', 'desc'] as const satisfies readonly SortOrder[];
 
-// Every group_by the API accepts, in menu order: a Record so that tsc fails when the
-// generated client gains or loses one.
-const GROUP_BY_MENU: Record<GroupBy, true> = {
-  query: true,
-  schema: true,
-  user: true,
-  host: true,
-  instance: true,
+/** What one overview row is: a query class, or one value of a dimension; besides these,
+ * one value of a tag key (`tag:team`) or of an instance label key (`label:environment`). */
+export const GROUP_BYS = ['query', 'schema', 'user', 'host', 'instance'] as const;
+
+const KEYED_GROUP = /^(tag|label):[a-z_][a-z0-9_.-]*$/;
+
+/** Whether the API accepts this group_by. */
+export function isGroupBy(value: string | null): value is GroupBy {
+  return (
+    value !== null && ((GROUP_BYS as readonly string[]).includes(value) || KEYED_GROUP.test(value))
+  );
+}
+
+/** A tag or label key's group_by split into its kind and key (undefined for the others). */
+export function keyedGroup(group: string): { kind: 'tag' | 'label'; key: string } | undefined {
+  const match = KEYED_GROUP.exec(group);
+  if (match === null) return undefined;
+  return { kind: match[1] as 'tag' | 'label', key: group.slice(match[1]!.length + 1) };
+}
+
+const GROUP_BY_LABELS: Record<(typeof GROUP_BYS)[number], string> = {
+  query: 'Query',
+  schema: 'Schema',
+  user: 'User',
+  host: 'Client host',
+  instance: 'Instance',
 };
-/** What one overview row is: a query class, or one value of a dimension. */
-export const GROUP_BYS = Object.keys(GROUP_BY_MENU) as GroupBy[];
+
+/** How a group_by reads in the menu and the table heading. */
+export function groupByLabel(group: string): string {
+  const keyed = keyedGroup(group);
+  if (keyed !== undefined) return `${keyed.kind === 'tag' ? 'Tag' : 'Label'} ${keyed.key}`;
+  return GROUP_BY_LABELS[group as (typeof GROUP_BYS)[number]] ?? group;
+}
+
+/** The group-by menu: the dimensions, then each tag key and label key the filter lists
+ * know, and the current choice even when the range has no such key. */
+export function groupByOptions(
+  keys: { tags?: Record<string, unknown>; labels?: Record<string, unknown> } | undefined,
+  current: string,
+): { value: string; label: string }[] {
+  const values: string[] = [
+    ...GROUP_BYS,
+    ...Object.keys(keys?.tags ?? {}).map((key) => `tag:${key}`),
+    ...Object.keys(keys?.labels ?? {}).map((key) => `label:${key}`),
+  ];
+  if (!values.includes(current)) values.push(current);
+  return values.map((value) => ({ value, label: groupByLabel(value) }));
+}
+
+/** A `key:value` pair added to the pairs, or taken out if it is there. */
+export function togglePair(pairs: readonly string[] | undefined, pair: string): string[] {
+  const current = pairs ?? [];
+  return current.includes(pair) ? current.filter((p) => p !== pair) : [...current, pair];
+}
 
 /** How the overview's stage view orders its queries: by the stage's share of their time, or
  * by the time itself. */
@@ -147,7 +195,20 @@ export function parseScope(params: URLSearchParams): ScopeState {
     const value = text(params, dimension);
     if (value !== undefined) filters[dimension] = value;
   }
-  return { ...scope, ...filters, ...(params.get('own') === '1' && { own: true }) };
+  const tags = pairsOf(params, 'tag');
+  const labels = pairsOf(params, 'label');
+  return {
+    ...scope,
+    ...filters,
+    ...(tags.length > 0 && { tags }),
+    ...(labels.length > 0 && { labels }),
+    ...(params.get('own') === '1' && { own: true }),
+  };
+}
+
+/** The distinct `key:value` parameters `name` (others are left out). */
+function pairsOf(params: URLSearchParams, name: string): string[] {
+  return [...new Set(params.getAll(name).filter((pair) => /^[^:]+:./.test(pair)))];
 }
 
 /** Writes a range as parseRange reads it (the default preset left out). */
@@ -167,6 +228,8 @@ function writeScope(params: URLSearchParams, scope: ScopeState): void {
     const value = scope[dimension];
     if (value !== undefined && value !== '') params.set(dimension, value);
   }
+  for (const pair of scope.tags ?? []) params.append('tag', pair);
+  for (const pair of scope.labels ?? []) params.append('label', pair);
   if (scope.own) params.set('own', '1');
 }
 
@@ -192,7 +255,7 @@ export function parseOverview(search: string): OverviewState {
   return {
     ...parseScope(params),
     ...stageView(params),
-    group: oneOf(GROUP_BYS, params.get('group')) ?? DEFAULT_OVERVIEW.group,
+    group: isGroupBy(params.get('group')) ? params.get('group')! : DEFAULT_OVERVIEW.group,
     search: text(params, 'q') ?? '',
     sort: oneOf(SORT_KEYS, params.get('sort')) ?? DEFAULT_OVERVIEW.sort,
     order: oneOf(SORT_ORDERS, params.get('order')) ?? DEFAULT_OVERVIEW.order,
@@ -258,13 +321,15 @@ export function serializeDetail(state: DetailState): string {
 
 /** Only the scope fields of a larger state. */
 export function scopeOf(state: ScopeState): ScopeState {
-  const { range, instances, schema, user, host, own } = state;
+  const { range, instances, schema, user, host, tags, labels, own } = state;
   return {
     range,
     instances,
     ...(schema !== undefined && { schema }),
     ...(user !== undefined && { user }),
     ...(host !== undefined && { host }),
+    ...(tags !== undefined && tags.length > 0 && { tags }),
+    ...(labels !== undefined && labels.length > 0 && { labels }),
     ...(own && { own }),
   };
 }
@@ -276,6 +341,8 @@ export interface ScopeParams {
   schema?: string;
   user?: string;
   host?: string;
+  tag?: string[];
+  label?: string[];
   include_own?: boolean;
 }
 
@@ -294,6 +361,8 @@ export function scopeToParams(scope: ScopeState): ScopeParams {
     const value = scope[dimension];
     if (value !== undefined) params[dimension] = value;
   }
+  if (scope.tags !== undefined && scope.tags.length > 0) params.tag = [...scope.tags];
+  if (scope.labels !== undefined && scope.labels.length > 0) params.label = [...scope.labels];
   if (scope.own) params.include_own = true;
   return params;
 }
@@ -390,7 +459,7 @@ export function serializeImpact(state: ImpactState): string {
  */
 export function withoutDimension(
   params: ScopeParams,
-  dimension: FilterDimension | 'instance',
+  dimension: FilterDimension | 'instance' | 'tag' | 'label',
 ): ScopeParams {
   const rest = { ...params };
   delete rest[dimension];

@@ -23,10 +23,10 @@ import { formatTimeRange } from '../lib/format';
 import { placeMarkers } from '../lib/markers';
 import {
   type FilterDimension,
-  GROUP_BYS,
-  type GroupBy,
   type OverviewState,
   type SortKey,
+  groupByOptions,
+  keyedGroup,
   nextSort,
   overviewToParams,
   parseOverview,
@@ -36,33 +36,29 @@ import {
   serializeDetail,
   serializeOverview,
   stageParams,
+  togglePair,
   withoutDimension,
 } from '../lib/viewState';
 
 // Minimum shares (percent) the stage view offers.
 const STAGE_MINIMUMS = [0, 10, 25, 50, 75] as const;
 
-const GROUP_BY_LABELS: Record<GroupBy, string> = {
-  query: 'Query',
-  schema: 'Schema',
-  user: 'User',
-  host: 'Client host',
-  instance: 'Instance',
-};
-
-const PANEL_DIMENSIONS = ['instance', 'schema', 'user', 'host'] as const;
+// 'keys': tags and labels, listed without their own filters (so a value can be added).
+const PANEL_DIMENSIONS = ['instance', 'schema', 'user', 'host', 'keys'] as const;
 
 /** One Filters answer from the per-dimension answers (each dimension from its own). */
 function combineFilters(results: UseQueryResult<Filters>[]) {
-  const [instance, schema, user, host] = results.map((result) => result.data);
+  const [instance, schema, user, host, keys] = results.map((result) => result.data);
   const data =
-    instance && schema && user && host
+    instance && schema && user && host && keys
       ? {
           ...instance,
           instance: instance.instance,
           schema: schema.schema,
           user: user.user,
           host: host.host,
+          tags: keys.tags ?? {},
+          labels: keys.labels ?? {},
         }
       : undefined;
   const error = results.find((result) => result.isError)?.error ?? null;
@@ -87,7 +83,11 @@ export function Overview() {
   // another; TanStack Query dedupes the requests for dimensions without a filter.
   const panel = useQueries({
     queries: PANEL_DIMENSIONS.map((dimension) =>
-      filtersOptions(withoutDimension(scopeParams, dimension)),
+      filtersOptions(
+        dimension === 'keys'
+          ? withoutDimension(withoutDimension(scopeParams, 'tag'), 'label')
+          : withoutDimension(scopeParams, dimension),
+      ),
     ),
     combine: (results) => combineFilters(results),
   });
@@ -125,20 +125,34 @@ export function Overview() {
   const onPickGroup = useCallback(
     (value: string) => {
       if (state.group === 'query') return;
-      if (state.group === 'instance') update({ group: 'query', instances: [value] });
+      const keyed = keyedGroup(state.group);
+      if (keyed?.kind === 'tag') {
+        update({ group: 'query', tags: togglePair(state.tags, `${keyed.key}:${value}`) });
+      } else if (keyed?.kind === 'label') {
+        update({ group: 'query', labels: togglePair(state.labels, `${keyed.key}:${value}`) });
+      } else if (state.group === 'instance') update({ group: 'query', instances: [value] });
       else update({ group: 'query', [state.group]: value });
     },
-    [state.group, update],
+    [state.group, state.tags, state.labels, update],
   );
 
-  function toggleFilter(dimension: FilterDimension | 'instance', value: string) {
-    if (dimension === 'instance') {
+  function toggleFilter(
+    dimension: FilterDimension | 'instance' | `${'tag' | 'label'}:${string}`,
+    value: string,
+  ) {
+    const keyed = keyedGroup(dimension);
+    if (keyed?.kind === 'tag') {
+      update({ tags: togglePair(state.tags, `${keyed.key}:${value}`) });
+    } else if (keyed?.kind === 'label') {
+      update({ labels: togglePair(state.labels, `${keyed.key}:${value}`) });
+    } else if (dimension === 'instance') {
       const instances = state.instances.includes(value)
         ? state.instances.filter((name) => name !== value)
         : [...state.instances, value];
       update({ instances });
     } else {
-      update({ [dimension]: state[dimension] === value ? undefined : value });
+      const plain = dimension as FilterDimension;
+      update({ [plain]: state[plain] === value ? undefined : value });
     }
   }
 
@@ -153,7 +167,9 @@ export function Overview() {
     state.instances.length > 0 ||
     state.schema !== undefined ||
     state.user !== undefined ||
-    state.host !== undefined;
+    state.host !== undefined ||
+    (state.tags?.length ?? 0) > 0 ||
+    (state.labels?.length ?? 0) > 0;
 
   return (
     <section className="overview" aria-labelledby="overview-title">
@@ -212,12 +228,12 @@ export function Overview() {
               Group by
               <select
                 value={state.group}
-                onChange={(event) => update({ group: event.target.value as GroupBy })}
+                onChange={(event) => update({ group: event.target.value })}
                 data-testid="group-by"
               >
-                {GROUP_BYS.map((group) => (
-                  <option key={group} value={group}>
-                    {GROUP_BY_LABELS[group]}
+                {groupByOptions(panel.data, state.group).map((option) => (
+                  <option key={option.value} value={option.value}>
+                    {option.label}
                   </option>
                 ))}
               </select>

@@ -38,6 +38,8 @@ import {
   serializeDetail,
   serializeOverview,
   DEFAULT_OVERVIEW,
+  groupByLabel,
+  keyedGroup,
 } from '../lib/viewState';
 
 /** Why the latency chart can be empty: only the slow log has per-call latency. */
@@ -299,7 +301,7 @@ function Breakdown({ detail }: { detail: Detail }) {
       <div className="breakdown-grid">
         {dimensions.map(([dimension, rows]) => (
           <div key={dimension}>
-            <h3>{dimension}</h3>
+            <h3>{keyedGroup(dimension) ? groupByLabel(dimension) : dimension}</h3>
             <ul>
               {(rows ?? []).slice(0, 6).map((row) => (
                 <li key={row.value}>

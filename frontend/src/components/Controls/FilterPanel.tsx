@@ -1,6 +1,6 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import { errorMessage } from '../../api/errors';
-import type { Filters } from '../../api/types';
+import type { FilterValue, Filters } from '../../api/types';
 import { formatShare, shareBarPercent } from '../../lib/format';
 import type { FilterDimension } from '../../lib/viewState';
 
@@ -19,11 +19,18 @@ export interface FilterSelection {
   schema?: string;
   user?: string;
   host?: string;
+  /** `key:value` pairs. */
+  tags?: readonly string[];
+  labels?: readonly string[];
 }
 
+/** A panel section: a dimension, or one tag or label key (`tag:team`, `label:cluster`). */
+export type FilterKey = FilterDimension | 'instance' | `${'tag' | 'label'}:${string}`;
+
 /**
- * Each schema, user, client host and instance with its share of the load; clicking one
- * filters on it, clicking it again clears the filter.
+ * Each schema, user, client host and instance, and each value of every tag and instance
+ * label key, with its share of the load; clicking one filters on it, clicking it again
+ * clears the filter.
  */
 export function FilterPanel({
   query,
@@ -32,9 +39,31 @@ export function FilterPanel({
 }: {
   query: Pick<UseQueryResult<Filters>, 'status' | 'data' | 'error'>;
   selection: FilterSelection;
-  onToggle: (dimension: FilterDimension | 'instance', value: string) => void;
+  onToggle: (dimension: FilterKey, value: string) => void;
 }) {
   const data = query.data;
+  const sections: { key: FilterKey; title: string; values: FilterValue[] }[] = data
+    ? [
+        ...GROUPS.map(({ key, title }) => ({ key, title, values: data[key] })),
+        ...Object.entries(data.tags ?? {}).map(([key, values]) => ({
+          key: `tag:${key}` as const,
+          title: `Tag ${key}`,
+          values,
+        })),
+        ...Object.entries(data.labels ?? {}).map(([key, values]) => ({
+          key: `label:${key}` as const,
+          title: `Label ${key}`,
+          values,
+        })),
+      ]
+    : [];
+  const selected = (key: FilterKey, value: string): boolean => {
+    if (key === 'instance') return selection.instances.includes(value);
+    if (key.startsWith('tag:')) return (selection.tags ?? []).includes(`${key.slice(4)}:${value}`);
+    if (key.startsWith('label:'))
+      return (selection.labels ?? []).includes(`${key.slice(6)}:${value}`);
+    return selection[key as FilterDimension] === value;
+  };
   return (
     <aside className="filter-panel" aria-label="Filters" data-testid="filter-panel">
       <h2>Filters</h2>
@@ -44,47 +73,43 @@ export function FilterPanel({
           {errorMessage(query.error)}
         </p>
       )}
-      {data &&
-        GROUPS.map(({ key, title }) => {
-          const values = data[key];
-          const selected = (value: string) =>
-            key === 'instance' ? selection.instances.includes(value) : selection[key] === value;
-          const shown = values.slice(0, MAX_VALUES);
-          for (const value of values.slice(MAX_VALUES))
-            if (selected(value.value)) shown.push(value);
-          return (
-            <section key={key} className="filter-group">
-              <h3>{title}</h3>
-              {values.length === 0 && <p className="muted">None in this range</p>}
-              <ul>
-                {shown.map((value) => {
-                  const active = selected(value.value);
-                  return (
-                    <li key={value.value}>
-                      <button
-                        type="button"
-                        className={active ? 'filter-value filter-active' : 'filter-value'}
-                        aria-pressed={active}
-                        onClick={() => onToggle(key, value.value)}
-                        title={`${value.value}: ${formatShare(value.share)} of the load, ${value.count} calls`}
-                        data-testid={`filter-${key}`}
-                      >
-                        <span className="filter-name">{value.value || '(empty)'}</span>
-                        <span className="filter-share">{formatShare(value.share)}</span>
-                        <span className="filter-bar" aria-hidden="true">
-                          <span style={{ width: `${shareBarPercent(value.share)}%` }} />
-                        </span>
-                      </button>
-                    </li>
-                  );
-                })}
-              </ul>
-              {values.length > shown.length && (
-                <p className="muted">{values.length - shown.length} more (search to narrow)</p>
-              )}
-            </section>
-          );
-        })}
+      {sections.map(({ key, title, values }) => {
+        const shown = values.slice(0, MAX_VALUES);
+        for (const value of values.slice(MAX_VALUES))
+          if (selected(key, value.value)) shown.push(value);
+        return (
+          <section key={key} className="filter-group">
+            <h3>{title}</h3>
+            {values.length === 0 && <p className="muted">None in this range</p>}
+            <ul>
+              {shown.map((value) => {
+                const active = selected(key, value.value);
+                return (
+                  <li key={value.value}>
+                    <button
+                      type="button"
+                      className={active ? 'filter-value filter-active' : 'filter-value'}
+                      aria-pressed={active}
+                      onClick={() => onToggle(key, value.value)}
+                      title={`${value.value}: ${formatShare(value.share)} of the load, ${value.count} calls`}
+                      data-testid={`filter-${key.split(':')[0]!}`}
+                    >
+                      <span className="filter-name">{value.value || '(empty)'}</span>
+                      <span className="filter-share">{formatShare(value.share)}</span>
+                      <span className="filter-bar" aria-hidden="true">
+                        <span style={{ width: `${shareBarPercent(value.share)}%` }} />
+                      </span>
+                    </button>
+                  </li>
+                );
+              })}
+            </ul>
+            {values.length > shown.length && (
+              <p className="muted">{values.length - shown.length} more (search to narrow)</p>
+            )}
+          </section>
+        );
+      })}
     </aside>
   );
 }

@@ -9,6 +9,7 @@ import {
 } from '../../api/channels';
 import type { Channel, ChannelSave, ChannelType } from '../../api/types';
 import { formatInstant, formatShare } from '../../lib/format';
+import { formatLabels, parseLabels } from '../../lib/labels';
 import { ListCard, MutationError, RowActions, splitList } from './ListCard';
 
 const TYPES: ChannelType[] = ['slack', 'teams', 'mattermost', 'discord', 'webhook'];
@@ -38,6 +39,10 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
   const [url, setUrl] = useState('');
   const [instances, setInstances] = useState((channel?.instances ?? []).join(', '));
   const [minShare, setMinShare] = useState(String((channel?.min_load_share ?? 0) * 100));
+  const [tagText, setTagText] = useState(formatLabels(channel?.tags));
+  const [labelText, setLabelText] = useState(formatLabels(channel?.labels));
+  const tags = parseLabels(tagText);
+  const labels = parseLabels(labelText);
   const [events, setEvents] = useState<ChannelEvent[]>(channel?.events ?? DEFAULT_EVENTS);
   const [quietStart, setQuietStart] = useState(String(channel?.quiet_start_hour ?? ''));
   const [quietEnd, setQuietEnd] = useState(String(channel?.quiet_end_hour ?? ''));
@@ -46,12 +51,15 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
+    if ('error' in tags || 'error' in labels) return;
     const body: ChannelSave = {
       type,
       name: name.trim(),
       url: url.trim(),
       instances: splitList(instances),
       min_load_share: Number(minShare || 0) / 100,
+      tags,
+      labels,
       events,
       quiet_start_hour: hourOrNull(quietStart),
       quiet_end_hour: hourOrNull(quietEnd),
@@ -102,6 +110,28 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
       <label>
         Instances (blank: all)
         <input value={instances} onChange={(event) => setInstances(event.target.value)} />
+      </label>
+      <label>
+        Only queries with tags (blank: any)
+        <input
+          placeholder="team=payments"
+          value={tagText}
+          onChange={(event) => setTagText(event.target.value)}
+          aria-invalid={'error' in tags}
+          data-testid="channel-tags"
+        />
+        {'error' in tags && <span className="form-error">{tags.error}</span>}
+      </label>
+      <label>
+        Only instances with labels (blank: any)
+        <input
+          placeholder="environment=prod"
+          value={labelText}
+          onChange={(event) => setLabelText(event.target.value)}
+          aria-invalid={'error' in labels}
+          data-testid="channel-labels"
+        />
+        {'error' in labels && <span className="form-error">{labels.error}</span>}
       </label>
       <label>
         Min. load share (%)
@@ -224,7 +254,16 @@ function ChannelRow({ channel }: { channel: Channel }) {
         <th scope="row">{channel.name}</th>
         <td>{channel.type}</td>
         <td>{channel.events.join(', ') || 'all'}</td>
-        <td>{channel.instances.join(', ') || 'all'}</td>
+        <td>
+          {channel.instances.join(', ') || 'all'}
+          {[formatLabels(channel.tags), formatLabels(channel.labels)]
+            .filter(Boolean)
+            .map((limit) => (
+              <div key={limit} className="muted">
+                {limit}
+              </div>
+            ))}
+        </td>
         <td>{formatShare(channel.min_load_share)}</td>
         <td>
           {channel.quiet_start_hour !== null && channel.quiet_end_hour !== null

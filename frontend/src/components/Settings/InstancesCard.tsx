@@ -9,6 +9,7 @@ import {
 } from '../../api/instances';
 import type { ConnectionTest, Instance, InstanceCreate } from '../../api/types';
 import { formatInstant } from '../../lib/format';
+import { formatLabels, parseLabels } from '../../lib/labels';
 import { indexPlanHref } from '../IndexPlan/IndexPlanLink';
 import { ListCard, MutationError, RowActions } from './ListCard';
 
@@ -48,10 +49,13 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
       ? (instance.primary_source as Source)
       : 'auto';
   const [source, setSource] = useState<Source>(pinned);
+  const [labelText, setLabelText] = useState(formatLabels(instance?.labels));
+  const labels = parseLabels(labelText);
   const save = useSaveInstance(onDone);
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
+    if ('error' in labels) return;
     const common = {
       name: name.trim(),
       allow_broad_privileges: broad,
@@ -68,7 +72,11 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
     const choice = source === 'auto' ? null : source;
     save.mutate({
       id: instance.id,
-      body: { ...common, ...(source !== pinned ? { primary_source: choice } : {}) },
+      body: {
+        ...common,
+        ...(source !== pinned ? { primary_source: choice } : {}),
+        ...(labelText !== formatLabels(instance.labels) ? { labels } : {}),
+      },
     });
   }
 
@@ -132,6 +140,19 @@ function InstanceForm({ instance, onDone }: { instance?: Instance; onDone: () =>
           ))}
         </select>
       </label>
+      {instance && (
+        <label>
+          Labels (filter, group and route chat; an agent&apos;s config sets them too)
+          <input
+            placeholder="environment=prod, cluster=eu-1"
+            value={labelText}
+            onChange={(event) => setLabelText(event.target.value)}
+            aria-invalid={'error' in labels}
+            data-testid="instance-labels"
+          />
+          {'error' in labels && <span className="form-error">{labels.error}</span>}
+        </label>
+      )}
       {instance && (
         <label>
           Source counted in totals
@@ -294,6 +315,11 @@ function InstanceRow({
           >
             Index plan
           </Link>
+          {Object.keys(instance.labels ?? {}).length > 0 && (
+            <div className="muted" data-testid="instance-labels-shown">
+              {formatLabels(instance.labels)}
+            </div>
+          )}
         </th>
         <td>
           {[instance.flavor, instance.version].filter(Boolean).join(' ') || (

@@ -19,6 +19,7 @@ import type { Marker } from '../../lib/markers';
 import type { SortKey, SortOrder } from '../../lib/viewState';
 import { MarkerAxis } from '../Annotations/MarkerAxis';
 import { SqlText } from '../Sql/SqlText';
+import { groupByLabel } from '../../lib/viewState';
 import { compactSelectList } from '../../lib/sql';
 import { LoadSparkline, SPARK_WIDTH } from './LoadSparkline';
 import { ShareBar } from './ShareBar';
@@ -42,13 +43,6 @@ export interface TopQueriesTableProps {
   /** In a grouped table, picking a value (filter on it and list its queries). */
   onPickGroup?: (value: string) => void;
 }
-
-const GROUP_LABELS: Record<string, string> = {
-  schema: 'Schema',
-  user: 'User',
-  host: 'Client host',
-  instance: 'Instance',
-};
 
 declare module '@tanstack/react-table' {
   // What a column of this table says besides its header and cell.
@@ -111,7 +105,7 @@ export function TopQueriesTable({
 }: TopQueriesTableProps) {
   const rows = useMemo(() => toRowViews(data, offset), [data, offset]);
   const grouped = isGrouped(data);
-  const groupLabel = GROUP_LABELS[data.group_by] ?? data.group_by;
+  const groupLabel = groupByLabel(data.group_by);
   const totals = toTotalsView(data.totals);
   const domain = useMemo(
     () => ({ fromMs: Date.parse(data.from), toMs: Date.parse(data.to) }),
