@@ -17,10 +17,20 @@ CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 CHEAP_DUMMY_HASH = CHEAP_HASHER.hash("quanta-timing-equaliser")
 
 
+# What a test marked ``long`` takes on a quiet 2-core machine unless its mark says
+# (``pytest.mark.long(seconds=N)``).
+LONG_SECONDS = 20
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``long`` run first: started last, one would keep a pytest-xdist worker
-    busy long after the others ran out of tests (longest first balances the workers)."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    """Tests marked ``long`` run first, the longest first: started last, one would keep a
+    pytest-xdist worker busy long after the others ran out of tests."""
+
+    def seconds(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("long")
+        return 0 if mark is None else mark.kwargs.get("seconds", LONG_SECONDS)
+
+    items.sort(key=seconds, reverse=True)
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,10 @@ from quanta.core.db import session_scope
 from quanta.main import API_PREFIX, create_app
 from tests.fixtures.store import migrate_store
 
+# Each mode sends some thousand requests one after the other: started late, it would be the
+# last test running.
+pytestmark = pytest.mark.long(seconds=35)
+
 ADMIN_TOKEN = "qnt_fuzz_admin_token"
 EXAMPLES_PER_OPERATION = 10
 

@@ -26,7 +26,7 @@ from tests.fixtures.quanta import VENV_BIN, QuantaServer, agent_import, quanta_r
 from tests.fixtures.servers import MariaDBServer, service_unavailable, started_mariadb
 from tests.helpers import HTTP
 
-pytestmark = pytest.mark.long
+pytestmark = pytest.mark.long(seconds=110)
 
 REPO = Path(__file__).resolve().parents[2]
 FRONTEND = REPO / "frontend"

@@ -8,7 +8,7 @@ import pytest
 
 from tests.fixtures.quanta import quanta_run
 
-pytestmark = [pytest.mark.long, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.long(seconds=40), pytest.mark.timeout(240)]
 
 
 def test_the_admin_token_is_printed_once_then_where_it_is_kept(tmp_path: Path) -> None:

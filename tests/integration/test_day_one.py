@@ -22,7 +22,7 @@ from tests.fixtures.quanta import VENV_BIN, QuantaServer, quanta_run
 from tests.fixtures.servers import MariaDBServer, started_mariadb
 from tests.helpers import HTTP
 
-pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.services, pytest.mark.long(seconds=75), pytest.mark.timeout(600)]
 
 DB = "shop"
 MONITOR_USER, MONITOR_PASSWORD = "quanta_mon", "mon-secret"

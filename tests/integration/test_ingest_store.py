@@ -31,7 +31,7 @@ from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
 from tests.helpers import roll_up_all
 
-pytestmark = pytest.mark.long
+pytestmark = pytest.mark.long(seconds=35)
 
 QUANTILES = (0.5, 0.95, 0.99)
 TEMPLATES = (

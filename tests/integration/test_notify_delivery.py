@@ -15,7 +15,7 @@ from tests.fixtures.quanta import quanta_run
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.helpers import HTTP
 
-pytestmark = pytest.mark.long
+pytestmark = pytest.mark.long(seconds=30)
 
 
 def test_worker_delivers_with_retry_after(tmp_path: Path, receiver: Receiver) -> None:  # noqa: F811

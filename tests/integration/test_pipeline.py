@@ -11,7 +11,7 @@ from tests.fixtures.quanta import QuantaServer, agent_import, quanta_run, wait_u
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
 
-pytestmark = pytest.mark.long
+pytestmark = pytest.mark.long(seconds=40)
 
 START = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=30)
 

@@ -32,7 +32,7 @@ from tests.fixtures.servers import MariaDBServer, started_mariadb
 from tests.helpers import HTTP, agent_follows
 from tests.integration.test_day_one import DB, MONITOR_PASSWORD, MONITOR_USER, running_agent
 
-pytestmark = [pytest.mark.services, pytest.mark.long, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.services, pytest.mark.long(seconds=180), pytest.mark.timeout(600)]
 
 ROWS = 200_000
 # One recent minute against the baseline's minutes: a rank test is at best 1/(n+1) sure, so

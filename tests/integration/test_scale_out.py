@@ -18,7 +18,7 @@ from tests.fixtures.cluster import ADMIN_TOKEN, VENV_BIN, Api, cluster
 from tests.fixtures.servers import PostgresServer, RedisServer
 from tests.fixtures.slowlogs import LoggedQuery, write_slow_log
 
-pytestmark = [pytest.mark.services, pytest.mark.long]
+pytestmark = [pytest.mark.services, pytest.mark.long(seconds=55)]
 
 EVENTS = 4000
 INSTANCE = "scaled"

@@ -24,7 +24,7 @@ from tests.fixtures.quanta import VENV_BIN, QuantaServer, quanta_run
 from tests.fixtures.servers import OwnMariaDB, service_unavailable, started_mariadb
 from tests.helpers import HTTP
 
-pytestmark = [pytest.mark.services, pytest.mark.long]
+pytestmark = [pytest.mark.services, pytest.mark.long(seconds=70)]
 
 REPO = Path(__file__).resolve().parents[2]
 FRONTEND = REPO / "frontend"
