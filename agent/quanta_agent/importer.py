@@ -13,7 +13,12 @@ from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.folder import FoldedBatch, MinuteFolder
 from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
-from quanta_agent.aggregates import aggregates, extended_fields, extended_metrics
+from quanta_agent.aggregates import (
+    aggregates,
+    attribute_metrics,
+    extended_fields,
+    extended_metrics,
+)
 from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
 from quanta_agent.shipper import Shipper
 
@@ -83,7 +88,8 @@ def import_file(
     """
     fallback_ts = datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
     stats = ParseStats()
-    folder = MinuteFolder(Fingerprinter(), random.Random(0))
+    # The entries with attributes (Percona Server, MariaDB) reach the folder as columns too.
+    folder = MinuteFolder(Fingerprinter(), random.Random(0), extended=attribute_metrics)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ship") as pool:
         in_flight: Future[None] | None = None
 

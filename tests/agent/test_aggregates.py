@@ -23,9 +23,10 @@ from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import read_slow_log
 from quanta.ingest.schemas import IngestBatchIn
-from quanta_agent.aggregates import aggregates, extended_metrics
+from quanta_agent.aggregates import aggregates, attribute_metrics, extended_metrics
 from quanta_agent.policy import ExamplePolicy
 from tests.analysis.test_quoted_names import STATEMENTS, statement_cases
+from tests.analysis.test_slowlog import SECONDS, flavour_entries
 
 DATA = Path(__file__).parents[1] / "analysis" / "data" / "slowlogs"
 LOG = "".join(
@@ -42,6 +43,17 @@ def folded(data: bytes) -> FoldedBatch:
     for event in read_slow_log(io.BytesIO(data), sink=folder):
         folder.add(event, extended_metrics(event, MAX_COUNTER))
     return folder.fold()
+
+
+def folded_as_columns(data: bytes, block_size: int = 1 << 20) -> tuple[FoldedBatch, int]:
+    """As the importer folds: entries with attributes handed over as columns too; with the
+    number of events the reader still yielded."""
+    folder = MinuteFolder(Fingerprinter(), random.Random(0), extended=attribute_metrics)
+    yielded = 0
+    for event in read_slow_log(io.BytesIO(data), block_size=block_size, sink=folder):
+        folder.add(event, extended_metrics(event, MAX_COUNTER))
+        yielded += 1
+    return folder.fold(), yielded
 
 
 def body_of(batch: FoldedBatch, policy: ExamplePolicy) -> dict[str, Any]:
@@ -278,3 +290,29 @@ def test_extended_fields_read_any_attributes_as_the_rules_say(
         assert [(k, type(v), v) for k, v in fields.items()] == [
             (k, type(v), v) for k, v in expected.items()
         ]
+
+
+@pytest.mark.parametrize("log", sorted(DATA.glob("*.log")), ids=lambda path: path.stem)
+def test_entries_with_attributes_fold_as_columns_as_they_do_as_events(log: Path) -> None:
+    data = log.read_bytes()
+    as_columns, _ = folded_as_columns(data, block_size=4096)
+    assert body_of(as_columns, ExamplePolicy.FULL) == body_of(folded(data), ExamplePolicy.FULL)
+
+
+def test_a_percona_log_stays_on_the_columnar_path() -> None:
+    data = (DATA / "percona_5_7_extended.log").read_bytes()
+    batch, yielded = folded_as_columns(data)
+    events = sum(batch.buckets["count"])
+    assert events == len(list(read_slow_log(io.BytesIO(data))))
+    assert yielded < events / 2  # before: every entry with attributes became an event
+    assert "bytes_sent" in batch.buckets
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(flavour_entries(SECONDS), max_size=10), st.sampled_from([64, 1 << 20]))
+def test_any_flavour_folds_as_columns_as_it_does_as_events(
+    entries: list[tuple[str, bool]], block_size: int
+) -> None:
+    data = "".join(text for text, _ in entries).encode()
+    as_columns, _ = folded_as_columns(data, block_size)
+    assert body_of(as_columns, ExamplePolicy.FULL) == body_of(folded(data), ExamplePolicy.FULL)

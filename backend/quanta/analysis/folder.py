@@ -13,7 +13,7 @@ import math
 import operator
 import random
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -33,7 +33,7 @@ from quanta.analysis.buckets import (
 from quanta.analysis.fingerprinter import Fingerprinter, cache_key
 from quanta.analysis.histogram import LatencyHistogram, encode_values
 from quanta.analysis.metrics import MAX_COUNTER
-from quanta.analysis.slowlog import SINK_COLUMNS
+from quanta.analysis.slowlog import SINK_COLUMNS, AttributeValue
 
 __all__ = ["FOLDED_COLUMNS", "FoldedBatch", "MinuteFolder"]
 
@@ -48,6 +48,8 @@ FOLDED_COLUMNS = (
 )  # fmt: skip
 # The counters of the usual entry, summed per bucket.
 _COUNTED = ("rows_sent", "rows_examined", "rows_affected")
+# The extended metrics (name: number to sum) of an event's slow-log attributes.
+ExtendedMetrics = Callable[[dict[str, AttributeValue]], Mapping[str, int | float]]
 
 
 @dataclass(slots=True)
@@ -93,6 +95,11 @@ class MinuteFolder:
     the caller read from their attributes. The sampled example of a minute is drawn from its
     events with ``rng``: the same events and seed give the same digest.
 
+    Given ``extended`` (the caller's reading of an event's attributes as extended metrics),
+    the reader hands over the entries with attributes as columns too (their attribute dicts
+    in one more column), where it would otherwise yield each one as an event: a Percona
+    Server or MariaDB log, whose entries all have attributes, stays on the columnar path.
+
     Example:
         >>> folder = MinuteFolder(Fingerprinter(), random.Random(0))
         >>> for event in read_slow_log(log, sink=folder):  # only the unusual entries
@@ -100,11 +107,26 @@ class MinuteFolder:
         >>> batch = folder.fold()
     """
 
-    __slots__ = ("_classes", "_extended", "_fingerprinter", "_rng", "_truncated", "groups")
+    __slots__ = (
+        "_classes",
+        "_extended",
+        "_fingerprinter",
+        "_metrics",
+        "_rng",
+        "_truncated",
+        "groups",
+    )
 
-    def __init__(self, fingerprinter: Fingerprinter, rng: random.Random) -> None:
+    def __init__(
+        self,
+        fingerprinter: Fingerprinter,
+        rng: random.Random,
+        *,
+        extended: ExtendedMetrics | None = None,
+    ) -> None:
         self._fingerprinter = fingerprinter
         self._rng = rng
+        self._metrics = extended
         self.groups: dict[str, list[list[Any]]] = {}
         self._classes: dict[str, tuple[str, list[list[Any]]]] = {}
         # Per (query_id, schema, user, host, minute), a BucketKey's fields as a tuple (hashed
@@ -140,8 +162,10 @@ class MinuteFolder:
             values = _sink_fields(event)
         except AttributeError:  # an event without some field: None for it
             values = tuple(getattr(event, name, None) for name in SINK_COLUMNS)
-        for column, value in zip(columns, values, strict=True):
+        for column, value in zip(columns, values, strict=False):
             column.append(value)
+        if self._metrics is not None:
+            columns[-1].append(None)  # its extended metrics are the caller's, below
         if extended:
             minute = _minute(event.ts)
             key = (query_id, event.db or "", event.user or "", event.host or "", minute)
@@ -192,7 +216,9 @@ class MinuteFolder:
         fingerprint, query_id = self._fingerprinter(query)
         known = self._classes.get(query_id)
         if known is None:
-            known = self._classes[query_id] = (fingerprint, [[] for _ in SINK_COLUMNS])
+            # With ``extended``, one more column: the reader's attribute dicts.
+            width = len(SINK_COLUMNS) + (self._metrics is not None)
+            known = self._classes[query_id] = (fingerprint, [[] for _ in range(width)])
         return query_id, known[1]
 
     def _fold(
@@ -253,7 +279,9 @@ class MinuteFolder:
         out["lock_time"] += [math.fsum(known) if known else None for known in locks]
         for name, values in zip(_COUNTED, (rows_sent, rows_examined, rows_affected), strict=True):
             out[name] += _run_sums(values, bounds)
-        if self._extended:
+        if self._metrics is not None:
+            extended += self._attribute_sums(query_id, columns[-1], order, runs, bounds)
+        elif self._extended:
             extended += [
                 self._extended.get((query_id, db, user, host, minute))
                 for (minute, db, user, host), _ in runs
@@ -266,6 +294,29 @@ class MinuteFolder:
             self._pick(batch, query_id, columns, order, query_times, start, end, minute)
             start = end
         return left
+
+    def _attribute_sums(
+        self,
+        query_id: str,
+        attributes: list[dict[str, AttributeValue] | None],
+        order: list[int],
+        runs: list[tuple[tuple[datetime, str, str, str], int]],
+        bounds: list[tuple[int, int]],
+    ) -> list[dict[str, int | float] | None]:
+        """Each run's extended sums: of its events' attributes (the reader's column), and
+        of the metrics the caller gave with the events it added."""
+        metrics = cast("ExtendedMetrics", self._metrics)
+        out: list[dict[str, int | float] | None] = []
+        for ((minute, db, user, host), _), (start, end) in zip(runs, bounds, strict=True):
+            given = self._extended.get((query_id, db, user, host, minute))
+            sums = dict(given) if given else {}
+            for i in order[start:end]:
+                event_attributes = attributes[i]
+                if event_attributes:
+                    for name, value in metrics(event_attributes).items():
+                        sums[name] = sums.get(name, 0) + value
+            out.append(sums or None)
+        return out
 
     def _pick(
         self,
