@@ -1,26 +1,32 @@
 """Statements on the query catalog, the metric buckets and the examples."""
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from typing import cast as type_cast
 
 from sqlalchemy import (
     BigInteger,
+    BindParameter,
     ColumnElement,
+    Executable,
+    Result,
     Row,
     Select,
     Subquery,
     Table,
     Text,
     and_,
+    bindparam,
     cast,
     delete,
+    false,
     func,
     literal,
     or_,
     select,
-    tuple_,
     union_all,
     update,
 )
@@ -96,6 +102,7 @@ def bucket_rows_for_union(
     *columns: str,
     where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
     models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
+    bounds: Callable[[int], tuple[Any, Any, Any]] | None = None,
 ) -> Select[Any]:
     """Rows of every segment (its resolution's table, its time range), as one union.
 
@@ -104,22 +111,31 @@ def bucket_rows_for_union(
     tables by resolution: the buckets, or the per-instance totals. A table rolled up from the
     minutes (quanta.queries.rollup) is read with the minute rows not rolled up yet, each
     dated at the start of its hour or day: rolled-up and pending rows add up to every minute
-    stored, at every moment.
+    stored, at every moment. ``bounds(n)`` gives the n-th segment's start, end and the start
+    of its first hour as SQL (bound parameters of a statement built once, see
+    `_ReadShape`); without it, the segments' own times are used.
     """
     selects = []
     rolled = rolled_models()
-    for segment in segments:
+    for n, segment in enumerate(segments):
         model = models[segment.resolution]
         table = type_cast(Table, model.__table__)  # mapped to a Table
+        start, end, first_hour = (
+            bounds(n)
+            if bounds is not None
+            else (segment.start, segment.end, floor_to(segment.start, Resolution.HOUR))
+        )
         selects.append(
             select(*(table.c[c] for c in columns)).where(
-                table.c.bucket_start >= segment.start,
-                table.c.bucket_start < segment.end,
+                table.c.bucket_start >= start,
+                table.c.bucket_start < end,
                 *(where(table) if where else ()),
             )
         )
         if model in rolled:
-            selects.append(_pending_minutes(segment, columns, where))
+            selects.append(
+                _pending_minutes(segment.resolution, start, end, first_hour, columns, where)
+            )
     if not selects:
         raise ValueError("no segment to read")
     union = union_all(*selects).subquery("buckets")
@@ -127,18 +143,22 @@ def bucket_rows_for_union(
 
 
 def _pending_minutes(
-    segment: Segment,
+    resolution: Resolution,
+    start: Any,
+    end: Any,
+    first_hour: Any,
     columns: Sequence[str],
     where: Callable[[Table], list[ColumnElement[bool]]] | None,
 ) -> Select[Any]:
-    """The minute rows of ``segment`` whose roll-up is pending, as rows of its resolution.
+    """The minute rows of a segment of ``resolution`` (``[start, end)``, its first hour
+    starting at ``first_hour``) whose roll-up is pending, as rows of its resolution.
 
     Read from the pending entries (a handful, indexed by their hour) to their rows by
     ``rollup_id``: never a scan of the segment's minutes.
     """
     minute = type_cast(Table, QueryBucketMinute.__table__)
     pending = type_cast(Table, RollupPending.__table__)
-    floor = _FLOORS[segment.resolution]
+    floor = _FLOORS[resolution]
     selected = [
         floor(minute.c.bucket_start).label(c) if c == "bucket_start" else minute.c[c]
         for c in columns
@@ -147,10 +167,10 @@ def _pending_minutes(
         select(*selected)
         .select_from(pending.join(minute, minute.c.rollup_id == pending.c.id))
         .where(
-            pending.c.hour_start >= floor_to(segment.start, Resolution.HOUR),
-            pending.c.hour_start < segment.end,
-            minute.c.bucket_start >= segment.start,
-            minute.c.bucket_start < segment.end,
+            pending.c.hour_start >= first_hour,
+            pending.c.hour_start < end,
+            minute.c.bucket_start >= start,
+            minute.c.bucket_start < end,
             *(where(minute) if where else ()),
         )
     )
@@ -167,24 +187,177 @@ _FLOORS: dict[Resolution, Callable[[Any], Any]] = {
 }
 
 
-def _primary_buckets(
+# --------------------------------------------------------------------------- filtered reads
+# A read of the store is one statement per request over a union of a few segments' tables,
+# each branch with every column and filter: building it (and its column collections) took
+# more time than PostgreSQL took to run it (bench/api_latency.py, #40). So the statement is
+# built once per shape (which segments' resolutions, which columns, which filters are set)
+# with bound parameters, kept, and run with the request's values.
+
+_MODEL_SETS: dict[str, Mapping[Resolution, MetricModel]] = {
+    "buckets": BUCKET_MODELS,
+    "undivided": UNDIVIDED_MODELS,
+    "totals": TOTALS_MODELS,
+}
+# Statements kept: a shape per view, range kind and filter combination (a few dozen).
+_SHAPES_KEPT = 512
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadShape:
+    """What a filtered read's statement depends on, apart from the values."""
+
+    resolutions: tuple[Resolution, ...]
+    columns: tuple[str, ...]
+    models: str  # a key of _MODEL_SETS
+    sources: int  # distinct primary sources among the instances
+    instance_names: bool = False
+    instance_ids: bool = False
+    dimensions: tuple[str, ...] = ()  # the BucketFilter attributes that are set
+    query_id: bool = False
+    search: bool = False
+    exclude_own: bool = False
+
+
+@dataclass(slots=True)
+class _Read:
+    """A filtered read: its rows as a subquery ``b``, and the values of its parameters."""
+
+    b: Subquery
+    params: dict[str, Any]
+
+    def run(self, session: Session, stmt: Executable) -> Result[Any]:
+        """Run a statement over ``b`` with the read's values."""
+        return session.execute(stmt, self.params)
+
+
+def _primary_sources(session: Session) -> list[tuple[str, list[int]]]:
+    """Each primary source and its instances (an instance whose primary source is not set
+    counts its slow log): a few rows, read again by every read, as they can change."""
+    by_source: dict[str, list[int]] = {}
+    primary = func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
+    for instance_id, source in session.execute(select(Instance.id, primary).order_by(Instance.id)):
+        by_source.setdefault(source, []).append(instance_id)
+    return sorted(by_source.items())
+
+
+def _read(
+    session: Session,
     segments: Sequence[Segment],
-    *columns: str,
-    where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
-    models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
-) -> Subquery:
-    """The buckets of each instance's primary source only, so a query both sources saw
-    counts once. The condition sits in every branch of the union, next to the other
-    filters: a join with the instances instead hid the row counts from the planner."""
-    primary = select(
-        Instance.id, func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
+    columns: Sequence[str],
+    *,
+    models: str = "buckets",
+    flt: BucketFilter | None = None,
+    instance_ids: Sequence[int] | None = None,
+    instance_names: Sequence[str] = (),
+) -> _Read:
+    """The primary-source buckets of the segments that pass the filters, as a subquery with
+    ``columns``: the statement of its shape (built once), and this read's values.
+
+    Only each instance's primary source counts, so that a query both sources saw counts
+    once: the condition (source and instances, per primary source) sits in every branch
+    of the union next to the other filters, as plain values the planner can estimate.
+    """
+    sources = _primary_sources(session)
+    params: dict[str, Any] = {}
+    for n, segment in enumerate(segments):
+        params[f"s{n}_start"] = segment.start
+        params[f"s{n}_end"] = segment.end
+        params[f"s{n}_hour"] = floor_to(segment.start, Resolution.HOUR)
+    for n, (source, ids) in enumerate(sources):
+        params[f"source{n}"] = source
+        params[f"source{n}_ids"] = ids
+    dimensions: tuple[str, ...] = ()
+    names = tuple(instance_names)
+    if flt is not None:
+        names = flt.instances
+        dimensions = tuple(a for a in DIMENSION_COLUMNS if getattr(flt, a) is not None)
+        for attr in dimensions:
+            params[f"f_{attr}"] = getattr(flt, attr)
+        if flt.query_id is not None:
+            params["f_query_id"] = flt.query_id
+        if flt.search:
+            term = flt.search.strip()
+            escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params["f_search_pattern"] = f"%{escaped}%"
+            params["f_search_id"] = term.upper()
+    if names:
+        params["f_instance_names"] = list(names)
+    if instance_ids is not None:
+        params["f_instance_ids"] = list(instance_ids)
+    shape = _ReadShape(
+        resolutions=tuple(s.resolution for s in segments),
+        columns=tuple(columns),
+        models=models,
+        sources=len(sources),
+        instance_names=bool(names),
+        instance_ids=instance_ids is not None,
+        dimensions=dimensions,
+        query_id=flt is not None and flt.query_id is not None,
+        search=flt is not None and bool(flt.search),
+        exclude_own=flt is not None and not flt.include_own and flt.query_id is None,
     )
+    return _Read(_statement_of(shape), params)
+
+
+@lru_cache(maxsize=_SHAPES_KEPT)
+def _statement_of(shape: _ReadShape) -> Subquery:
+    """The subquery ``b`` of a read shape, its parameters bound by name (see `_read`)."""
+    param = _Params()
 
     def conditions(table: Table) -> list[ColumnElement[bool]]:
-        own = where(table) if where else []
-        return [*own, tuple_(table.c.instance_id, table.c.source).in_(primary)]
+        where: list[ColumnElement[bool]] = []
+        if shape.instance_names:
+            named = select(Instance.id).where(
+                Instance.name.in_(param("f_instance_names", expanding=True))
+            )
+            where.append(table.c.instance_id.in_(named))
+        if shape.instance_ids:
+            where.append(table.c.instance_id.in_(param("f_instance_ids", expanding=True)))
+        for attr in shape.dimensions:
+            where.append(table.c[DIMENSION_COLUMNS[attr]] == param(f"f_{attr}"))
+        if shape.query_id:
+            where.append(table.c.query_id == param("f_query_id"))
+        if shape.search:
+            where.append(table.c.query_id.in_(_search(param)))
+        if shape.exclude_own:  # one query asked for by id is shown
+            where.append(table.c.query_id.not_in(own_query_ids()))
+        primary = [
+            and_(
+                table.c.source == param(f"source{n}"),
+                table.c.instance_id.in_(param(f"source{n}_ids", expanding=True)),
+            )
+            for n in range(shape.sources)
+        ]
+        where.append(or_(*primary) if primary else false())
+        return where
 
-    return bucket_rows_for_union(segments, *columns, where=conditions, models=models).subquery("b")
+    segments = [Segment(resolution, _NO_TIME, _NO_TIME) for resolution in shape.resolutions]
+    b = bucket_rows_for_union(
+        segments,
+        *shape.columns,
+        where=conditions,
+        models=_MODEL_SETS[shape.models],
+        bounds=lambda n: (param(f"s{n}_start"), param(f"s{n}_end"), param(f"s{n}_hour")),
+    ).subquery("b")
+    b.c  # noqa: B018 - the column collections are built now, before threads share them
+    return b
+
+
+_NO_TIME = datetime.min
+
+
+class _Params:
+    """Bound parameters by name, one object per name (a name may appear in every branch)."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, BindParameter[Any]] = {}
+
+    def __call__(self, name: str, *, expanding: bool = False) -> BindParameter[Any]:
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = bindparam(name, expanding=expanding)
+        return made
 
 
 def primary_bucket_rows(
@@ -195,12 +368,8 @@ def primary_bucket_rows(
     day): the caller sums them."""
     if not instance_ids or not segments:
         return iter(())
-
-    def of_instances(table: Table) -> list[ColumnElement[bool]]:
-        return [table.c.instance_id.in_(instance_ids)]
-
-    rows = _primary_buckets(segments, *columns, where=of_instances)
-    return iter(session.execute(select(rows)))
+    read = _read(session, segments, columns, instance_ids=instance_ids)
+    return iter(read.run(session, select(read.b)))
 
 
 # --------------------------------------------------------------------------- analytics reads
@@ -250,8 +419,10 @@ _AGGREGATED = (
 )
 
 
-def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> Any:
-    """The filtered buckets (of primary sources) as a subquery.
+def _filtered(
+    session: Session, segments: Sequence[Segment], flt: BucketFilter, *columns: str
+) -> _Read:
+    """The filtered buckets (of primary sources) as a read (see `_read`).
 
     The filters go inside each segment's SELECT (see `bucket_rows_for_union`), so an
     instance or a query is read through the bucket tables' indexes. When neither the filter
@@ -259,30 +430,9 @@ def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> 
     totals, which have one row where the buckets have one per combination of those.
     """
     by_dimension = flt.has_dimension or not set(columns).isdisjoint(DIMENSION_COLUMNS.values())
-    models = BUCKET_MODELS if by_dimension else UNDIVIDED_MODELS
-
-    def conditions(table: Table) -> list[ColumnElement[bool]]:
-        where = _of_instances(table, flt.instances)
-        for attr, column in DIMENSION_COLUMNS.items():
-            value = getattr(flt, attr)
-            if value is not None:
-                where.append(table.c[column] == value)
-        if flt.query_id is not None:
-            where.append(table.c.query_id == flt.query_id)
-        if flt.search:
-            where.append(table.c.query_id.in_(_search(flt.search)))
-        if not flt.include_own and flt.query_id is None:  # one query asked for by id is shown
-            where.append(table.c.query_id.not_in(own_query_ids()))
-        return where
-
-    return _primary_buckets(segments, *columns, where=conditions, models=models)
-
-
-def _of_instances(table: Table, names: Sequence[str]) -> list[ColumnElement[bool]]:
-    """The condition that rows are of the named instances (none: of every instance)."""
-    if not names:
-        return []
-    return [table.c.instance_id.in_(select(Instance.id).where(Instance.name.in_(names)))]
+    return _read(
+        session, segments, columns, models="buckets" if by_dimension else "undivided", flt=flt
+    )
 
 
 def schemas_of_instance(session: Session, instance_id: int, since: datetime) -> list[str]:
@@ -333,16 +483,15 @@ def mark_runners(session: Session, *, own: Sequence[str], app: Sequence[str]) ->
             )
 
 
-def _search(term: str) -> Select[Any]:
-    """Query ids whose fingerprint or tables contain ``term``, or whose id it is."""
-    term = term.strip()
-    escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    pattern = f"%{escaped}%"
+def _search(param: Callable[[str], BindParameter[Any]]) -> Select[Any]:
+    """Query ids whose fingerprint or tables contain the search term (``f_search_pattern``,
+    lowered and escaped for LIKE), or whose id it is (``f_search_id``): see `_read`."""
+    pattern = param("f_search_pattern")
     return select(QueryClass.query_id).where(
         or_(
             func.lower(QueryClass.fingerprint).like(pattern, escape=_LIKE_ESCAPE),
             func.lower(cast(QueryClass.tables, Text)).like(pattern, escape=_LIKE_ESCAPE),
-            QueryClass.query_id == term.upper(),
+            QueryClass.query_id == param("f_search_id"),
         )
     )
 
@@ -361,13 +510,20 @@ def aggregate(
     query_time_min/max, lock_time_max, one sum per ``SUM_METRICS`` name, and with
     ``count_queries`` (a costly DISTINCT) ``queries``, the number of distinct query ids.
     """
-    buckets = _filtered(segments, flt, "query_id", *group_by, *_AGGREGATED)
+    read = _filtered(session, segments, flt, "query_id", *group_by, *_AGGREGATED)
+    return read.run(session, _aggregate_statement(read.b, tuple(group_by), count_queries)).all()
+
+
+@lru_cache(maxsize=_SHAPES_KEPT)
+def _aggregate_statement(buckets: Subquery, group_by: tuple[str, ...], count_queries: bool) -> Any:
+    """`aggregate`'s statement over a read's subquery (kept with it: see `_statement_of`)."""
     keys = [buckets.c[name] for name in group_by]
-    distinct = [func.count(func.distinct(buckets.c.query_id)).label("queries")]
-    stmt = select(*keys, *_aggregates(buckets), *(distinct if count_queries else []))
+    stmt = select(*keys, *_aggregates(buckets))
+    if count_queries:
+        stmt = stmt.add_columns(func.count(func.distinct(buckets.c.query_id)).label("queries"))
     if keys:
         stmt = stmt.group_by(*keys)
-    return session.execute(stmt).all()
+    return stmt
 
 
 def _sort_expressions(q: Any) -> dict[str, Any]:
@@ -409,13 +565,8 @@ def instance_totals(session: Session, segments: Sequence[Segment], instances: Se
     The row has the columns of an ungrouped `aggregate` row (without ``queries``), read from
     the per-instance totals: a few rows per period instead of every query's buckets.
     """
-    totals = _primary_buckets(
-        segments,
-        *_AGGREGATED,
-        where=lambda table: _of_instances(table, instances),
-        models=TOTALS_MODELS,
-    )
-    return session.execute(select(*_aggregates(totals))).one()
+    read = _read(session, segments, _AGGREGATED, models="totals", instance_names=instances)
+    return read.run(session, _aggregate_statement(read.b, (), False)).one()
 
 
 def per_query(
@@ -438,7 +589,10 @@ def per_query(
     # Only the metrics the list shows and the sort key: a narrower scan and aggregate.
     sums = [*LIST_SUMS, *([sort] if sort in SUM_METRICS and sort not in LIST_SUMS else [])]
     columns = ("count", "query_time_sum", "query_time_min", "query_time_max", "lock_time_max")
-    buckets = _filtered(segments, flt, "query_id", *columns, *(f"{name}_sum" for name in sums))
+    read = _filtered(
+        session, segments, flt, "query_id", *columns, *(f"{name}_sum" for name in sums)
+    )
+    buckets = read.b
     grouped = (
         select(buckets.c.query_id, *_aggregates(buckets, sums))
         .group_by(buckets.c.query_id)
@@ -458,7 +612,7 @@ def per_query(
     stmt = select(grouped, *window_totals).order_by(ordered, grouped.c.query_id).offset(offset)
     if limit is not None:
         stmt = stmt.limit(limit)
-    return session.execute(stmt).all()
+    return read.run(session, stmt).all()
 
 
 def query_class(session: Session, query_id: str) -> QueryClass | None:
@@ -483,13 +637,14 @@ def load_by_bucket(
     column ``key`` (the page's query ids, or the values of a dimension)."""
     if not values:
         return []
-    buckets = _filtered(segments, flt, key, "bucket_start", "query_time_sum")
+    read = _filtered(session, segments, flt, key, "bucket_start", "query_time_sum")
+    buckets = read.b
     stmt = (
         select(buckets.c[key], buckets.c.bucket_start, func.sum(buckets.c.query_time_sum))
         .where(buckets.c[key].in_(values))
         .group_by(buckets.c[key], buckets.c.bucket_start)
     )
-    return session.execute(stmt).all()
+    return read.run(session, stmt).all()
 
 
 def histograms_by(
@@ -502,11 +657,12 @@ def histograms_by(
     """(value of bucket column ``key``, stored histogram) of the filtered buckets."""
     if query_ids is not None and not query_ids:
         return iter(())
-    buckets = _filtered(segments, flt, "query_id", key, "histogram")
+    read = _filtered(session, segments, flt, "query_id", key, "histogram")
+    buckets = read.b
     stmt = select(buckets.c[key], buckets.c.histogram).where(buckets.c.histogram.is_not(None))
     if query_ids is not None:
         stmt = stmt.where(buckets.c.query_id.in_(query_ids))
-    return ((value, data) for value, data in session.execute(stmt))
+    return ((value, data) for value, data in read.run(session, stmt))
 
 
 def instance_names(session: Session) -> dict[int, str]:
@@ -685,9 +841,9 @@ def slot_rows(
     filtered buckets of ``query_ids``: a row per bucket and dimension, summed by the caller."""
     columns = ("bucket_start", "count", "query_time_sum", "rows_examined_sum", "histogram")
     for chunk in chunks(list(query_ids), IN_CHUNK):
-        buckets = _filtered(segments, flt, "query_id", *columns)
-        stmt = select(buckets).where(buckets.c.query_id.in_(chunk))
-        yield from session.execute(stmt)
+        read = _filtered(session, segments, flt, "query_id", *columns)
+        stmt = select(read.b).where(read.b.c.query_id.in_(chunk))
+        yield from read.run(session, stmt)
 
 
 def latest_minute(session: Session, instance_id: int) -> datetime | None:
