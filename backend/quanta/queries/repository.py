@@ -22,6 +22,7 @@ from sqlalchemy import (
     bindparam,
     cast,
     delete,
+    event,
     false,
     func,
     literal,
@@ -30,7 +31,7 @@ from sqlalchemy import (
     union_all,
     update,
 )
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import ORMExecuteState, Session
 
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.resolution import Resolution, Segment, floor_to
@@ -233,12 +234,40 @@ class _Read:
 
 def _primary_sources(session: Session) -> list[tuple[str, list[int]]]:
     """Each primary source and its instances (an instance whose primary source is not set
-    counts its slow log): a few rows, read again by every read, as they can change."""
+    counts its slow log).
+
+    Read once per transaction (a request's reads share it: a round trip each was a quarter
+    of the detail view's time) and again after the session wrote anything (see
+    `_forget_primary_sources`)."""
+    transaction = session.get_transaction()
+    known = session.info.get(_PRIMARY_SOURCES_KEY)
+    if known is not None and known[0] is transaction:
+        return type_cast(list[tuple[str, list[int]]], known[1])
     by_source: dict[str, list[int]] = {}
     primary = func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
     for instance_id, source in session.execute(select(Instance.id, primary).order_by(Instance.id)):
         by_source.setdefault(source, []).append(instance_id)
-    return sorted(by_source.items())
+    sources = sorted(by_source.items())
+    # The transaction is read after the statement: it began with it if none was open.
+    session.info[_PRIMARY_SOURCES_KEY] = (session.get_transaction(), sources)
+    return sources
+
+
+_PRIMARY_SOURCES_KEY = "quanta.queries.primary_sources"
+
+
+def _forget_primary_sources(session: Session, *_args: Any) -> None:
+    session.info.pop(_PRIMARY_SOURCES_KEY, None)
+
+
+def _forget_after_writes(state: ORMExecuteState) -> None:
+    if not state.is_select:
+        _forget_primary_sources(state.session)
+
+
+# Any write through the session may change an instance or add one.
+event.listen(Session, "after_flush", _forget_primary_sources)
+event.listen(Session, "do_orm_execute", _forget_after_writes)
 
 
 def _read(
