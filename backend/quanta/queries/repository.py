@@ -227,7 +227,7 @@ class _Read:
     b: Subquery
     params: dict[str, Any]
 
-    def run(self, session: Session, stmt: Executable) -> Result[Any]:
+    def run(self, session: Session, stmt: Executable) -> Result[*tuple[Any, ...]]:
         """Run a statement over ``b`` with the read's values.
 
         On the session's connection: plain rows need none of the ORM's result processing
