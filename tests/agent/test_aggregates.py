@@ -45,12 +45,33 @@ def folded(data: bytes) -> FoldedBatch:
     return folder.fold()
 
 
-def folded_as_columns(data: bytes, block_size: int = 1 << 20) -> tuple[FoldedBatch, int]:
+class _Absorbing:
+    """The folder as the reader's sink, summing the attribute dicts after every block (as
+    the importer does every few thousand entries)."""
+
+    def __init__(self, folder: MinuteFolder) -> None:
+        self.folder = folder
+        self.groups = folder.groups
+
+    def classify(self, query: str) -> list[list[Any]]:
+        return self.folder.classify(query)
+
+    def room(self) -> int:
+        return 1 << 62
+
+    def filled(self, count: int) -> None:
+        self.folder.absorb()
+
+
+def folded_as_columns(
+    data: bytes, block_size: int = 1 << 20, *, absorb: bool = False
+) -> tuple[FoldedBatch, int]:
     """As the importer folds: entries with attributes handed over as columns too; with the
     number of events the reader still yielded."""
     folder = MinuteFolder(Fingerprinter(), random.Random(0), extended=attribute_metrics)
+    sink = _Absorbing(folder) if absorb else folder
     yielded = 0
-    for event in read_slow_log(io.BytesIO(data), block_size=block_size, sink=folder):
+    for event in read_slow_log(io.BytesIO(data), block_size=block_size, sink=sink):
         folder.add(event, extended_metrics(event, MAX_COUNTER))
         yielded += 1
     return folder.fold(), yielded
@@ -292,10 +313,13 @@ def test_extended_fields_read_any_attributes_as_the_rules_say(
         ]
 
 
+@pytest.mark.parametrize("absorb", [False, True], ids=["at_fold", "every_block"])
 @pytest.mark.parametrize("log", sorted(DATA.glob("*.log")), ids=lambda path: path.stem)
-def test_entries_with_attributes_fold_as_columns_as_they_do_as_events(log: Path) -> None:
+def test_entries_with_attributes_fold_as_columns_as_they_do_as_events(
+    log: Path, absorb: bool
+) -> None:
     data = log.read_bytes()
-    as_columns, _ = folded_as_columns(data, block_size=4096)
+    as_columns, _ = folded_as_columns(data, block_size=256, absorb=absorb)
     assert body_of(as_columns, ExamplePolicy.FULL) == body_of(folded(data), ExamplePolicy.FULL)
 
 
@@ -314,5 +338,7 @@ def test_any_flavour_folds_as_columns_as_it_does_as_events(
     entries: list[tuple[str, bool]], block_size: int
 ) -> None:
     data = "".join(text for text, _ in entries).encode()
-    as_columns, _ = folded_as_columns(data, block_size)
-    assert body_of(as_columns, ExamplePolicy.FULL) == body_of(folded(data), ExamplePolicy.FULL)
+    for absorb in (False, True):
+        as_columns, _ = folded_as_columns(data, block_size, absorb=absorb)
+        expected = body_of(folded(data), ExamplePolicy.FULL)
+        assert body_of(as_columns, ExamplePolicy.FULL) == expected

@@ -99,6 +99,9 @@ class MinuteFolder:
     the reader hands over the entries with attributes as columns too (their attribute dicts
     in one more column), where it would otherwise yield each one as an event: a Percona
     Server or MariaDB log, whose entries all have attributes, stays on the columnar path.
+    :meth:`absorb` sums those entries' metrics and drops their dicts (:meth:`fold` does it
+    too): the caller calls it every few thousand entries, so that the dicts do not wait for
+    the fold (25,000 of them took 20 MB).
 
     Example:
         >>> folder = MinuteFolder(Fingerprinter(), random.Random(0))
@@ -108,6 +111,7 @@ class MinuteFolder:
     """
 
     __slots__ = (
+        "_absorbed",
         "_classes",
         "_extended",
         "_fingerprinter",
@@ -127,6 +131,7 @@ class MinuteFolder:
         self._fingerprinter = fingerprinter
         self._rng = rng
         self._metrics = extended
+        self._absorbed: dict[str, int] = {}  # per class, the entries whose dicts are summed
         self.groups: dict[str, list[list[Any]]] = {}
         self._classes: dict[str, tuple[str, list[list[Any]]]] = {}
         # Per (query_id, schema, user, host, minute), a BucketKey's fields as a tuple (hashed
@@ -183,6 +188,7 @@ class MinuteFolder:
         for the next fold (so that consecutive batches of a log in time order share no
         minute bucket).
         """
+        self.absorb()
         batch = FoldedBatch()
         extended: list[dict[str, int | float] | None] = []
         truncated, self._truncated = self._truncated, set()
@@ -195,6 +201,7 @@ class MinuteFolder:
             self._truncated.update(
                 (query_id, n) for n, i in enumerate(kept) if (query_id, i) in truncated
             )
+            self._absorbed[query_id] = len(kept)
         if before is None:
             self._extended.clear()
         else:
@@ -279,9 +286,7 @@ class MinuteFolder:
         out["lock_time"] += [math.fsum(known) if known else None for known in locks]
         for name, values in zip(_COUNTED, (rows_sent, rows_examined, rows_affected), strict=True):
             out[name] += _run_sums(values, bounds)
-        if self._metrics is not None:
-            extended += self._attribute_sums(query_id, columns[-1], order, runs, bounds)
-        elif self._extended:
+        if self._extended:
             extended += [
                 self._extended.get((query_id, db, user, host, minute))
                 for (minute, db, user, host), _ in runs
@@ -295,28 +300,33 @@ class MinuteFolder:
             start = end
         return left
 
-    def _attribute_sums(
-        self,
-        query_id: str,
-        attributes: list[dict[str, AttributeValue] | None],
-        order: list[int],
-        runs: list[tuple[tuple[datetime, str, str, str], int]],
-        bounds: list[tuple[int, int]],
-    ) -> list[dict[str, int | float] | None]:
-        """Each run's extended sums: of its events' attributes (the reader's column), and
-        of the metrics the caller gave with the events it added."""
-        metrics = cast("ExtendedMetrics", self._metrics)
-        out: list[dict[str, int | float] | None] = []
-        for ((minute, db, user, host), _), (start, end) in zip(runs, bounds, strict=True):
-            given = self._extended.get((query_id, db, user, host, minute))
-            sums = dict(given) if given else {}
-            for i in order[start:end]:
+    def absorb(self) -> None:
+        """Sum the extended metrics of the entries the reader handed over with their
+        attributes (see ``extended``) into their buckets' sums, and drop the dicts."""
+        metrics = self._metrics
+        if metrics is None:
+            return
+        for query_id, (_, columns) in self._classes.items():
+            attributes = columns[-1]
+            start = self._absorbed.get(query_id, 0)
+            if start == len(attributes):
+                continue
+            times, databases, users, hosts = columns[1], columns[7], columns[8], columns[9]
+            for i in range(start, len(attributes)):
                 event_attributes = attributes[i]
                 if event_attributes:
+                    key = (
+                        query_id,
+                        databases[i] or "",
+                        users[i] or "",
+                        hosts[i] or "",
+                        _minute(times[i]),
+                    )
+                    sums = self._extended.setdefault(key, {})
                     for name, value in metrics(event_attributes).items():
                         sums[name] = sums.get(name, 0) + value
-            out.append(sums or None)
-        return out
+                    attributes[i] = None
+            self._absorbed[query_id] = len(attributes)
 
     def _pick(
         self,
