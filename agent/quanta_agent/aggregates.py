@@ -21,7 +21,7 @@ from typing import Any
 
 from quanta.analysis.buckets import Example, QuerySeen
 from quanta.analysis.folder import FoldedBatch
-from quanta.analysis.metrics import METRIC, METRICS, Kind
+from quanta.analysis.metrics import MAX_COUNTER, METRIC, METRICS, Kind
 from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
 from quanta_agent.policy import ExamplePolicy
@@ -134,7 +134,20 @@ def _plan_of(names: tuple[str, ...]) -> _Plan:
 
 def extended_metrics(event: SlowLogEvent, max_counter: int) -> dict[str, int | float]:
     """The extended fields of an event as numbers to sum per bucket (a flag counts 1)."""
-    fields = extended_fields(event.attributes, max_counter)
+    return attribute_metrics(event.attributes, max_counter)
+
+
+def attribute_metrics(
+    attributes: dict[str, AttributeValue], max_counter: int = MAX_COUNTER
+) -> dict[str, int | float]:
+    """The extended fields of an event's slow-log attributes as numbers to sum per bucket (a
+    flag counts 1): what the minute folder sums for the entries the reader hands over.
+
+    Example:
+        >>> attribute_metrics({"Bytes_sent": 60, "Full_scan": True})
+        {'bytes_sent': 60, 'full_scan': 1}
+    """
+    fields = extended_fields(attributes, max_counter)
     return {
         name: int(value) if isinstance(value, bool) else value for name, value in fields.items()
     }

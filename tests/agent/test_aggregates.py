@@ -23,9 +23,10 @@ from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import read_slow_log
 from quanta.ingest.schemas import IngestBatchIn
-from quanta_agent.aggregates import aggregates, extended_metrics
+from quanta_agent.aggregates import aggregates, attribute_metrics, extended_metrics
 from quanta_agent.policy import ExamplePolicy
 from tests.analysis.test_quoted_names import STATEMENTS, statement_cases
+from tests.analysis.test_slowlog import SECONDS, flavour_entries
 
 DATA = Path(__file__).parents[1] / "analysis" / "data" / "slowlogs"
 LOG = "".join(
@@ -42,6 +43,38 @@ def folded(data: bytes) -> FoldedBatch:
     for event in read_slow_log(io.BytesIO(data), sink=folder):
         folder.add(event, extended_metrics(event, MAX_COUNTER))
     return folder.fold()
+
+
+class _Absorbing:
+    """The folder as the reader's sink, summing the attribute dicts after every block (as
+    the importer does every few thousand entries)."""
+
+    def __init__(self, folder: MinuteFolder) -> None:
+        self.folder = folder
+        self.groups = folder.groups
+
+    def classify(self, query: str) -> list[list[Any]]:
+        return self.folder.classify(query)
+
+    def room(self) -> int:
+        return 1 << 62
+
+    def filled(self, count: int) -> None:
+        self.folder.absorb()
+
+
+def folded_as_columns(
+    data: bytes, block_size: int = 1 << 20, *, absorb: bool = False
+) -> tuple[FoldedBatch, int]:
+    """As the importer folds: entries with attributes handed over as columns too; with the
+    number of events the reader still yielded."""
+    folder = MinuteFolder(Fingerprinter(), random.Random(0), extended=attribute_metrics)
+    sink = _Absorbing(folder) if absorb else folder
+    yielded = 0
+    for event in read_slow_log(io.BytesIO(data), block_size=block_size, sink=sink):
+        folder.add(event, extended_metrics(event, MAX_COUNTER))
+        yielded += 1
+    return folder.fold(), yielded
 
 
 def body_of(batch: FoldedBatch, policy: ExamplePolicy) -> dict[str, Any]:
@@ -278,3 +311,34 @@ def test_extended_fields_read_any_attributes_as_the_rules_say(
         assert [(k, type(v), v) for k, v in fields.items()] == [
             (k, type(v), v) for k, v in expected.items()
         ]
+
+
+@pytest.mark.parametrize("absorb", [False, True], ids=["at_fold", "every_block"])
+@pytest.mark.parametrize("log", sorted(DATA.glob("*.log")), ids=lambda path: path.stem)
+def test_entries_with_attributes_fold_as_columns_as_they_do_as_events(
+    log: Path, absorb: bool
+) -> None:
+    data = log.read_bytes()
+    as_columns, _ = folded_as_columns(data, block_size=256, absorb=absorb)
+    assert body_of(as_columns, ExamplePolicy.FULL) == body_of(folded(data), ExamplePolicy.FULL)
+
+
+def test_a_percona_log_stays_on_the_columnar_path() -> None:
+    data = (DATA / "percona_5_7_extended.log").read_bytes()
+    batch, yielded = folded_as_columns(data)
+    events = sum(batch.buckets["count"])
+    assert events == len(list(read_slow_log(io.BytesIO(data))))
+    assert yielded < events / 2  # before: every entry with attributes became an event
+    assert "bytes_sent" in batch.buckets
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(flavour_entries(SECONDS), max_size=10), st.sampled_from([64, 1 << 20]))
+def test_any_flavour_folds_as_columns_as_it_does_as_events(
+    entries: list[tuple[str, bool]], block_size: int
+) -> None:
+    data = "".join(text for text, _ in entries).encode()
+    for absorb in (False, True):
+        as_columns, _ = folded_as_columns(data, block_size, absorb=absorb)
+        expected = body_of(folded(data), ExamplePolicy.FULL)
+        assert body_of(as_columns, ExamplePolicy.FULL) == expected

@@ -41,7 +41,11 @@
  * optionally a dict of attribute columns: the numeric and Yes/No values of the entry's
  * header pairs are appended to its lists by attribute name. An entry with such attributes
  * whose group has no such dict is made an event instead, the last of the scan's events
- * (`count` counts it too). A `max_count` above 0 stops the scan after that many entries.
+ * (`count` counts it too). A group whose last element is a list instead of that dict (the
+ * agent's minute folder) gets each entry's attributes appended to it, the dict the event
+ * would have had (None when its header has none): a column aligned with the others, so an
+ * entry with attributes needs no event. A `max_count` above 0 stops the scan after that
+ * many entries.
  *
  * It stops at the first entry of any other shape, or that it is not sure of (anything the
  * expression could read differently, a '# Time:' that is not a valid date, an entry
@@ -1144,7 +1148,9 @@ static PyObject *group_of(PyObject *query, PyObject *groups, PyObject *classify,
     if (group != NULL &&
         (!PyList_Check(group) ||
          (PyList_GET_SIZE(group) != COLUMNS &&
-          (PyList_GET_SIZE(group) != COLUMNS + 1 || !PyDict_Check(PyList_GET_ITEM(group, COLUMNS)))))) {
+          (PyList_GET_SIZE(group) != COLUMNS + 1 ||
+           (!PyDict_Check(PyList_GET_ITEM(group, COLUMNS)) &&
+            !PyList_Check(PyList_GET_ITEM(group, COLUMNS))))))) {
         PyErr_SetString(PyExc_TypeError, "a sink's columns must be lists and a dict");
         Py_CLEAR(*owned);
         return NULL;
@@ -1162,14 +1168,17 @@ static int add_to_columns(PlainReader *self, const Text *text, const Entry *entr
     if (event_fields(self, text, entry, ts, database, fields, &known) < 0) {
         return -1;
     }
-    Py_XDECREF(known);
     int status = -1;
     PyObject *owned = NULL;
     PyObject *group = all_made(fields, COLUMNS)
                           ? group_of(fields[0], groups, classify, &owned)
                           : NULL;
-    int with_attributes = group != NULL && PyList_GET_SIZE(group) == COLUMNS + 1;
-    if (group != NULL && !with_attributes && has_attributes(text, entry)) {
+    PyObject *extra = group != NULL && PyList_GET_SIZE(group) == COLUMNS + 1
+                          ? PyList_GET_ITEM(group, COLUMNS)
+                          : NULL;
+    int with_attributes = extra != NULL && PyDict_Check(extra);
+    int with_attribute_list = extra != NULL && PyList_Check(extra);
+    if (group != NULL && extra == NULL && has_attributes(text, entry)) {
         status = 1; /* a sink without attribute columns: the caller yields this one */
     }
     else if (group != NULL) {
@@ -1179,14 +1188,31 @@ static int add_to_columns(PlainReader *self, const Text *text, const Entry *entr
             status = PyList_Check(column) ? PyList_Append(column, fields[k]) : -1;
         }
         if (status == 0 && with_attributes) {
-            status = each_attribute(self, text, entry, append_attribute,
-                                    PyList_GET_ITEM(group, COLUMNS));
+            status = each_attribute(self, text, entry, append_attribute, extra);
+        }
+        else if (status == 0 && with_attribute_list) {
+            /* The event's attributes, as make_event gives them (None when its header has
+             * none: a connection's alone, ip and Thread_id, are no metric). */
+            PyObject *attributes = NULL;
+            if (has_attributes(text, entry)) {
+                attributes = known == NULL ? PyDict_New()
+                                           : PyDict_Copy(PyTuple_GET_ITEM(known, 2));
+                if (attributes != NULL && add_attributes(self, text, entry, attributes) < 0) {
+                    Py_CLEAR(attributes);
+                }
+            }
+            else {
+                attributes = Py_NewRef(Py_None);
+            }
+            status = attributes == NULL ? -1 : PyList_Append(extra, attributes);
+            Py_XDECREF(attributes);
         }
         if (status < 0 && !PyErr_Occurred()) {
             PyErr_SetString(PyExc_TypeError, "a sink's columns must be a list of lists");
         }
     }
     Py_XDECREF(owned);
+    Py_XDECREF(known);
     release(fields, COLUMNS);
     return status;
 }

@@ -211,7 +211,7 @@ def _load_series(
         by_value[value if value_of is None else value_of(value)].append((start, query_time))
     return {
         value: [
-            SparkPoint(ts=ts, load=load)
+            SparkPoint.model_construct(ts=ts, load=load)
             for ts, load in load_series(by_value[value], slots, width_at(segments))
         ]
         for value in values

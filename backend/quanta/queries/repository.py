@@ -1,30 +1,37 @@
 """Statements on the query catalog, the metric buckets and the examples."""
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from typing import cast as type_cast
 
 from sqlalchemy import (
     BigInteger,
+    BindParameter,
     ColumnElement,
+    Executable,
+    Result,
     Row,
     Select,
     Subquery,
     Table,
     Text,
     and_,
+    bindparam,
     cast,
     delete,
+    event,
+    false,
     func,
     literal,
     or_,
     select,
-    tuple_,
     union_all,
     update,
 )
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import ORMExecuteState, Session
 
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.resolution import Resolution, Segment, floor_to
@@ -98,6 +105,7 @@ def bucket_rows_for_union(
     *columns: str,
     where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
     models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
+    bounds: Callable[[int], tuple[Any, Any, Any]] | None = None,
 ) -> Select[Any]:
     """Rows of every segment (its resolution's table, its time range), as one union.
 
@@ -106,22 +114,31 @@ def bucket_rows_for_union(
     tables by resolution: the buckets, or the per-instance totals. A table rolled up from the
     minutes (quanta.queries.rollup) is read with the minute rows not rolled up yet, each
     dated at the start of its hour or day: rolled-up and pending rows add up to every minute
-    stored, at every moment.
+    stored, at every moment. ``bounds(n)`` gives the n-th segment's start, end and the start
+    of its first hour as SQL (bound parameters of a statement built once, see
+    `_ReadShape`); without it, the segments' own times are used.
     """
     selects = []
     rolled = rolled_models()
-    for segment in segments:
+    for n, segment in enumerate(segments):
         model = models[segment.resolution]
         table = type_cast(Table, model.__table__)  # mapped to a Table
+        start, end, first_hour = (
+            bounds(n)
+            if bounds is not None
+            else (segment.start, segment.end, floor_to(segment.start, Resolution.HOUR))
+        )
         selects.append(
             select(*(table.c[c] for c in columns)).where(
-                table.c.bucket_start >= segment.start,
-                table.c.bucket_start < segment.end,
+                table.c.bucket_start >= start,
+                table.c.bucket_start < end,
                 *(where(table) if where else ()),
             )
         )
         if model in rolled:
-            selects.append(_pending_minutes(segment, columns, where))
+            selects.append(
+                _pending_minutes(segment.resolution, start, end, first_hour, columns, where)
+            )
     if not selects:
         raise ValueError("no segment to read")
     union = union_all(*selects).subquery("buckets")
@@ -129,18 +146,22 @@ def bucket_rows_for_union(
 
 
 def _pending_minutes(
-    segment: Segment,
+    resolution: Resolution,
+    start: Any,
+    end: Any,
+    first_hour: Any,
     columns: Sequence[str],
     where: Callable[[Table], list[ColumnElement[bool]]] | None,
 ) -> Select[Any]:
-    """The minute rows of ``segment`` whose roll-up is pending, as rows of its resolution.
+    """The minute rows of a segment of ``resolution`` (``[start, end)``, its first hour
+    starting at ``first_hour``) whose roll-up is pending, as rows of its resolution.
 
     Read from the pending entries (a handful, indexed by their hour) to their rows by
     ``rollup_id``: never a scan of the segment's minutes.
     """
     minute = type_cast(Table, QueryBucketMinute.__table__)
     pending = type_cast(Table, RollupPending.__table__)
-    floor = _FLOORS[segment.resolution]
+    floor = _FLOORS[resolution]
     selected = [
         floor(minute.c.bucket_start).label(c) if c == "bucket_start" else minute.c[c]
         for c in columns
@@ -149,10 +170,10 @@ def _pending_minutes(
         select(*selected)
         .select_from(pending.join(minute, minute.c.rollup_id == pending.c.id))
         .where(
-            pending.c.hour_start >= floor_to(segment.start, Resolution.HOUR),
-            pending.c.hour_start < segment.end,
-            minute.c.bucket_start >= segment.start,
-            minute.c.bucket_start < segment.end,
+            pending.c.hour_start >= first_hour,
+            pending.c.hour_start < end,
+            minute.c.bucket_start >= start,
+            minute.c.bucket_start < end,
             *(where(minute) if where else ()),
         )
     )
@@ -169,24 +190,287 @@ _FLOORS: dict[Resolution, Callable[[Any], Any]] = {
 }
 
 
-def _primary_buckets(
+# --------------------------------------------------------------------------- filtered reads
+# A read of the store is one statement per request over a union of a few segments' tables,
+# each branch with every column and filter: building it (and its column collections) took
+# more time than PostgreSQL took to run it (bench/api_latency.py, #40). So the statement is
+# built once per shape (which segments' resolutions, which columns, which filters are set)
+# with bound parameters, kept, and run with the request's values.
+
+_MODEL_SETS: dict[str, Mapping[Resolution, MetricModel]] = {
+    "buckets": BUCKET_MODELS,
+    "undivided": UNDIVIDED_MODELS,
+    "totals": TOTALS_MODELS,
+}
+# Statements kept: a shape per view, range kind and filter combination (a few dozen).
+_SHAPES_KEPT = 512
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadShape:
+    """What a filtered read's statement depends on, apart from the values."""
+
+    resolutions: tuple[Resolution, ...]
+    columns: tuple[str, ...]
+    models: str  # a key of _MODEL_SETS
+    sources: int  # distinct primary sources among the instances
+    instance_names: bool = False
+    instance_ids: bool = False
+    dimensions: tuple[str, ...] = ()  # the BucketFilter attributes that are set
+    query_id: bool = False
+    search: bool = False
+    exclude_own: bool = False
+    # Per tag key (and label key), how many values it may take: values of one key are
+    # alternatives, keys must all match.
+    tag_values: tuple[int, ...] = ()
+    labels: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(slots=True)
+class _Read:
+    """A filtered read: its rows as a subquery ``b``, and the values of its parameters."""
+
+    b: Subquery
+    params: dict[str, Any]
+
+    def run(self, session: Session, stmt: Executable) -> Result[*tuple[Any, ...]]:
+        """Run a statement over ``b`` with the read's values.
+
+        On the session's connection: plain rows need none of the ORM's result processing
+        (a tenth of the top list's time went to it, over the page's 20,000 histograms).
+        Pending ORM changes are flushed first, as ``session.execute`` would.
+        """
+        if session.autoflush:
+            session.flush()
+        return session.connection().execute(stmt, self.params)
+
+
+def _primary_sources(session: Session) -> list[tuple[str, list[int]]]:
+    """Each primary source and its instances (an instance whose primary source is not set
+    counts its slow log).
+
+    Read once per transaction (a request's reads share it: a round trip each was a quarter
+    of the detail view's time) and again after the session wrote anything (see
+    `_forget_primary_sources`)."""
+    transaction = session.get_transaction()
+    known = session.info.get(_PRIMARY_SOURCES_KEY)
+    if known is not None and known[0] is transaction:
+        return type_cast(list[tuple[str, list[int]]], known[1])
+    by_source: dict[str, list[int]] = {}
+    primary = func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
+    for instance_id, source in session.execute(select(Instance.id, primary).order_by(Instance.id)):
+        by_source.setdefault(source, []).append(instance_id)
+    sources = sorted(by_source.items())
+    # The transaction is read after the statement: it began with it if none was open.
+    session.info[_PRIMARY_SOURCES_KEY] = (session.get_transaction(), sources)
+    return sources
+
+
+_PRIMARY_SOURCES_KEY = "quanta.queries.primary_sources"
+
+
+def _forget_primary_sources(session: Session, *_args: Any) -> None:
+    session.info.pop(_PRIMARY_SOURCES_KEY, None)
+
+
+def _forget_after_writes(state: ORMExecuteState) -> None:
+    if not state.is_select:
+        _forget_primary_sources(state.session)
+
+
+# Any write through the session may change an instance or add one.
+event.listen(Session, "after_flush", _forget_primary_sources)
+event.listen(Session, "do_orm_execute", _forget_after_writes)
+
+
+def _read(
+    session: Session,
     segments: Sequence[Segment],
-    *columns: str,
-    where: Callable[[Table], list[ColumnElement[bool]]] | None = None,
-    models: Mapping[Resolution, MetricModel] = BUCKET_MODELS,
-) -> Subquery:
-    """The buckets of each instance's primary source only, so a query both sources saw
-    counts once. The condition sits in every branch of the union, next to the other
-    filters: a join with the instances instead hid the row counts from the planner."""
-    primary = select(
-        Instance.id, func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))
+    columns: Sequence[str],
+    *,
+    models: str = "buckets",
+    flt: BucketFilter | None = None,
+    instance_ids: Sequence[int] | None = None,
+    instance_names: Sequence[str] = (),
+) -> _Read:
+    """The primary-source buckets of the segments that pass the filters, as a subquery with
+    ``columns``: the statement of its shape (built once), and this read's values.
+
+    Only each instance's primary source counts, so that a query both sources saw counts
+    once: the condition (source and instances, per primary source) sits in every branch
+    of the union next to the other filters, as plain values the planner can estimate.
+    """
+    sources = _primary_sources(session)
+    params: dict[str, Any] = {}
+    for n, segment in enumerate(segments):
+        params[f"s{n}_start"] = segment.start
+        params[f"s{n}_end"] = segment.end
+        params[f"s{n}_hour"] = floor_to(segment.start, Resolution.HOUR)
+    for n, (source, ids) in enumerate(sources):
+        params[f"source{n}"] = source
+        params[f"source{n}_ids"] = ids
+    dimensions: tuple[str, ...] = ()
+    tag_values: tuple[int, ...] = ()
+    labels: tuple[tuple[str, int], ...] = ()
+    names = tuple(instance_names)
+    if flt is not None:
+        tag_values = _tag_params(flt.tags, params)
+        labels = _label_params(flt.labels, params)
+        names = flt.instances
+        dimensions = tuple(a for a in DIMENSION_COLUMNS if getattr(flt, a) is not None)
+        for attr in dimensions:
+            params[f"f_{attr}"] = getattr(flt, attr)
+        if flt.query_id is not None:
+            params["f_query_id"] = flt.query_id
+        if flt.search:
+            term = flt.search.strip()
+            escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params["f_search_pattern"] = f"%{escaped}%"
+            params["f_search_id"] = term.upper()
+    if names:
+        params["f_instance_names"] = list(names)
+    if instance_ids is not None:
+        params["f_instance_ids"] = list(instance_ids)
+    shape = _ReadShape(
+        resolutions=tuple(s.resolution for s in segments),
+        columns=tuple(columns),
+        models=models,
+        sources=len(sources),
+        instance_names=bool(names),
+        instance_ids=instance_ids is not None,
+        dimensions=dimensions,
+        query_id=flt is not None and flt.query_id is not None,
+        search=flt is not None and bool(flt.search),
+        exclude_own=flt is not None and not flt.include_own and flt.query_id is None,
+        tag_values=tag_values,
+        labels=labels,
     )
+    return _Read(_statement_of(shape), params)
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _tag_params(pairs: tuple[tuple[str, str], ...], params: dict[str, Any]) -> tuple[int, ...]:
+    """The values of a tag filter as parameters: per key ``k`` and value ``v``, the canonical
+    pair and the LIKE patterns of it first, last or inside a bucket's tags (see
+    `_tagged`); returns how many values each key has."""
+    counts = []
+    for k, (key, values) in enumerate(by_key(pairs).items()):
+        for v, value in enumerate(values):
+            pair = tag_pair(key, value)
+            escaped = _like_escaped(pair)
+            params[f"tag{k}_{v}"] = pair
+            params[f"tag{k}_{v}_first"] = f"{escaped},%"
+            params[f"tag{k}_{v}_last"] = f"%,{escaped}"
+            params[f"tag{k}_{v}_inside"] = f"%,{escaped},%"
+        counts.append(len(values))
+    return tuple(counts)
+
+
+def _label_params(
+    pairs: tuple[tuple[str, str], ...], params: dict[str, Any]
+) -> tuple[tuple[str, int], ...]:
+    """The values of a label filter as parameters (``label{k}_{v}``); returns each key with
+    how many values it has (the keys are part of the statement: JSON paths)."""
+    shape = []
+    for k, (key, values) in enumerate(by_key(pairs).items()):
+        for v, value in enumerate(values):
+            params[f"label{k}_{v}"] = value
+        shape.append((key, len(values)))
+    return tuple(shape)
+
+
+def _tagged(table: Table, tag_values: tuple[int, ...], param: "_Params") -> list[Any]:
+    """Conditions that a bucket's canonical tags (sorted ``key=value`` pairs joined by
+    commas) hold one of the values of each key."""
+    where = []
+    for k, count in enumerate(tag_values):
+        column = table.c.tags
+        alternatives = []
+        for v in range(count):
+            name = f"tag{k}_{v}"
+            alternatives += [
+                column == param(name),
+                column.like(param(f"{name}_first"), escape=_LIKE_ESCAPE),
+                column.like(param(f"{name}_last"), escape=_LIKE_ESCAPE),
+                column.like(param(f"{name}_inside"), escape=_LIKE_ESCAPE),
+            ]
+        where.append(or_(*alternatives))
+    return where
+
+
+def _labelled(labels: tuple[tuple[str, int], ...], param: "_Params") -> Select[Any]:
+    """The ids of the instances whose labels hold one of the values of each key."""
+    conditions = [
+        or_(*(Instance.labels[key].as_string() == param(f"label{k}_{v}") for v in range(count)))
+        for k, (key, count) in enumerate(labels)
+    ]
+    return select(Instance.id).where(*conditions)
+
+
+@lru_cache(maxsize=_SHAPES_KEPT)
+def _statement_of(shape: _ReadShape) -> Subquery:
+    """The subquery ``b`` of a read shape, its parameters bound by name (see `_read`)."""
+    param = _Params()
 
     def conditions(table: Table) -> list[ColumnElement[bool]]:
-        own = where(table) if where else []
-        return [*own, tuple_(table.c.instance_id, table.c.source).in_(primary)]
+        where: list[ColumnElement[bool]] = []
+        if shape.instance_names:
+            named = select(Instance.id).where(
+                Instance.name.in_(param("f_instance_names", expanding=True))
+            )
+            where.append(table.c.instance_id.in_(named))
+        if shape.instance_ids:
+            where.append(table.c.instance_id.in_(param("f_instance_ids", expanding=True)))
+        for attr in shape.dimensions:
+            where.append(table.c[DIMENSION_COLUMNS[attr]] == param(f"f_{attr}"))
+        where += _tagged(table, shape.tag_values, param)
+        if shape.labels:
+            where.append(table.c.instance_id.in_(_labelled(shape.labels, param)))
+        if shape.query_id:
+            where.append(table.c.query_id == param("f_query_id"))
+        if shape.search:
+            where.append(table.c.query_id.in_(_search(param)))
+        if shape.exclude_own:  # one query asked for by id is shown
+            where.append(table.c.query_id.not_in(own_query_ids()))
+        primary = [
+            and_(
+                table.c.source == param(f"source{n}"),
+                table.c.instance_id.in_(param(f"source{n}_ids", expanding=True)),
+            )
+            for n in range(shape.sources)
+        ]
+        where.append(or_(*primary) if primary else false())
+        return where
 
-    return bucket_rows_for_union(segments, *columns, where=conditions, models=models).subquery("b")
+    segments = [Segment(resolution, _NO_TIME, _NO_TIME) for resolution in shape.resolutions]
+    b = bucket_rows_for_union(
+        segments,
+        *shape.columns,
+        where=conditions,
+        models=_MODEL_SETS[shape.models],
+        bounds=lambda n: (param(f"s{n}_start"), param(f"s{n}_end"), param(f"s{n}_hour")),
+    ).subquery("b")
+    b.c  # noqa: B018 - the column collections are built now, before threads share them
+    return b
+
+
+_NO_TIME = datetime.min
+
+
+class _Params:
+    """Bound parameters by name, one object per name (a name may appear in every branch)."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, BindParameter[Any]] = {}
+
+    def __call__(self, name: str, *, expanding: bool = False) -> BindParameter[Any]:
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = bindparam(name, expanding=expanding)
+        return made
 
 
 def primary_bucket_rows(
@@ -197,12 +481,8 @@ def primary_bucket_rows(
     day): the caller sums them."""
     if not instance_ids or not segments:
         return iter(())
-
-    def of_instances(table: Table) -> list[ColumnElement[bool]]:
-        return [table.c.instance_id.in_(instance_ids)]
-
-    rows = _primary_buckets(segments, *columns, where=of_instances)
-    return iter(session.execute(select(rows)))
+    read = _read(session, segments, columns, instance_ids=instance_ids)
+    return iter(read.run(session, select(read.b)))
 
 
 # --------------------------------------------------------------------------- analytics reads
@@ -252,70 +532,21 @@ _AGGREGATED = (
 )
 
 
-def _filtered(segments: Sequence[Segment], flt: BucketFilter, *columns: str) -> Any:
-    """The filtered buckets (of primary sources) as a subquery.
+def _filtered(
+    session: Session, segments: Sequence[Segment], flt: BucketFilter, *columns: str
+) -> _Read:
+    """The filtered buckets (of primary sources) as a read (see `_read`).
 
     The filters go inside each segment's SELECT (see `bucket_rows_for_union`), so an
     instance or a query is read through the bucket tables' indexes. When neither the filter
-    nor the columns involve a schema, user, host or tags, hours and days are read from the query
-    totals, which have one row where the buckets have one per combination of those.
+    nor the columns involve a schema, user, host or tags, hours and days are read from the
+    query totals, which have one row where the buckets have one per combination of those.
     """
     divided = {*DIMENSION_COLUMNS.values(), "tags"}
     by_dimension = flt.has_dimension or not divided.isdisjoint(columns)
-    models = BUCKET_MODELS if by_dimension else UNDIVIDED_MODELS
-
-    def conditions(table: Table) -> list[ColumnElement[bool]]:
-        where = _of_instances(table, flt.instances)
-        if flt.labels:
-            where.append(table.c.instance_id.in_(_labelled(flt.labels)))
-        where += _tagged(table, flt.tags)
-        for attr, column in DIMENSION_COLUMNS.items():
-            value = getattr(flt, attr)
-            if value is not None:
-                where.append(table.c[column] == value)
-        if flt.query_id is not None:
-            where.append(table.c.query_id == flt.query_id)
-        if flt.search:
-            where.append(table.c.query_id.in_(_search(flt.search)))
-        if not flt.include_own and flt.query_id is None:  # one query asked for by id is shown
-            where.append(table.c.query_id.not_in(own_query_ids()))
-        return where
-
-    return _primary_buckets(segments, *columns, where=conditions, models=models)
-
-
-def _tagged(table: Table, pairs: tuple[tuple[str, str], ...]) -> list[ColumnElement[bool]]:
-    """Conditions that a bucket's canonical tags hold one of the values of each key."""
-    where = []
-    for key, values in by_key(pairs).items():
-        alternatives = []
-        for value in values:
-            pair = tag_pair(key, value)
-            column = table.c.tags
-            alternatives += [
-                column == pair,
-                column.startswith(f"{pair},", autoescape=True),
-                column.endswith(f",{pair}", autoescape=True),
-                column.contains(f",{pair},", autoescape=True),
-            ]
-        where.append(or_(*alternatives))
-    return where
-
-
-def _labelled(pairs: tuple[tuple[str, str], ...]) -> Select[Any]:
-    """The ids of the instances whose labels hold one of the values of each key."""
-    conditions = [
-        or_(*(Instance.labels[key].as_string() == value for value in values))
-        for key, values in by_key(pairs).items()
-    ]
-    return select(Instance.id).where(*conditions)
-
-
-def _of_instances(table: Table, names: Sequence[str]) -> list[ColumnElement[bool]]:
-    """The condition that rows are of the named instances (none: of every instance)."""
-    if not names:
-        return []
-    return [table.c.instance_id.in_(select(Instance.id).where(Instance.name.in_(names)))]
+    return _read(
+        session, segments, columns, models="buckets" if by_dimension else "undivided", flt=flt
+    )
 
 
 def schemas_of_instance(session: Session, instance_id: int, since: datetime) -> list[str]:
@@ -366,16 +597,15 @@ def mark_runners(session: Session, *, own: Sequence[str], app: Sequence[str]) ->
             )
 
 
-def _search(term: str) -> Select[Any]:
-    """Query ids whose fingerprint or tables contain ``term``, or whose id it is."""
-    term = term.strip()
-    escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    pattern = f"%{escaped}%"
+def _search(param: Callable[[str], BindParameter[Any]]) -> Select[Any]:
+    """Query ids whose fingerprint or tables contain the search term (``f_search_pattern``,
+    lowered and escaped for LIKE), or whose id it is (``f_search_id``): see `_read`."""
+    pattern = param("f_search_pattern")
     return select(QueryClass.query_id).where(
         or_(
             func.lower(QueryClass.fingerprint).like(pattern, escape=_LIKE_ESCAPE),
             func.lower(cast(QueryClass.tables, Text)).like(pattern, escape=_LIKE_ESCAPE),
-            QueryClass.query_id == term.upper(),
+            QueryClass.query_id == param("f_search_id"),
         )
     )
 
@@ -394,13 +624,20 @@ def aggregate(
     query_time_min/max, lock_time_max, one sum per ``SUM_METRICS`` name, and with
     ``count_queries`` (a costly DISTINCT) ``queries``, the number of distinct query ids.
     """
-    buckets = _filtered(segments, flt, "query_id", *group_by, *_AGGREGATED)
+    read = _filtered(session, segments, flt, "query_id", *group_by, *_AGGREGATED)
+    return read.run(session, _aggregate_statement(read.b, tuple(group_by), count_queries)).all()
+
+
+@lru_cache(maxsize=_SHAPES_KEPT)
+def _aggregate_statement(buckets: Subquery, group_by: tuple[str, ...], count_queries: bool) -> Any:
+    """`aggregate`'s statement over a read's subquery (kept with it: see `_statement_of`)."""
     keys = [buckets.c[name] for name in group_by]
-    distinct = [func.count(func.distinct(buckets.c.query_id)).label("queries")]
-    stmt = select(*keys, *_aggregates(buckets), *(distinct if count_queries else []))
+    stmt = select(*keys, *_aggregates(buckets))
+    if count_queries:
+        stmt = stmt.add_columns(func.count(func.distinct(buckets.c.query_id)).label("queries"))
     if keys:
         stmt = stmt.group_by(*keys)
-    return session.execute(stmt).all()
+    return stmt
 
 
 def _sort_expressions(q: Any) -> dict[str, Any]:
@@ -442,13 +679,8 @@ def instance_totals(session: Session, segments: Sequence[Segment], instances: Se
     The row has the columns of an ungrouped `aggregate` row (without ``queries``), read from
     the per-instance totals: a few rows per period instead of every query's buckets.
     """
-    totals = _primary_buckets(
-        segments,
-        *_AGGREGATED,
-        where=lambda table: _of_instances(table, instances),
-        models=TOTALS_MODELS,
-    )
-    return session.execute(select(*_aggregates(totals))).one()
+    read = _read(session, segments, _AGGREGATED, models="totals", instance_names=instances)
+    return read.run(session, _aggregate_statement(read.b, (), False)).one()
 
 
 def per_query(
@@ -471,7 +703,10 @@ def per_query(
     # Only the metrics the list shows and the sort key: a narrower scan and aggregate.
     sums = [*LIST_SUMS, *([sort] if sort in SUM_METRICS and sort not in LIST_SUMS else [])]
     columns = ("count", "query_time_sum", "query_time_min", "query_time_max", "lock_time_max")
-    buckets = _filtered(segments, flt, "query_id", *columns, *(f"{name}_sum" for name in sums))
+    read = _filtered(
+        session, segments, flt, "query_id", *columns, *(f"{name}_sum" for name in sums)
+    )
+    buckets = read.b
     grouped = (
         select(buckets.c.query_id, *_aggregates(buckets, sums))
         .group_by(buckets.c.query_id)
@@ -491,7 +726,7 @@ def per_query(
     stmt = select(grouped, *window_totals).order_by(ordered, grouped.c.query_id).offset(offset)
     if limit is not None:
         stmt = stmt.limit(limit)
-    return session.execute(stmt).all()
+    return read.run(session, stmt).all()
 
 
 def query_class(session: Session, query_id: str) -> QueryClass | None:
@@ -516,13 +751,14 @@ def load_by_bucket(
     column ``key`` (the page's query ids, or the values of a dimension)."""
     if not values:
         return []
-    buckets = _filtered(segments, flt, key, "bucket_start", "query_time_sum")
+    read = _filtered(session, segments, flt, key, "bucket_start", "query_time_sum")
+    buckets = read.b
     stmt = (
         select(buckets.c[key], buckets.c.bucket_start, func.sum(buckets.c.query_time_sum))
         .where(buckets.c[key].in_(values))
         .group_by(buckets.c[key], buckets.c.bucket_start)
     )
-    return session.execute(stmt).all()
+    return read.run(session, stmt).all()
 
 
 def histograms_by(
@@ -535,11 +771,12 @@ def histograms_by(
     """(value of bucket column ``key``, stored histogram) of the filtered buckets."""
     if query_ids is not None and not query_ids:
         return iter(())
-    buckets = _filtered(segments, flt, "query_id", key, "histogram")
+    read = _filtered(session, segments, flt, "query_id", key, "histogram")
+    buckets = read.b
     stmt = select(buckets.c[key], buckets.c.histogram).where(buckets.c.histogram.is_not(None))
     if query_ids is not None:
         stmt = stmt.where(buckets.c.query_id.in_(query_ids))
-    return ((value, data) for value, data in session.execute(stmt))
+    return ((value, data) for value, data in read.run(session, stmt))
 
 
 def query_tag_strings(
@@ -728,6 +965,52 @@ def add_admissions(
     session.connection().execute(stmt, [row])
 
 
+def delete_admissions_before(session: Session, instance_id: int, cutoff: datetime) -> int:
+    """Delete the instance's admission counts older than ``cutoff`` (its rows only: workers
+    of other instances never wait on them)."""
+    result = session.execute(
+        delete(ClassAdmission).where(
+            ClassAdmission.instance_id == instance_id, ClassAdmission.hour_start < cutoff
+        )
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def slot_rows(
+    session: Session, segments: Sequence[Segment], flt: BucketFilter, query_ids: Sequence[str]
+) -> Iterator[Any]:
+    """(query_id, bucket_start, count, query_time_sum, rows_examined_sum, histogram) of the
+    filtered buckets of ``query_ids``: a row per bucket and dimension, summed by the caller."""
+    columns = ("bucket_start", "count", "query_time_sum", "rows_examined_sum", "histogram")
+    for chunk in chunks(list(query_ids), IN_CHUNK):
+        read = _filtered(session, segments, flt, "query_id", *columns)
+        stmt = select(read.b).where(read.b.c.query_id.in_(chunk))
+        yield from read.run(session, stmt)
+
+
+def latest_minute(session: Session, instance_id: int) -> datetime | None:
+    """The newest minute the instance's primary source reported.
+
+    Read from the minute buckets ingest appends: the instance's minute totals are rolled up
+    from them by beat, after their hour has ended."""
+    t = QueryBucketMinute
+    primary = select(func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))).where(
+        Instance.id == instance_id
+    )
+    stmt = select(func.max(t.bucket_start)).where(
+        t.instance_id == instance_id, t.source == primary.scalar_subquery()
+    )
+    return session.scalar(stmt)
+
+
+def instance_first_seen(session: Session, instance_id: int) -> datetime | None:
+    """When the instance's first statement was seen."""
+    stmt = select(func.min(QueryInstance.first_seen)).where(
+        QueryInstance.instance_id == instance_id
+    )
+    return session.scalar(stmt)
+
+
 def tag_values(
     session: Session, instance_ids: Collection[int] | None = None
 ) -> dict[int, dict[str, set[str]]]:
@@ -755,49 +1038,3 @@ def add_tag_values(
         index_elements=["instance_id", "tag_key", "tag_value"]
     )
     session.connection().execute(stmt, rows)
-
-
-def delete_admissions_before(session: Session, instance_id: int, cutoff: datetime) -> int:
-    """Delete the instance's admission counts older than ``cutoff`` (its rows only: workers
-    of other instances never wait on them)."""
-    result = session.execute(
-        delete(ClassAdmission).where(
-            ClassAdmission.instance_id == instance_id, ClassAdmission.hour_start < cutoff
-        )
-    )
-    return int(result.rowcount)  # type: ignore[attr-defined]
-
-
-def slot_rows(
-    session: Session, segments: Sequence[Segment], flt: BucketFilter, query_ids: Sequence[str]
-) -> Iterator[Any]:
-    """(query_id, bucket_start, count, query_time_sum, rows_examined_sum, histogram) of the
-    filtered buckets of ``query_ids``: a row per bucket and dimension, summed by the caller."""
-    columns = ("bucket_start", "count", "query_time_sum", "rows_examined_sum", "histogram")
-    for chunk in chunks(list(query_ids), IN_CHUNK):
-        buckets = _filtered(segments, flt, "query_id", *columns)
-        stmt = select(buckets).where(buckets.c.query_id.in_(chunk))
-        yield from session.execute(stmt)
-
-
-def latest_minute(session: Session, instance_id: int) -> datetime | None:
-    """The newest minute the instance's primary source reported.
-
-    Read from the minute buckets ingest appends: the instance's minute totals are rolled up
-    from them by beat, after their hour has ended."""
-    t = QueryBucketMinute
-    primary = select(func.coalesce(Instance.primary_source, literal(DEFAULT_PRIMARY_SOURCE))).where(
-        Instance.id == instance_id
-    )
-    stmt = select(func.max(t.bucket_start)).where(
-        t.instance_id == instance_id, t.source == primary.scalar_subquery()
-    )
-    return session.scalar(stmt)
-
-
-def instance_first_seen(session: Session, instance_id: int) -> datetime | None:
-    """When the instance's first statement was seen."""
-    stmt = select(func.min(QueryInstance.first_seen)).where(
-        QueryInstance.instance_id == instance_id
-    )
-    return session.scalar(stmt)

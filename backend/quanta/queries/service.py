@@ -219,8 +219,10 @@ def top_queries(
                     tmp_disk_tables=_flag(r.tmp_disk_tables),
                     no_index_used=_flag(r.no_index_used),
                 ),
+                # Computed values, not input: validating a page's 3,000 points took a tenth
+                # of the top list's time.
                 sparkline=[
-                    SparkPoint(ts=ts, load=load)
+                    SparkPoint.model_construct(ts=ts, load=load)
                     for ts, load in load_series(points_by_query[r.query_id], slots, widths)
                 ],
             )
@@ -587,7 +589,7 @@ def _series(
         histogram = merged.get(ts)
         p50, p95, p99 = histogram.quantiles(DETAIL_QUANTILES) if histogram else (None, None, None)
         points.append(
-            SeriesPoint(
+            SeriesPoint.model_construct(  # computed values: no validation needed
                 ts=ts,
                 load=(r.query_time if r else 0.0) / width.total_seconds(),
                 count=r.calls if r else 0,
