@@ -332,6 +332,17 @@ def test_a_percona_log_stays_on_the_columnar_path() -> None:
     assert "bytes_sent" in batch.buckets
 
 
+def rounded(value: Any) -> Any:
+    """``value`` with every float in it rounded to 12 significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(v) for v in value]
+    return value
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(flavour_entries(SECONDS), max_size=10), st.sampled_from([64, 1 << 20]))
 def test_any_flavour_folds_as_columns_as_it_does_as_events(
@@ -341,4 +352,5 @@ def test_any_flavour_folds_as_columns_as_it_does_as_events(
     for absorb in (False, True):
         as_columns, _ = folded_as_columns(data, block_size, absorb=absorb)
         expected = body_of(folded(data), ExamplePolicy.FULL)
-        assert body_of(as_columns, ExamplePolicy.FULL) == expected
+        # The two paths add a bucket's floats in different orders: equal to 12 digits.
+        assert rounded(body_of(as_columns, ExamplePolicy.FULL)) == rounded(expected)
