@@ -324,7 +324,7 @@ def _read(
             params["f_query_id"] = flt.query_id
         if flt.search:
             term = flt.search.strip()
-            escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            escaped = _like_escaped(term.lower())
             params["f_search_pattern"] = f"%{escaped}%"
             params["f_search_id"] = term.upper()
     if names:
