@@ -207,7 +207,8 @@ def test_each_statement_is_counted_once_across_polls_truncate_and_restart(
 def uptime(own: OwnMariaDB) -> int:
     with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
         cursor.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")
-        return int(cursor.fetchone()[1])
+        (_, seconds) = cursor.fetchall()[0]
+        return int(seconds)
 
 
 @services
