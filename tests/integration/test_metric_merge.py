@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, inspect, select
+from sqlalchemy import insert, inspect, select, text
 
 from quanta.analysis.buckets import (
     BatchDigest,
@@ -18,6 +18,7 @@ from quanta.analysis.buckets import (
     QuerySeen,
 )
 from quanta.analysis.histogram import LatencyHistogram
+from quanta.core import upsert
 from quanta.core.config import Settings
 from quanta.core.db import create_db_engine, create_session_factory, session_scope
 from quanta.instances.models import Instance
@@ -26,6 +27,7 @@ from quanta.queries.models import (
     BUCKET_MODELS,
     QUERY_TOTALS_MODELS,
     TOTALS_MODELS,
+    QueryBucketHour,
     QueryExample,
 )
 from quanta.queries.service import query_detail
@@ -33,7 +35,7 @@ from quanta.queries.window import TimeWindow
 from quanta.queries.writes import record_digest
 from tests.fixtures.servers import PostgresServer
 from tests.fixtures.store import migrate_store
-from tests.helpers import roll_up_all
+from tests.helpers import roll_up_all, wait_until
 
 QID = "0123456789abcdef"
 # Within every resolution's retention, so that each window is read at its own resolutions.
@@ -182,3 +184,57 @@ def test_postgresql_merges_metrics_as_sqlite_does(
     ]
     (total,) = on_postgresql["instance_totals_minute"]
     assert (total["count"], total["query_time_max"], total["errors_sum"]) == (8, 0.75, 1)
+
+
+@pytest.mark.services
+def test_a_partition_filled_since_its_statistics_is_analyzed_before_a_merge(
+    postgres_server: PostgresServer,
+) -> None:
+    """The roll-up's first round into an hour inserts its rows; the next one that meets them
+    plans its join on the partition's statistics, which autovacuum has not refreshed yet:
+    the merge ANALYZEs the partitions more than STALE_ROWS_CHANGED rows changed in."""
+    settings = Settings(database_url=postgres_server.create_database("stale_statistics"))
+    migrate_store(settings)
+    engine = create_db_engine(settings)
+    factory = create_session_factory(engine)
+    hosts = upsert.STALE_ROWS_CHANGED + 500
+    many = {f"web{n}": BucketMetrics(1, 0.1, 0.1, 0.1, None, None, {}) for n in range(hosts)}
+
+    def partition(column: str) -> Any:
+        """A statistic of the partition that holds the hour rows."""
+        with engine.connect() as conn:
+            return conn.execute(
+                text(
+                    f"SELECT {column} FROM pg_stat_user_tables WHERE relid = "
+                    "(SELECT tableoid FROM query_buckets_hour LIMIT 1)"
+                )
+            ).scalar_one()
+
+    try:
+        with session_scope(factory) as session:
+            session.execute(insert(Instance).values(id=1, name="db1"))
+        for digest in (batch(0.5, **many), SECOND):
+            with session_scope(factory) as session:
+                record_digest(
+                    session=session, instance_id=1, source="slowlog", digest=digest,
+                    example_policy="full", example_max_chars=100,
+                )  # fmt: skip
+            if digest is SECOND:  # the first batch's rows counted in the statistics views
+                wait_until(
+                    lambda: partition("n_mod_since_analyze") >= hosts, 15, "the inserts counted"
+                )
+                assert partition("last_analyze") is None
+            roll_up_all(factory)
+        assert partition("last_analyze") is not None
+        assert partition("n_mod_since_analyze") < hosts
+        with session_scope(factory) as session:
+            counts = dict(
+                session.execute(
+                    select(QueryBucketHour.client_host, QueryBucketHour.count).where(
+                        QueryBucketHour.client_host.in_(["web1", "web2", "web3"])
+                    )
+                ).all()
+            )
+        assert counts == {"web1": 2, "web2": 4, "web3": 2}
+    finally:
+        engine.dispose()
