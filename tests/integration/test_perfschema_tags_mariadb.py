@@ -25,7 +25,7 @@ from quanta.queries.models import QueryBucketMinute
 from quanta_agent.config import InstanceSettings
 from quanta_agent.perfschema import PerfSchemaCollector, make_perfschema_collector
 from tests.fixtures.servers import OwnMariaDB, started_mariadb
-from tests.helpers import process_all
+from tests.helpers import process_all, wait_until
 
 services = pytest.mark.services
 
@@ -55,10 +55,13 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(env="test", data_dir=tmp_path / "data", database_url=None, redis_url=None)
 
 
-def collector(own: OwnMariaDB) -> PerfSchemaCollector:
+def collector(own: OwnMariaDB, examples: str = "full") -> PerfSchemaCollector:
     server = own.server
     instance = InstanceSettings(
-        name="db1", dsn=f"mysql://root@{server.host}:{server.port}/", sources=("perfschema",)
+        name="db1",
+        dsn=f"mysql://root@{server.host}:{server.port}/",
+        sources=("perfschema",),
+        examples=examples,
     )
     return make_perfschema_collector(instance)
 
@@ -144,3 +147,32 @@ def test_tags_from_sql_text_with_the_slow_log_off(
     post(client, session_factory, third, 3)
     assert counts(client, group_by="tag:action") == {"checkout": 6, "": 9}
     assert stored(session_factory) == {"": 6, CART_TAGS: 6, BILLING_TAGS: 3}
+
+
+@services
+def test_restart_resets_the_cut_and_no_text_leaves_the_agent(own: OwnMariaDB) -> None:
+    col = collector(own, examples="off")
+    col.poll()
+    run(own, BILLING, 2)
+    run(own, PLAIN, 1)
+    body = col.poll()
+    assert orders_rows(body) == {"": 1, BILLING_TAGS: 2}
+    # Examples off: the tags are the only trace of the comments in what is shipped.
+    assert "/*" not in str(body)
+    assert "billing" not in str(body).replace(f"'tags': '{BILLING_TAGS}'", "")
+
+    # Uptime (whole seconds) tells the agent of a restart: let the server be old enough.
+    wait_until(lambda: uptime(own) >= 2, 5, "the server two seconds old")
+    own.restart()  # timers start over, below the previous cut
+    run(own, CART, 3)
+    run(own, PLAIN, 2)
+    body = col.poll()
+    assert orders_rows(body) == {"": 2, CART_TAGS: 3}
+    assert orders_rows(col.poll()) == {}
+
+
+def uptime(own: OwnMariaDB) -> int:
+    with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
+        cursor.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")
+        (_, seconds) = cursor.fetchall()[0]
+        return int(seconds)
