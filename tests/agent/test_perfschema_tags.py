@@ -5,11 +5,18 @@ how the server stores the rows of one digest."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.aggregate import digest_perfschema
+from quanta.core.config import Settings
+from quanta.core.db import session_scope
 from quanta.ingest.schemas import PerfSchemaDigestIn
+from quanta.queries.models import QueryBucketMinute
 from quanta_agent.perfschema import (
     Bucket,
     DigestDelta,
@@ -18,6 +25,7 @@ from quanta_agent.perfschema import (
     delta_to_wire,
     split_by_tags,
 )
+from tests.helpers import process_all
 
 T0 = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=1)
@@ -211,3 +219,40 @@ def test_the_server_keys_digest_rows_by_tags_and_sums_the_same_key() -> None:
 def test_tags_past_the_column_width_are_refused(tags: str) -> None:
     with pytest.raises(ValueError, match="at most 500"):
         PerfSchemaDigestIn.model_validate(wire(tags, 1, 1.0, 1.0, 1.0))
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        env="test",
+        data_dir=tmp_path / "data",
+        database_url=None,
+        redis_url=None,
+        tag_values_per_key=2,
+    )
+
+
+def test_the_server_keeps_the_configured_keys_and_caps_values_as_for_the_slow_log(
+    client: TestClient, session_factory: sessionmaker[Session], settings: Settings
+) -> None:
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    rows = []
+    for n, tags in enumerate(
+        ["request_id=17,route=/a", "route=/b", "route=/c", "team=web", None], start=1
+    ):
+        row = wire(tags, n, float(n), 0.5, 1.0)
+        row["interval_start"] = (now - timedelta(minutes=1)).isoformat()
+        row["interval_end"] = now.isoformat()
+        rows.append(row)
+    response = client.post(
+        "/api/v1/ingest",
+        json={"batch_id": "ps-tags-1", "instance": "db1", "source": "perfschema", "digests": rows},
+    )
+    assert response.status_code == 202, response.text
+    process_all(session_factory, settings)
+    with session_scope(session_factory) as session:
+        stored = dict(
+            session.execute(select(QueryBucketMinute.tags, QueryBucketMinute.count)).tuples().all()
+        )
+    # request_id is not a kept key; the third route is past the cap of 2 values per key.
+    assert stored == {"route=/a": 1, "route=/b": 2, "route=other": 3, "team=web": 4, "": 5}
