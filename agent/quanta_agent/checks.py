@@ -14,6 +14,7 @@ from pathlib import Path
 from quanta.analysis.grants import excess_privileges
 from quanta_agent.config import InstanceSettings, load_settings
 from quanta_agent.mysql import Flavor, MonitorConnection, MonitorError
+from quanta_agent.perfschema import TAG_CONSUMERS
 from quanta_agent.stages import (
     COST_NOTE,
     DISABLE_STAGES,
@@ -130,7 +131,31 @@ def check_server(target: CheckTarget) -> CheckReport:
             report.findings.append(_unreadable(conn, exc))
     if PERFSCHEMA in target.sources and not report.findings:
         report.notes.extend(_stage_profiles(conn, target.name))
+        report.notes.extend(_tags_from_history(conn))
     return report
+
+
+def _tags_from_history(conn: MonitorConnection) -> list[str]:
+    """Whether performance_schema keeps the statement texts that query tags come from."""
+    try:
+        enabled = {
+            str(r["NAME"])
+            for r in conn.query("SELECT NAME, ENABLED FROM performance_schema.setup_consumers")
+            if str(r["ENABLED"]).upper() == "YES"
+        }
+    except MonitorError:
+        return []
+    missing = [c for c in TAG_CONSUMERS if c not in enabled]
+    if not missing:
+        return []
+    names = ", ".join(f"'{c}'" for c in missing)
+    lines = " ".join(f"{consumer_option(c)}=ON" for c in missing)
+    return [
+        "query tags from SQL comments (sqlcommenter, key=value) need "
+        "events_statements_history_long where the slow log is not read: performance_schema's "
+        "digests drop comments. On: UPDATE performance_schema.setup_consumers SET ENABLED = "
+        f"'YES' WHERE NAME IN ({names}); (my.cnf: {lines})"
+    ]
 
 
 def _stage_profiles(conn: MonitorConnection, name: str) -> list[str]:

@@ -19,6 +19,16 @@ exact (never a lifetime total, never negative):
 
 Examples come from events_statements_history(_long) per the instance's example policy, and
 MySQL 8.0's events_statements_histogram_by_digest adds latency buckets where it exists.
+
+Tags (key=value pairs in SQL comments, quanta.analysis.tags) come from the SQL_TEXT of
+events_statements_history_long, since DIGEST_TEXT has dropped comments. A poll's digest delta
+covers the statements that ended before its digest read started, so its tags come from the
+statements of the history whose TIMER_END lies in (previous cut, this cut], the cut being the
+TIMER_START of the agent's own digest read (read back from its thread's history, in the
+server's timer): each statement falls in exactly one interval. Per digest, each tag group
+becomes a wire row of its own with the counters its statements measured (:func:`split_by_tags`)
+and the untagged row is what remains: per-tag figures are never extrapolated, and what the
+ring lost before the agent read it stays untagged. Only the parsed tags leave the agent.
 Where the stage consumers are on, each poll also carries the stage profiles of the statements
 the history kept (quanta_agent.stages), with the digest counts of the same interval.
 """
@@ -34,6 +44,7 @@ from typing import Any
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.redact import redact
+from quanta.analysis.tags import tags_of
 from quanta_agent.config import InstanceSettings
 from quanta_agent.mysql import MonitorConnection, MonitorError, ServerClock
 from quanta_agent.stages import StageSampler
@@ -44,6 +55,9 @@ SOURCE = "perfschema"
 PICOSECONDS_PER_SECOND = 10**12
 DIGEST_TABLE = "events_statements_summary_by_digest"
 HISTOGRAM_TABLE = "events_statements_histogram_by_digest"
+HISTORY_TABLE = "events_statements_history_long"
+# What tags from SQL_TEXT need (a history consumer reads nothing while its parent is off).
+TAG_CONSUMERS = ("events_statements_current", "events_statements_history_long")
 
 # Columns whose growth is shipped (MariaDB 10.x and MySQL 5.7/8.x; absent ones are skipped):
 # the ingest API's digest fields, those the metric registry's perfschema columns among them.
@@ -79,6 +93,9 @@ PASSTHROUGH_COLUMNS = (
     "MAX_CONTROLLED_MEMORY",
     "MAX_TOTAL_MEMORY",
 )
+# A digest column's per-statement column in the history: SUM_X is X (SUM_TIMER_WAIT is
+# TIMER_WAIT); COUNT_STAR is one per row. COUNT_SECONDARY has none (it stays untagged).
+HISTORY_COLUMNS = {c: c.removeprefix("SUM_") for c in DELTA_COLUMNS if c.startswith("SUM_")}
 TIMER_COLUMNS = frozenset(
     ("SUM_TIMER_WAIT", "SUM_LOCK_TIME", "SUM_CPU_TIME", "MIN_TIMER_WAIT", "MAX_TIMER_WAIT")
 )
@@ -136,6 +153,29 @@ class DigestDelta:
     interval_end: datetime
     reset: bool = False
     histogram: list[Bucket] | None = None
+    # The canonical tags of the statements this row counts ('' for the untagged rest), and
+    # for a tagged row its measured MIN/MAX_TIMER_WAIT (in place of the digest's lifetime ones).
+    tags: str = ""
+    extremes: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryStatement:
+    """One tagged statement of events_statements_history_long, in server units.
+
+    ``counters`` holds its values under the digest table's column names (``SUM_ROWS_SENT``
+    for ROWS_SENT, ``SUM_TIMER_WAIT`` for TIMER_WAIT): those the history has.
+    """
+
+    schema: str | None
+    digest: str
+    tags: str
+    counters: Mapping[str, int]
+
+    @property
+    def key(self) -> DigestKey:
+        """(schema, digest), as the digest table keys it."""
+        return (self.schema, self.digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +307,98 @@ def _checked_histogram(buckets: list[Bucket] | None, count: int) -> list[Bucket]
     return buckets
 
 
+def split_by_tags(delta: DigestDelta, statements: Iterable[HistoryStatement]) -> list[DigestDelta]:
+    """One digest's delta as its tagged rows and the untagged rest.
+
+    ``statements`` are the digest's statements of the interval that the history kept; each
+    group of equal tags (other than '') becomes a row whose counters are what its statements
+    measured (COUNT_STAR their number, SUM_X the sum of their X, min/max timer wait theirs,
+    a histogram by bucketing their TIMER_WAIT into the delta's buckets). The untagged row is
+    the delta minus the tagged rows, each counter clamped at 0, and is left out when it
+    counts no statement. A column the history lacks stays whole in the untagged row.
+
+    Example:
+        >>> rows = split_by_tags(delta, [HistoryStatement(None, "d1", "team=web", {...})])
+        >>> [r.tags for r in rows]
+        ['', 'team=web']
+    """
+    groups: dict[str, list[HistoryStatement]] = {}
+    for statement in statements:
+        if statement.tags:
+            groups.setdefault(statement.tags, []).append(statement)
+    if not groups:
+        return [delta]
+    rest = dict(delta.counters)
+    rest_buckets = {b.low: b for b in delta.histogram} if delta.histogram is not None else None
+    tagged: list[DigestDelta] = []
+    for tags, group in sorted(groups.items()):
+        counters = _measured(group, delta.counters)
+        for name, value in counters.items():
+            rest[name] = max(0, rest[name] - value)
+        histogram = None
+        if delta.histogram is not None:
+            histogram = _checked_histogram(_bucketed(group, delta.histogram), len(group))
+            if histogram is None or rest_buckets is None:
+                rest_buckets = None  # a wait past the delta's buckets: no histogram
+            else:
+                for b in histogram:
+                    old = rest_buckets[b.low]
+                    rest_buckets[b.low] = Bucket(old.low, old.high, old.count - b.count)
+        waits = [s.counters.get("SUM_TIMER_WAIT", 0) for s in group]
+        tagged.append(
+            DigestDelta(
+                row=delta.row,
+                counters=counters,
+                interval_start=delta.interval_start,
+                interval_end=delta.interval_end,
+                reset=delta.reset,
+                histogram=histogram,
+                tags=tags,
+                extremes={"MIN_TIMER_WAIT": min(waits), "MAX_TIMER_WAIT": max(waits)},
+            )
+        )
+    if rest.get("COUNT_STAR", 0) <= 0:
+        return tagged
+    histogram = None
+    if rest_buckets is not None:
+        histogram = _checked_histogram(
+            [b for b in rest_buckets.values() if b.count != 0], rest["COUNT_STAR"]
+        )
+    untagged = DigestDelta(
+        row=delta.row,
+        counters=rest,
+        interval_start=delta.interval_start,
+        interval_end=delta.interval_end,
+        reset=delta.reset,
+        histogram=histogram,
+    )
+    return [untagged, *tagged]
+
+
+def _measured(group: list[HistoryStatement], columns: Iterable[str]) -> dict[str, int]:
+    """The digest counters of a group of statements: those the history has for them all."""
+    out: dict[str, int] = {}
+    for name in columns:
+        if name == "COUNT_STAR":
+            out[name] = len(group)
+        elif all(name in s.counters for s in group):
+            out[name] = sum(s.counters[name] for s in group)
+    return out
+
+
+def _bucketed(group: list[HistoryStatement], buckets: list[Bucket]) -> list[Bucket] | None:
+    """The group's TIMER_WAITs counted into the delta's buckets (low <= wait < high); None
+    when one falls in none of them."""
+    counts = dict.fromkeys(range(len(buckets)), 0)
+    for statement in group:
+        wait = statement.counters.get("SUM_TIMER_WAIT", 0)
+        found = next((n for n, b in enumerate(buckets) if b.low <= wait < b.high), None)
+        if found is None:
+            return None
+        counts[found] += 1
+    return [Bucket(b.low, b.high, counts[n]) for n, b in enumerate(buckets) if counts[n]]
+
+
 # --------------------------------------------------------------------------- wire format
 
 
@@ -283,7 +415,10 @@ def delta_to_wire(delta: DigestDelta) -> dict[str, Any]:
         "last_seen": row.last_seen.isoformat() if row.last_seen else None,
         "reset": delta.reset,
     }
-    for column, value in [*delta.counters.items(), *row.passthrough.items()]:
+    if delta.tags:
+        wire["tags"] = delta.tags
+    passthrough = row.passthrough if delta.extremes is None else delta.extremes
+    for column, value in [*delta.counters.items(), *passthrough.items()]:
         wire[column.lower()] = _to_wire_value(column, value)
     if delta.histogram is not None:
         wire["histogram"] = [
@@ -330,6 +465,7 @@ class _ServerShape:
     has_histogram: bool
     max_sql_text_length: int
     connection: int = 0
+    history_columns: tuple[str, ...] = ()  # HISTORY_COLUMNS' values the history table has
 
 
 @dataclass
@@ -346,6 +482,12 @@ class PerfSchemaCollector:
     _shape: _ServerShape | None = None
     _warned_off: bool = False
     _stages: StageSampler | None = None
+    # The TIMER_START of the digest read of the previous poll (tags' window starts after it),
+    # and that of this poll's, as read; None: unknown (no tags for the interval).
+    _cut: int | None = None
+    _cut_read: int | None = None
+    _tagging: bool = False
+    _warned_no_cut: bool = False
 
     def poll(self) -> dict[str, Any]:
         """One poll: ``{"digests": [...], "digest_lost": n}``, with ``stage_samples`` and
@@ -363,13 +505,16 @@ class PerfSchemaCollector:
         stages = self._stage_sampler()
         collection = stages.collection()
         history = stages.read(clock, collection)  # before the digests: they then count it all
+        self._tagging = self._tags_kept()
+        self._cut_read = None
         snapshot = DigestSnapshot(
             clock=clock,
             rows=self._current_rows(),
             digest_lost=int(status.get("performance_schema_digest_lost", 0)),
         )
         diff = diff_snapshots(self._prev, snapshot, new_since=self._new_since)
-        body = self._body(diff)
+        cut = self._cut_read
+        body = self._body(diff, self._tagged_statements(clock, cut))
         if self._prev is not None:
             samples = stages.fold(
                 history,
@@ -388,6 +533,7 @@ class PerfSchemaCollector:
             body["stage_collection"] = report
         stages.keep(history)
         self._prev = snapshot
+        self._cut = cut
         return body
 
     def _stage_sampler(self) -> StageSampler:
@@ -399,10 +545,16 @@ class PerfSchemaCollector:
         """Close the monitoring connection."""
         self.conn.close()
 
-    def _body(self, diff: DigestDiff) -> dict[str, Any]:
+    def _body(
+        self, diff: DigestDiff, tagged: Mapping[DigestKey, list[HistoryStatement]]
+    ) -> dict[str, Any]:
         if not diff.deltas and not diff.digest_lost:
             return {}
-        digests = [delta_to_wire(d) for d in diff.deltas]
+        digests = [
+            delta_to_wire(part)
+            for delta in diff.deltas
+            for part in split_by_tags(delta, tagged.get(delta.row.key, ()))
+        ]
         if digests and self.example_policy != "off":
             self._attach_examples(digests)
         return {"digests": digests, "digest_lost": diff.digest_lost or 0}
@@ -419,6 +571,90 @@ class PerfSchemaCollector:
             )
             self._warned_off = True
         return False
+
+    def _tags_kept(self) -> bool:
+        """Whether the statement history is kept (tags from SQL_TEXT need it)."""
+        marks = ", ".join(["%s"] * len(TAG_CONSUMERS))
+        rows = self.conn.query(
+            f"SELECT NAME, ENABLED FROM performance_schema.setup_consumers WHERE NAME IN ({marks})",
+            list(TAG_CONSUMERS),
+        )
+        on = {str(r["NAME"]) for r in rows if str(r["ENABLED"]).upper() == "YES"}
+        if on < set(TAG_CONSUMERS):
+            return False
+        # Known before the digest read, so that nothing runs between it and the cut's read.
+        return self._stage_sampler().own_thread() is not None
+
+    def _read_cut(self, select: str) -> int | None:
+        """The TIMER_START of the digest read just run (``select``): the last statement of
+        the agent's own thread in the history; None when it is not there."""
+        own = self._stage_sampler().own_thread()
+        try:
+            rows = self.conn.query(
+                "SELECT TIMER_START, SQL_TEXT FROM performance_schema."
+                f"{HISTORY_TABLE} WHERE THREAD_ID = %s ORDER BY EVENT_ID DESC LIMIT 1",
+                [own],
+            )
+        except MonitorError as exc:
+            log.warning("%s: no tags this time: %s", self.name, exc)
+            return None
+        text = str(rows[0]["SQL_TEXT"] or "") if rows else ""
+        if not text or not select.startswith(text[:40]) or rows[0]["TIMER_START"] is None:
+            if not self._warned_no_cut:
+                log.warning(
+                    "%s: the agent's own statements are not in %s (is its thread "
+                    "instrumented?): no tags from performance_schema",
+                    self.name,
+                    HISTORY_TABLE,
+                )
+                self._warned_no_cut = True
+            return None
+        return int(rows[0]["TIMER_START"])
+
+    def _tagged_statements(
+        self, clock: ServerClock, cut: int | None
+    ) -> dict[DigestKey, list[HistoryStatement]]:
+        """The statements with tags that ended in (previous cut, ``cut``], per digest.
+
+        Not the stage sampler's read of the same table: its window follows the stage ring
+        (statements whose stages it holds, from the stage consumers' on), this one the
+        digest reads, whatever the stage consumers; they differ, so each keeps its own.
+        """
+        after = self._cut
+        if self._prev is not None and clock.restarted_since(self._prev.clock):
+            after = 0  # timers start over: all the history holds is of this interval
+        if cut is None or after is None or self._prev is None:
+            return {}  # the first interval with a cut: it only sets where the next starts
+        if cut < after:
+            after = 0  # a restart that the Uptime did not show: timers went back
+        shape = self._server_shape()
+        columns = "".join(f", {c}" for c in shape.history_columns)
+        try:
+            rows = self.conn.query(
+                f"SELECT CURRENT_SCHEMA, DIGEST, SQL_TEXT{columns} "
+                f"FROM performance_schema.{HISTORY_TABLE} "
+                "WHERE TIMER_END > %s AND TIMER_END <= %s AND DIGEST IS NOT NULL "
+                "AND THREAD_ID <> %s AND (SQL_TEXT LIKE %s OR SQL_TEXT LIKE %s "
+                "OR SQL_TEXT LIKE %s)",
+                [after, cut, self._stage_sampler().own_thread(), "%/*%", "%#%", "%--%"],
+            )
+        except MonitorError as exc:  # tags are a bonus: the counts go untagged
+            log.warning("%s: no tags this time: %s", self.name, exc)
+            return {}
+        names = {column: name for name, column in HISTORY_COLUMNS.items()}
+        out: dict[DigestKey, list[HistoryStatement]] = {}
+        for r in rows:
+            tags = tags_of(r["SQL_TEXT"] or "")
+            if not tags:
+                continue
+            statement = HistoryStatement(
+                schema=r["CURRENT_SCHEMA"],
+                digest=r["DIGEST"],
+                tags=tags,
+                counters={names[c]: int(r[c] or 0) for c in shape.history_columns},
+            )
+            out.setdefault(statement.key, []).append(statement)
+        return out
 
     def _server_shape(self) -> _ServerShape:
         if self._shape is None or self._shape.connection != self.conn.connections_opened:
@@ -452,6 +688,8 @@ class PerfSchemaCollector:
             rows = self.conn.query(select)
         else:
             rows = self.conn.query(f"{select} WHERE LAST_SEEN >= %s", [since])
+        if self._tagging:  # right after the read, before anything else runs on the thread
+            self._cut_read = self._read_cut(select)
         histograms = self._read_histograms() if shape.has_histogram else {}
         out: dict[DigestKey, DigestRow] = {}
         for r in rows:
@@ -483,7 +721,7 @@ class PerfSchemaCollector:
 
     def _attach_examples(self, digests: list[dict[str, Any]]) -> None:
         try:
-            examples = self._read_examples([d["digest"] for d in digests])
+            examples = self._read_examples(list(dict.fromkeys(d["digest"] for d in digests)))
         except MonitorError as exc:  # examples are a bonus: ship the counts without them
             log.warning("%s: no examples this time: %s", self.name, exc)
             return
@@ -535,11 +773,24 @@ def _read_shape(conn: MonitorConnection) -> _ServerShape:
         [HISTOGRAM_TABLE],
     )
     length = conn.variables("performance_schema_max_sql_text_length")
+    in_history = {
+        str(r["COLUMN_NAME"]).upper()
+        for r in conn.query(
+            "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = 'performance_schema' AND TABLE_NAME = %s",
+            [HISTORY_TABLE],
+        )
+    }
     return _ServerShape(
         columns=tuple(c for c in wanted if c in present),
         has_histogram=int(histogram[0]["n"]) > 0,
         max_sql_text_length=int(length.get("performance_schema_max_sql_text_length", 1024)),
         connection=conn.connections_opened,
+        history_columns=tuple(
+            column
+            for name, column in HISTORY_COLUMNS.items()
+            if column in in_history and name in present
+        ),
     )
 
 

@@ -262,6 +262,10 @@ class StageSampler:
         self._reported = collection
         return collection.to_wire() if shipping or changed else None
 
+    def own_thread(self) -> int | None:
+        """The agent's own THREAD_ID on the server (None when performance_schema has none)."""
+        return self._server_shape().own_thread
+
     # ------------------------------------------------------------------ reads
 
     def _classifier(self, texts: Mapping[str, str]) -> Callable[[str | None, str], Any]:

@@ -132,6 +132,26 @@ def test_stage_profiles_are_turned_on_and_off_by_the_statements_given() -> None:
 
 
 @services
+def test_tags_need_the_statement_history() -> None:
+    off = ["--performance-schema-consumer-events-statements-history-long=OFF"]
+    with started_mariadb(off) as own:
+        code, lines = check("--dsn", least(own.server))
+        assert code == 0
+        (note,) = [line for line in lines if "query tags" in line]
+        assert note.startswith("  note: query tags from SQL comments (sqlcommenter, key=value)")
+        assert note.endswith(
+            "On: UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN "
+            "('events_statements_history_long'); "
+            "(my.cnf: performance-schema-consumer-events-statements-history-long=ON)"
+        )
+        with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
+            (statement,) = _STATEMENTS_RE.findall(note)
+            cursor.execute(statement)
+        _, lines = check("--dsn", least(own.server))
+        assert not [line for line in lines if "query tags" in line]
+
+
+@services
 def test_slow_log_and_performance_schema_off() -> None:
     with started_mariadb(BAD_SLOW_LOG_AND_NO_PERFORMANCE_SCHEMA) as own:
         code, lines = check("--dsn", least(own.server))

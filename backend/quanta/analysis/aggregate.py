@@ -151,8 +151,11 @@ def digest_perfschema(
     A delta covers a poll interval and lands in the minute of the interval's midpoint. Its
     query_id is that of its DIGEST_TEXT, fingerprinted like slow-log text, so both sources
     agree. Per-interval minimum and maximum are unknown (the server keeps lifetime ones):
-    they are None unless the delta is one statement. The histogram comes from MySQL 8's
-    histogram buckets (each counted at the geometric middle of its bucket) where sent.
+    they are None unless the delta is one statement, or a tagged row (its ``tags``: the
+    statements the history measured, with their own min and max); a digest's rows of
+    different tags are buckets of their own, rows of the same key sum. The histogram comes
+    from MySQL 8's histogram buckets (each counted at the geometric middle of its bucket)
+    where sent.
 
     Example:
         >>> digest = digest_perfschema(rows)
@@ -177,7 +180,8 @@ def digest_perfschema(
         minute = middle.replace(second=0, microsecond=0)
         schema = row.schema_name or ""
         metrics = _perfschema_metrics(row)
-        key = BucketKey(qid, schema, "", "", minute)
+        # A digest's tagged rows and its untagged rest are buckets of their own.
+        key = BucketKey(qid, schema, "", "", minute, getattr(row, "tags", "") or "")
         known = digest.buckets.get(key)
         if known is None:
             digest.buckets[key] = metrics
@@ -208,6 +212,9 @@ def _perfschema_metrics(row: PerfSchemaRow) -> BucketMetrics:
         query_time_min=row.sum_timer_wait if single else None,
         query_time_max=row.sum_timer_wait if single else None,
     )
+    if getattr(row, "tags", ""):  # measured over the interval's statements, not lifetime
+        metrics.query_time_min = getattr(row, "min_timer_wait", None)
+        metrics.query_time_max = getattr(row, "max_timer_wait", None)
     for name, columns in _PERFSCHEMA_SUMS.items():
         values = [v for v in (getattr(row, c, None) for c in columns) if v is not None]
         if values:

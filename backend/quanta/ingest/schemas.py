@@ -327,7 +327,8 @@ class PerfSchemaDigestIn(BaseModel):
     reset: the value since the reset), never a lifetime total; names follow the
     performance_schema columns, and timer columns are converted from picoseconds to seconds.
     ``min_timer_wait``/``max_timer_wait`` are passed through as the server keeps them (since
-    the digest was first seen or last reset). A field the server does not have is null.
+    the digest was first seen or last reset), except on a tagged row (``tags``), where they
+    are its statements' own. A field the server does not have is null.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -384,6 +385,15 @@ class PerfSchemaDigestIn(BaseModel):
         default=None,
         max_length=MAX_PS_HISTOGRAM_BUCKETS,
         description="Latency buckets (MySQL 8.0 only): their deltas.",
+    )
+    tags: TagsText = Field(
+        default="",
+        description=(
+            "Tags of the statements this row counts, canonical (quanta.analysis.tags), from "
+            "the SQL_TEXT of events_statements_history_long: the counters are those the "
+            "history measured for them, and min/max_timer_wait theirs over the interval. "
+            "'' (or absent): the digest's untagged rest. Rows of one digest sum."
+        ),
     )
 
     @model_validator(mode="after")

@@ -5358,6 +5358,12 @@ export interface operations {
                         sum_timer_wait: number;
                         /** Sum Warnings */
                         sum_warnings?: number | null;
+                        /**
+                         * Tags
+                         * @description Tags of the statements this row counts, canonical (quanta.analysis.tags), from the SQL_TEXT of events_statements_history_long: the counters are those the history measured for them, and min/max_timer_wait theirs over the interval. '' (or absent): the digest's untagged rest. Rows of one digest sum.
+                         * @default
+                         */
+                        tags?: string;
                     }[];
                     /**
                      * Events
