@@ -162,7 +162,7 @@ def test_restart_resets_the_cut_and_no_text_leaves_the_agent(own: OwnMariaDB) ->
     assert "billing" not in str(body).replace(f"'tags': '{BILLING_TAGS}'", "")
 
     # Uptime (whole seconds) tells the agent of a restart: let the server be old enough.
-    wait_until(lambda: uptime(own) >= 2, 5, "the server two seconds old")
+    wait_until(lambda: own.uptime() >= 2, 5, "the server two seconds old")
     own.restart()  # timers start over, below the previous cut
     run(own, CART, 3)
     run(own, PLAIN, 2)
@@ -170,9 +170,3 @@ def test_restart_resets_the_cut_and_no_text_leaves_the_agent(own: OwnMariaDB) ->
     assert orders_rows(body) == {"": 2, CART_TAGS: 3}
     assert orders_rows(col.poll()) == {}
 
-
-def uptime(own: OwnMariaDB) -> int:
-    with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
-        cursor.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")
-        (_, seconds) = cursor.fetchall()[0]
-        return int(seconds)

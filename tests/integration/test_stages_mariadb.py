@@ -196,19 +196,13 @@ def test_each_statement_is_counted_once_across_polls_truncate_and_restart(
     # The agent tells a restart by the server's Uptime, in whole seconds (ServerClock): one
     # within a second and a half of the server's start may pass for none. This module's
     # server can be that young when pytest-xdist hands this test to a worker of its own.
-    wait_until(lambda: uptime(own) >= 2, 5, "the server two seconds old")
+    wait_until(lambda: own.uptime() >= 2, 5, "the server two seconds old")
     own.restart()  # thread and event ids start over
     run(own, SCAN, ["%7%"] * 2)
     body = col.poll()
     assert sampled(body, SCAN_FP) == (2, 2)
     assert sampled(col.poll(), SCAN_FP) == (0, 0)
 
-
-def uptime(own: OwnMariaDB) -> int:
-    with contextlib.closing(own.server.connect()) as conn, conn.cursor() as cursor:
-        cursor.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")
-        (_, seconds) = cursor.fetchall()[0]
-        return int(seconds)
 
 
 @services
