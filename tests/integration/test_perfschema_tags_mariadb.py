@@ -169,4 +169,3 @@ def test_restart_resets_the_cut_and_no_text_leaves_the_agent(own: OwnMariaDB) ->
     body = col.poll()
     assert orders_rows(body) == {"": 2, CART_TAGS: 3}
     assert orders_rows(col.poll()) == {}
-

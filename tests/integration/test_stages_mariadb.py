@@ -204,7 +204,6 @@ def test_each_statement_is_counted_once_across_polls_truncate_and_restart(
     assert sampled(col.poll(), SCAN_FP) == (0, 0)
 
 
-
 @services
 def test_the_agent_sends_only_reads_of_performance_schema(own: OwnMariaDB) -> None:
     col = collector(own)
