@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quanta.analysis.grants import excess_privileges
-from quanta_agent.config import InstanceSettings, load_settings
+from quanta.analysis.sources import SOURCES
+from quanta_agent.config import InstanceSettings, Source, load_settings
 from quanta_agent.mysql import Flavor, MonitorConnection, MonitorError
 from quanta_agent.perfschema import TAG_CONSUMERS
 from quanta_agent.stages import (
@@ -24,8 +25,7 @@ from quanta_agent.stages import (
     StageSampler,
 )
 
-SLOWLOG, PERFSCHEMA, STATS = "slowlog", "perfschema", "stats"
-ALL_SOURCES = (SLOWLOG, PERFSCHEMA, STATS)
+SLOWLOG, PERFSCHEMA, STATS = Source.SLOWLOG, Source.PERFSCHEMA, Source.STATS
 
 # Queries faster than long_query_time never reach the slow log; above this most of the
 # load is invisible to the slow-log source.
@@ -71,7 +71,7 @@ class CheckTarget:
 
     name: str
     conn: MonitorConnection
-    sources: Collection[str] = ALL_SOURCES
+    sources: Collection[str] = SOURCES
     examples: bool = True
     rotates_slow_log: bool = False
 

@@ -68,7 +68,9 @@ class ConfigError(Exception):
 
 
 class Source(enum.StrEnum):
-    """What the agent collects from an instance."""
+    """What the agent collects from an instance: the members are
+    :data:`quanta.analysis.sources.SOURCES` (a test pins them; mypy cannot read an enum built
+    from a tuple)."""
 
     SLOWLOG = "slowlog"
     PERFSCHEMA = "perfschema"

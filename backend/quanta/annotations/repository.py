@@ -12,9 +12,6 @@ from quanta.annotations.models import Annotation, AnnotationInstance, Annotation
 from quanta.instances.models import Instance
 from quanta.queries.models import QueryClass, QueryInstance
 
-# The source whose buckets count for an instance that has not chosen one yet (the same
-# default as the query analytics reads).
-DEFAULT_PRIMARY_SOURCE = "slowlog"
 # Query ids per IN list: bounded statements whatever the number of queries.
 IN_CHUNK = 500
 

@@ -22,6 +22,7 @@ from pydantic import (
 
 from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS
+from quanta.analysis.sources import SourceName
 from quanta.analysis.tags import MAX_TAGS_CHARS
 from quanta.core.names import InstanceName, Labels
 from quanta.ingest.models import BatchStatus
@@ -601,7 +602,7 @@ _SUMMED_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 # Which body fields belong to which source; a batch holds only its own source's kind.
-_FIELDS_BY_SOURCE: dict[str, tuple[str, ...]] = {
+_FIELDS_BY_SOURCE: dict[SourceName, tuple[str, ...]] = {
     "slowlog": ("events", "queries", "buckets", "picks"),
     "perfschema": ("digests", "digest_lost", "stage_samples", "stage_collection"),
     "stats": ("tables", "indexes", "users", "observed"),
@@ -659,7 +660,7 @@ class IngestBatchIn(BaseModel):
         str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
     ]
     instance: InstanceName
-    source: Literal["slowlog", "perfschema", "stats"] = "slowlog"
+    source: SourceName = "slowlog"
     examples: ExamplePolicyName = Field(
         default="full",
         description="The agent's example policy: masked sends statements with their literals "

@@ -9,10 +9,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
 
+from quanta.analysis.sources import QuerySourceName
 from quanta.core.names import InstanceName, Labels
 
 ExamplePolicyName = Literal["full", "masked", "off"]
-SourceName = Literal["slowlog", "perfschema"]
 
 DSN_DESCRIPTION = (
     "DSN of a read-only account, e.g. mysql://quanta_ro:PASSWORD@db1:3306/shop "
@@ -128,7 +128,7 @@ class InstanceUpdate(BaseModel):
     execution_target_dsn: SecretStr | None = Field(default=None, description=TARGET_DESCRIPTION)
     allow_broad_privileges: bool | None = Field(default=None, description=BROAD_DESCRIPTION)
     example_policy: ExamplePolicyName | None = None
-    primary_source: SourceName | None = Field(
+    primary_source: QuerySourceName | None = Field(
         default=None,
         description="Pin the source whose buckets count in totals; null: choose automatically "
         "again (the slow log once it reports).",

@@ -9,6 +9,7 @@ from pydantic import SecretStr
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from quanta.analysis.sources import DEFAULT_PRIMARY_SOURCE, QUERY_SOURCES
 from quanta.audit.service import field_changes
 from quanta.core import errors
 from quanta.core.config import Settings
@@ -75,19 +76,9 @@ def get_or_create_instance(*, session: Session, name: str) -> Instance:
 # test-connection checks SELECT on the schemas the instance's statements used this far back.
 SCHEMAS_WINDOW = timedelta(days=7)
 
-# Sources whose buckets can be an instance's totals (statistics batches are not query load).
-QUERY_SOURCES = ("slowlog", "perfschema")
-
-
 def get_instance(*, session: Session, instance_id: int) -> Instance:
     """The instance with this id."""
     return session.get_one(Instance, instance_id)
-
-
-# The source chosen when both report: a slow log sees every statement it logs, prepared ones
-# included (MariaDB's performance_schema does not digest COM_STMT_EXECUTE), with per-call
-# latency (percentiles, Max), users and hosts; performance_schema has none of those there.
-PREFERRED_SOURCE = "slowlog"
 
 
 def adopt_primary_source(*, session: Session, instance: Instance, source: str) -> None:
@@ -98,7 +89,7 @@ def adopt_primary_source(*, session: Session, instance: Instance, source: str) -
     if instance.primary_source is None:
         repository.set_primary_source_if_unset(session, instance.id, source)
     elif (
-        source == PREFERRED_SOURCE
+        source == DEFAULT_PRIMARY_SOURCE
         and instance.primary_source != source
         and not instance.primary_source_pinned
     ):
@@ -283,10 +274,10 @@ def update_instance(
         instance.primary_source_pinned = data.primary_source is not None
         if data.primary_source is not None:
             instance.primary_source = data.primary_source
-        elif repository.has_source_data(session, instance.id, PREFERRED_SOURCE):
+        elif repository.has_source_data(session, instance.id, DEFAULT_PRIMARY_SOURCE):
             # Back to automatic: the slow log counts at once when it has reported, else an
             # imported log (no more batches to come) would stay hidden behind the other.
-            instance.primary_source = PREFERRED_SOURCE
+            instance.primary_source = DEFAULT_PRIMARY_SOURCE
     try:
         session.flush()
     except IntegrityError as exc:

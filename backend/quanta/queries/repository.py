@@ -35,6 +35,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 
 from quanta.analysis.metrics import SUM_METRICS
 from quanta.analysis.resolution import Resolution, Segment, floor_to
+from quanta.analysis.sources import DEFAULT_PRIMARY_SOURCE
 from quanta.analysis.tags import tag_pair
 from quanta.core.db import floor_day, floor_hour
 from quanta.core.upsert import chunks, insert_for, insert_or_widen, key_getter
@@ -58,8 +59,7 @@ from quanta.queries.rollup import rolled_models
 from quanta.queries.window import DIMENSION_COLUMNS, BucketFilter, by_key
 
 # Buckets from a source that is not the instance's primary one are stored, not totalled; an
-# instance whose primary source is not set yet counts its slow log.
-DEFAULT_PRIMARY_SOURCE = "slowlog"
+# instance whose primary source is not set yet counts DEFAULT_PRIMARY_SOURCE (its slow log).
 # Query ids per IN list: bounded statements whatever the number of queries.
 IN_CHUNK = 500
 
