@@ -5,7 +5,17 @@ import binascii
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from types import UnionType
-from typing import Annotated, Literal, Self, TypeVar, Union, get_args, get_origin
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    Self,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+)
 
 from pydantic import (
     AfterValidator,
@@ -17,11 +27,12 @@ from pydantic import (
     PlainValidator,
     StringConstraints,
     WithJsonSchema,
+    create_model,
     model_validator,
 )
 
 from quanta.analysis.histogram import LatencyHistogram
-from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS
+from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS, Metric
 from quanta.analysis.sources import SourceName
 from quanta.analysis.tags import MAX_TAGS_CHARS
 from quanta.core.names import InstanceName, Labels
@@ -182,15 +193,19 @@ Column = Annotated[list[_T], Field(max_length=MAX_ROWS_PER_KIND, fail_fast=True)
 BUCKET_COUNTER_COLUMNS = ("count", *(metric.name for metric in METRICS if metric.counter))
 
 
-class SlowLogBucketsIn(BaseModel):
-    """Minutes of query classes, schemas, users and client hosts, folded by the agent: as
-    columns, the n-th value of every list being the n-th bucket's.
+_BUCKETS_DOC = """Minutes of query classes, schemas, users and client hosts, folded by the agent: as
+columns, the n-th value of every list being the n-th bucket's.
 
-    Columns, not one object per bucket: a batch holds tens of thousands of buckets, which as
-    columns travel in half the bytes and are validated five times faster. A sum column is
-    absent when no bucket has the attribute, and a value null when no event of its minute
-    had it (never 0 for unknown).
-    """
+Columns, not one object per bucket: a batch holds tens of thousands of buckets, which as
+columns travel in half the bytes and are validated five times faster. A sum column is
+absent when no bucket has the attribute, and a value null when no event of its minute
+had it (never 0 for unknown).
+"""
+
+
+class _SlowLogBucketColumns(BaseModel):
+    """The columns of :class:`SlowLogBucketsIn` other than its sums: one per metric of the
+    registry, added from it below."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -211,28 +226,6 @@ class SlowLogBucketsIn(BaseModel):
     query_time_max: Column[StatementSeconds]
     histogram: Column[EncodedHistogram]
     lock_time_max: Column[StatementSeconds | None] | None = None
-    # One sum column per metric of the registry (tests/backend/test_metric_registry.py).
-    lock_time: Column[TotalSeconds | None] | None = None
-    rows_sent: Column[Counter | None] | None = None
-    rows_examined: Column[Counter | None] | None = None
-    rows_affected: Column[Counter | None] | None = None
-    bytes_sent: Column[Counter | None] | None = None
-    tmp_tables: Column[Counter | None] | None = None
-    tmp_disk_tables: Column[Counter | None] | None = None
-    filesort: Column[Counter | None] | None = None
-    filesort_on_disk: Column[Counter | None] | None = None
-    full_scan: Column[Counter | None] | None = None
-    full_join: Column[Counter | None] | None = None
-    merge_passes: Column[Counter | None] | None = None
-    innodb_io_r_ops: Column[Counter | None] | None = None
-    innodb_io_r_bytes: Column[Counter | None] | None = None
-    innodb_io_r_wait: Column[TotalSeconds | None] | None = None
-    innodb_rec_lock_wait: Column[TotalSeconds | None] | None = None
-    innodb_queue_wait: Column[TotalSeconds | None] | None = None
-    errors: Column[Counter | None] | None = None
-    warnings: Column[Counter | None] | None = None
-    no_index_used: Column[Counter | None] | None = None
-    no_good_index_used: Column[Counter | None] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -272,6 +265,26 @@ class SlowLogBucketsIn(BaseModel):
             for name in BUCKET_COUNTER_COLUMNS
             if (values := getattr(self, name)) is not None
         }
+
+
+def _sum_column(metric: Metric) -> Any:
+    """A bucket column of the metric's sums: an integer counter or seconds; absent when no
+    bucket has the metric, a value null when no event of its minute had it."""
+    value = Counter if metric.counter else TotalSeconds
+    return (Column[value | None] | None, None)  # type: ignore[valid-type]
+
+
+if TYPE_CHECKING:
+    SlowLogBucketsIn = _SlowLogBucketColumns
+else:
+    # One sum column per metric of the registry, in its order (the stored columns' order).
+    SlowLogBucketsIn = create_model(
+        "SlowLogBucketsIn",
+        __base__=_SlowLogBucketColumns,
+        __module__=__name__,
+        __doc__=_BUCKETS_DOC,
+        **{metric.name: _sum_column(metric) for metric in METRICS},
+    )
 
 
 class SlowLogExampleIn(BaseModel):
