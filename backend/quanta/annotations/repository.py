@@ -25,19 +25,6 @@ class AnnotationRow:
     instances: list[str]
 
 
-def instance_ids_by_name(session: Session, names: Sequence[str]) -> dict[str, int]:
-    """The ids of the instances among ``names`` that exist."""
-    if not names:
-        return {}
-    stmt = select(Instance.name, Instance.id).where(Instance.name.in_(names))
-    return dict(session.execute(stmt).all())
-
-
-def instance_names(session: Session) -> list[str]:
-    """Every instance's name, sorted."""
-    return list(session.scalars(select(Instance.name).order_by(Instance.name)))
-
-
 def add_annotation(
     session: Session, annotation: Annotation, tags: Sequence[str], instance_ids: Sequence[int]
 ) -> None:
@@ -160,8 +147,3 @@ def first_seen(
         )
         out.update((qid, seen) for qid, seen in session.execute(stmt))
     return out
-
-
-def instance_names_by_id(session: Session) -> dict[int, str]:
-    """Every instance's name by id."""
-    return dict(session.execute(select(Instance.id, Instance.name)).all())

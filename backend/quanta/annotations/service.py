@@ -33,6 +33,7 @@ from quanta.auth.service import Principal
 from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
+from quanta.instances import service as instances_service
 from quanta.notify.events import ImpactNotice
 from quanta.notify.publish import publish_impact
 from quanta.queries.service import impact_buckets, own_queries
@@ -84,10 +85,10 @@ def create_annotation(
             f"'end_time' ({end_time.isoformat()}) must be after 'time' ({time.isoformat()})."
         )
     names = list(dict.fromkeys(data.instances))
-    ids = repository.instance_ids_by_name(session, names)
+    ids = instances_service.instance_ids_by_name(session=session, names=names)
     unknown = [name for name in names if name not in ids]
     if unknown:
-        known = repository.instance_names(session)
+        known = [i.name for i in instances_service.all_instances(session=session)]
         raise InvalidAnnotation(
             f"Unknown instance(s): {', '.join(unknown[:MAX_NAMES_SHOWN])}. Known instances: "
             f"{', '.join(known[:MAX_NAMES_SHOWN]) or 'none yet (an agent creates its instance)'}"
@@ -176,7 +177,7 @@ def annotation_impact(
         )
     except impact_analysis.NothingToCompare as exc:  # the pure planner's reason, as a 409
         raise NothingToCompare(str(exc)) from None
-    names = repository.instance_names_by_id(session)
+    names = instances_service.instance_names_by_id(session=session)
     # Every instance named, even for "all": the bucket tables' keys start with the instance,
     # so the time ranges are then read through the primary key instead of a table scan.
     instance_ids = repository.annotation_instance_ids(session, annotation_id) or list(names)

@@ -445,7 +445,7 @@ def _latest(
 def _perform_explain(
     session: Session, settings: Settings, run: ExplainRun, trail: safety.Trail
 ) -> ExplainRun:
-    instance = instances.get_instance(session=session, instance_id=run.instance_id)
+    instance = instances.find_instance(session=session, instance_id=run.instance_id)
     try:
         options = instances.connection_options(settings, instance)
         (example,) = _select_examples(
@@ -565,7 +565,7 @@ def _analyze_on_target(
 def _perform_profile(
     session: Session, settings: Settings, run: ProfileRun, trail: safety.Trail
 ) -> ProfileRun:
-    instance = instances.get_instance(session=session, instance_id=run.instance_id)
+    instance = instances.find_instance(session=session, instance_id=run.instance_id)
     try:
         examples = _select_examples(
             session,
@@ -627,7 +627,7 @@ def _guarded(
     except Exception:
         log.exception("%s %s failed unexpectedly", type(run).__name__, run.id)
         done = _finish(run, RunStatus.FAILED, INTERNAL_ERROR)
-    instance = instances.get_instance(session=session, instance_id=run.instance_id)
+    instance = instances.find_instance(session=session, instance_id=run.instance_id)
     done.ran_on = list(trail.where)
     if not trail.where:  # refused before reaching any server: say which one it was for
         trail = _intended(settings, instance, run)

@@ -37,7 +37,7 @@ from quanta.ingest.schemas import (
 from quanta.ingest.shape import ShapeError, ShapeLimits, TooMany, check_shape
 from quanta.instances.service import (
     adopt_primary_source,
-    get_instance,
+    find_instance,
     get_or_create_instance,
     monitoring_user,
     set_labels,
@@ -328,7 +328,7 @@ def process_batch(
             users=batch.users,
             observed=batch.observed,
         )
-    instance = get_instance(session=session, instance_id=row.instance_id)
+    instance = find_instance(session=session, instance_id=row.instance_id)
     adopt_primary_source(session=session, instance=instance, source=batch.source)
     # Past the instance's class caps, new fingerprints are counted under "other queries":
     # decided here, so the writes below only see ordinary query ids.

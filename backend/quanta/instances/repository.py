@@ -1,5 +1,6 @@
 """Statements on instances."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Column, Table, delete, literal, select, update
@@ -16,6 +17,19 @@ INSTANCE_ID_COLUMN = "instance_id"
 def find_by_name(session: Session, name: str) -> Instance | None:
     """The instance with this name, if registered."""
     return session.scalars(select(Instance).where(Instance.name == name)).one_or_none()
+
+
+def names_by_id(session: Session) -> dict[int, str]:
+    """Every instance's name by id."""
+    return {row.id: row.name for row in session.execute(select(Instance.id, Instance.name))}
+
+
+def ids_by_name(session: Session, names: Sequence[str]) -> dict[str, int]:
+    """The ids of the instances among ``names`` that exist."""
+    if not names:
+        return {}
+    stmt = select(Instance.name, Instance.id).where(Instance.name.in_(names))
+    return {row.name: row.id for row in session.execute(stmt)}
 
 
 def set_primary_source_if_unset(session: Session, instance_id: int, source: str) -> None:

@@ -76,10 +76,6 @@ def get_or_create_instance(*, session: Session, name: str) -> Instance:
 # test-connection checks SELECT on the schemas the instance's statements used this far back.
 SCHEMAS_WINDOW = timedelta(days=7)
 
-def get_instance(*, session: Session, instance_id: int) -> Instance:
-    """The instance with this id."""
-    return session.get_one(Instance, instance_id)
-
 
 def adopt_primary_source(*, session: Session, instance: Instance, source: str) -> None:
     """The first query source an instance delivers becomes its primary one (for totals); the
@@ -193,6 +189,16 @@ def find_instance_by_name(*, session: Session, name: str) -> Instance:
     if instance is None:
         raise InstanceNotFound(f"No instance named {name!r}.")
     return instance
+
+
+def instance_names_by_id(*, session: Session) -> dict[int, str]:
+    """Every instance's name by id (the one map from ids to names)."""
+    return repository.names_by_id(session)
+
+
+def instance_ids_by_name(*, session: Session, names: Sequence[str]) -> dict[str, int]:
+    """The ids of the instances among ``names`` that exist (the one map from names to ids)."""
+    return repository.ids_by_name(session, names)
 
 
 def register_instance(*, session: Session, settings: Settings, data: InstanceCreate) -> InstanceOut:

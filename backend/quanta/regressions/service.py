@@ -443,7 +443,7 @@ def _outcome(
     minutes = min((floor_to(now, Resolution.MINUTE) - after_start) // _MINUTE, OUTCOME_MINUTES)
     if minutes < settings.regression_min_minutes:
         return None
-    instance = instances_service.get_instance(session=session, instance_id=suggestion.instance_id)
+    instance = instances_service.find_instance(session=session, instance_id=suggestion.instance_id)
     ids = [suggestion.query_id]
     span = minutes * _MINUTE
     before = _slots(session, instance, Resolution.MINUTE, applied - span, applied, ids)
@@ -500,7 +500,7 @@ def get_regression(*, session: Session, regression_id: int) -> RegressionOut:
     row = repository.get(session, regression_id)
     if row is None:
         raise RegressionNotFound(f"No regression with id {regression_id}.")
-    instance = instances_service.get_instance(session=session, instance_id=row.instance_id)
+    instance = instances_service.find_instance(session=session, instance_id=row.instance_id)
     query = queries_service.find_query(session=session, query_id=row.query_id)
     return _out(row, instance.name, query.fingerprint)
 

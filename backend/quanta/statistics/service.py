@@ -13,7 +13,7 @@ from quanta.analysis.resolution import Resolution, floor_to
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.instances.models import Instance
-from quanta.instances.service import get_instance
+from quanta.instances.service import find_instance
 from quanta.queries.window import retained_since
 from quanta.statistics import repository
 from quanta.statistics.counters import (
@@ -112,7 +112,7 @@ def record_statistics(
     snapshot_tables(
         session=session,
         settings=settings,
-        instance=get_instance(session=session, instance_id=instance_id),
+        instance=find_instance(session=session, instance_id=instance_id),
         tables=sorted({(r["schema_name"], r["object_name"]) for r in rows if r["kind"] == "table"}),
     )
     return len(rows)
