@@ -37,9 +37,9 @@ from quanta.audit.service import Actor
 from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable
-from quanta.core.db import run_after_commit, utcnow
+from quanta.core.db import utcnow
 from quanta.core.mysql import InvalidDsn
-from quanta.core.tasks import RUN_EXPLAIN_TASK, RUN_PROFILE_TASK, celery_client
+from quanta.core.tasks import RUN_EXPLAIN_TASK, RUN_PROFILE_TASK, enqueue_after_commit
 from quanta.diagnostics import repository, safety
 from quanta.diagnostics.models import ExplainRun, ProfileRun, RunStatus
 from quanta.diagnostics.repository import Run
@@ -414,17 +414,14 @@ def _queue(
     session.add(run)
     session.flush()
     task = RUN_EXPLAIN_TASK if model is ExplainRun else RUN_PROFILE_TASK
-    run_id = run.id
-    run_after_commit(session, lambda: _enqueue(settings, task, run_id))
+    enqueue_after_commit(
+        session,
+        settings,
+        task,
+        [run.id],
+        otherwise="the run stays queued; a new request after the dedupe window queues another",
+    )
     return run
-
-
-def _enqueue(settings: Settings, task: str, run_id: int) -> None:
-    try:
-        celery_client(settings).send_task(task, args=[run_id])
-    except Exception:
-        # The run stays queued; a new request after the dedupe window queues another.
-        log.exception("could not enqueue %s for run %s", task, run_id)
 
 
 def _latest(

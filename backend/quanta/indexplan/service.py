@@ -29,7 +29,7 @@ from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
 from quanta.core.errors import Unavailable
 from quanta.core.mysql import InvalidDsn
-from quanta.core.tasks import PLAN_INDEXES_TASK, celery_client
+from quanta.core.tasks import PLAN_INDEXES_TASK, celery_client, enqueue
 from quanta.indexplan import repository
 from quanta.indexplan.announce import announce
 from quanta.indexplan.models import IndexPlan
@@ -142,12 +142,9 @@ def request_plans(
 def replan(*, settings: Settings, instance_id: int) -> bool:
     """Queue a plan of the instance, whose plan went stale (a suggestion was just applied);
     False when the broker is down (logged: the daily run plans it anyway)."""
-    try:
-        celery_client(settings).send_task(PLAN_INDEXES_TASK, args=[instance_id])
-    except Exception:
-        log.exception("could not queue a new index plan of instance %s", instance_id)
-        return False
-    return True
+    return enqueue(
+        settings, PLAN_INDEXES_TASK, [instance_id], otherwise="the daily run plans it anyway"
+    )
 
 
 # --------------------------------------------------------------------------- runs
