@@ -36,9 +36,7 @@ from quanta.annotations import service as annotations
 from quanta.audit.service import Actor
 from quanta.core import errors
 from quanta.core.config import Settings
-from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
-from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import RUN_EXPLAIN_TASK, RUN_PROFILE_TASK, enqueue_after_commit
 from quanta.diagnostics import repository, safety
 from quanta.diagnostics.models import ExplainRun, ProfileRun, RunStatus
@@ -78,7 +76,7 @@ SELECT_TYPE = "select"
 AUTO_LOAD_WINDOW = timedelta(days=1)
 INTERNAL_ERROR = "Internal error while running it; the worker log has the details."
 # What can go wrong reaching a monitored server: each carries a one-line message.
-_UNREACHABLE = (MonitoredError, instances.NoConnection, SecretUnreadable, InvalidDsn)
+_UNREACHABLE = (MonitoredError, instances.NoConnection, instances.InstanceUnreachable)
 # Quanta's own refusals to reach a server: stored as refused, with the reason.
 _REFUSALS = (
     safety.BroadPrivileges,
@@ -444,7 +442,7 @@ def _perform_explain(
 ) -> ExplainRun:
     instance = instances.get_instance(session=session, instance_id=run.instance_id)
     try:
-        options = instances.connection_options(settings, instance)
+        options = instances.require_connection(settings, instance)
         (example,) = _select_examples(
             session, settings, run.query_id, instance, executable=False, limit=1
         )

@@ -22,7 +22,7 @@ from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.core.tasks import REFRESH_TABLES_TASK, enqueue_after_commit
 from quanta.instances.models import Instance
-from quanta.instances.service import connection_options, find_instance, monitored_settings
+from quanta.instances.service import find_instance, monitored_settings, require_connection
 from quanta.monitored import schema_snapshot
 from quanta.queries.service import QueryNotFound as QueryNotFound  # query_tables raises it
 from quanta.queries.service import find_query
@@ -290,7 +290,8 @@ def refresh_tables(
     session on the instance's server.
 
     Raises:
-        quanta.instances.service.InstanceNotFound, NoConnection: no such instance, no DSN.
+        quanta.instances.service.InstanceNotFound, NoConnection, InstanceUnreachable: no
+            such instance, no DSN, a DSN that cannot be used.
         quanta.monitored.MonitoredError: the server is unreachable or refused a read.
     """
     now = now or utcnow()
@@ -303,7 +304,7 @@ def refresh_tables(
         return SnapshotRefresh(fresh=fresh)
     instance = find_instance(session=session, instance_id=instance_id)
     snapshot = schema_snapshot(
-        connection_options(settings, instance), stale, settings=monitored_settings(settings)
+        require_connection(settings, instance), stale, settings=monitored_settings(settings)
     )
     server = snapshot["server"]
     changed: list[str] = []
