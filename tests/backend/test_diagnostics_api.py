@@ -27,7 +27,7 @@ from quanta.core.tasks import (
     celery_client,
     create_celery,
 )
-from quanta.diagnostics import service
+from quanta.diagnostics import execution, service
 from quanta.diagnostics.models import ExplainRun, ProfileRun
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
@@ -338,7 +338,7 @@ def test_a_bug_fails_the_run_without_a_traceback(
     def broken(*_args: Any, **_kwargs: Any) -> None:
         raise RuntimeError("unexpected server output")
 
-    monkeypatch.setattr(service, "_rows_per_execution", broken)
+    monkeypatch.setattr(execution, "_rows_per_execution", broken)
     run_id = post(seeded, "explain", SELECT_SQL).json()["id"]
     with session_scope(session_factory) as session:
         service.execute_explain(session=session, settings=settings, run_id=run_id)

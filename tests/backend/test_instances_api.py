@@ -20,7 +20,7 @@ from quanta.core.db import session_scope
 from quanta.core.security import hash_token
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
-from quanta.instances.service import connection_options
+from quanta.instances.service import require_connection
 from tests.fixtures.servers import free_port
 
 DSN = "mysql://quanta_ro:s3cr%40t-pw@db1.example:3307/shop"
@@ -91,7 +91,7 @@ def test_the_agents_socket_dsn_registers(
     agent_dsn = "mysql://quanta_ro:pw@localhost/?socket=/run/mysqld/mysqld.sock"
     body = create(client, name="db1", dsn=agent_dsn)
     assert body["dsn"] == "mysql://quanta_ro:***@localhost/?socket=/run/mysqld/mysqld.sock"
-    options = connection_options(settings, stored(session_factory, "db1"))
+    options = require_connection(settings, stored(session_factory, "db1"))
     assert (options.unix_socket, options.user) == ("/run/mysqld/mysqld.sock", "quanta_ro")
 
 

@@ -24,14 +24,13 @@ from quanta.advice.validate import (
 from quanta.analysis.advisor import AdviceColumn, Rule
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
-from quanta.core.crypto import SecretUnreadable
-from quanta.core.mysql import InvalidDsn
 from quanta.diagnostics import safety
 from quanta.instances.models import Instance
 from quanta.instances.service import (
+    InstanceUnreachable,
     connected_instances,
-    connection_options,
     monitored_settings,
+    require_connection,
     sandbox_options,
 )
 from quanta.monitored import MonitoredError
@@ -182,7 +181,7 @@ def _audited_run(
     it failed."""
     trail = safety.Trail()
     try:
-        monitored = connection_options(settings, instance)
+        monitored = require_connection(settings, instance)
         safety.check_monitored_account(settings, instance, monitored, trail)
         trail.reached(safety.SANDBOX, sandbox.address)
         result = run(monitored)
@@ -216,11 +215,10 @@ def _monitored_servers(session: Session, settings: Settings) -> list[MonitoredSe
     servers = []
     for other in connected_instances(session=session):
         try:
-            servers.append(MonitoredServer(other.name, connection_options(settings, other)))
-        except (SecretUnreadable, InvalidDsn) as exc:
+            servers.append(MonitoredServer(other.name, require_connection(settings, other)))
+        except InstanceUnreachable as exc:
             # Its server is unknown, so the sandbox could be it: not used until it is fixed.
             raise SandboxRefused(
-                f"cannot tell whether the sandbox is the server of instance '{other.name}': "
-                f"its DSN cannot be read ({exc})"
+                f"cannot tell whether the sandbox is the server of instance '{other.name}': {exc}"
             ) from exc
     return servers

@@ -56,16 +56,15 @@ from quanta.audit import service as audit
 from quanta.audit.service import Actor
 from quanta.core import errors
 from quanta.core.config import Settings
-from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
-from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import ADVISE_QUERY_TASK, celery_client
 from quanta.instances.service import (
     InstanceNotFound,
+    InstanceUnreachable,
     NoConnection,
-    connection_options,
     find_instance,
     find_instance_by_name,
+    require_connection,
 )
 from quanta.monitored import MonitoredError
 from quanta.queries import service as queries_service
@@ -79,6 +78,7 @@ __all__ = [
     "AdviceUnavailable",
     "AdvisedStatement",
     "InstanceNotFound",
+    "InstanceUnreachable",
     "InvalidStatusChange",
     "NoConnection",
     "PlannedSuggestion",
@@ -217,13 +217,7 @@ def request_advice(
     """Queue a fresh advice run for a query on an instance (checked to be reachable)."""
     queries_service.find_query(session=session, query_id=query_id)
     found = find_instance_by_name(session=session, name=instance)
-    try:  # a missing or unusable DSN is said now, not in a worker log
-        connection_options(settings, found)
-    except (InvalidDsn, SecretUnreadable) as exc:
-        raise NoConnection(
-            f"Instance '{found.name}' has a DSN that cannot be used ({exc}); an admin sets it "
-            f"again with PATCH /api/v1/instances/{found.id}."
-        ) from exc
+    require_connection(settings, found)  # a missing or unusable DSN is said now, not later
     # Nothing is written here, so there is no commit to wait for before enqueueing.
     try:
         celery_client(settings).send_task(

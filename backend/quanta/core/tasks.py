@@ -1,10 +1,17 @@
 """The Celery application configuration shared by the API (to enqueue) and the worker."""
 
+import logging
+from typing import Any
+
 from celery import Celery
 from kombu.entity import Exchange, Queue
+from sqlalchemy.orm import Session
 
 from quanta.core.config import BROKER_FILE, Settings
+from quanta.core.db import run_after_commit
 from quanta.core.files import ensure_data_dir, private_sqlite_store
+
+log = logging.getLogger(__name__)
 
 INGEST_QUEUE = "ingest"
 ANALYSIS_QUEUE = "analysis"
@@ -85,3 +92,51 @@ def celery_client(settings: Settings) -> Celery:
     if client is None:
         client = _clients[settings.broker_url] = create_celery(settings)
     return client
+
+
+def enqueue(
+    settings: Settings,
+    task: str,
+    *arg_lists: list[Any],
+    countdown: float | None = None,
+    otherwise: str,
+) -> bool:
+    """Send ``task`` once per argument list; False when the broker is down.
+
+    A failure is logged with ``otherwise`` (what picks the work up instead) and not raised:
+    the caller's rows stay and a periodic job or the next request queues them again. The
+    first failure stops the rest, so a broker that is down is waited on once, not per task.
+    """
+    if not arg_lists:
+        return True
+    try:
+        client = celery_client(settings)
+        for args in arg_lists:
+            client.send_task(task, args=args, countdown=countdown)
+    except Exception:
+        log.exception("could not enqueue %s %s; %s", task, list(arg_lists), otherwise)
+        return False
+    return True
+
+
+def enqueue_after_commit(
+    session: Session,
+    settings: Settings,
+    task: str,
+    *arg_lists: list[Any],
+    countdown: float | None = None,
+    otherwise: str,
+) -> None:
+    """``enqueue`` once this session's transaction has committed, never before.
+
+    Convention: a task is queued only after the commit that created its input, or a worker
+    could look for a row that is not visible yet. Nothing is registered for no argument lists.
+    """
+    if not arg_lists:
+        return
+    lists = [list(args) for args in arg_lists]  # the caller's lists may change before the commit
+
+    def send() -> None:
+        enqueue(settings, task, *lists, countdown=countdown, otherwise=otherwise)
+
+    run_after_commit(session, send)

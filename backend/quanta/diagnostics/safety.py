@@ -23,8 +23,6 @@ from quanta.analysis.plan_mask import mask_plan
 from quanta.analysis.redact import redact
 from quanta.audit import service as audit
 from quanta.core.config import Settings
-from quanta.core.crypto import SecretUnreadable
-from quanta.core.mysql import InvalidDsn
 from quanta.instances import service as instances
 from quanta.instances.models import ExamplePolicy, Instance
 from quanta.monitored.connection import GuardedConnection
@@ -160,7 +158,7 @@ def target_session(
     Raises:
         NoExecutionTarget: none is configured.
         TargetNotReadOnly, BroadPrivileges, ConnectionFailed, ServerError: not usable now.
-        SecretUnreadable, InvalidDsn: its stored DSN cannot be used.
+        InstanceUnreachable: its stored DSN cannot be used.
     """
     options = instances.target_options(settings, instance)
     if options is None:
@@ -187,8 +185,8 @@ def masked(instance: Instance, plan: _T, example: str | None) -> _T:
 def address_of(settings: Settings, instance: Instance) -> str:
     """The monitored server's ``host:port`` for an audit entry (``?`` when unreadable)."""
     try:
-        return instances.connection_options(settings, instance).address
-    except (instances.NoConnection, SecretUnreadable, InvalidDsn):
+        return instances.require_connection(settings, instance).address
+    except (instances.NoConnection, instances.InstanceUnreachable):
         return "?"
 
 
@@ -196,7 +194,7 @@ def target_address_of(settings: Settings, instance: Instance) -> str:
     """The execution target's ``host:port`` for an audit entry (``none`` when unset)."""
     try:
         options = instances.target_options(settings, instance)
-    except (SecretUnreadable, InvalidDsn):
+    except instances.InstanceUnreachable:
         return "?"
     return options.address if options is not None else "none"
 

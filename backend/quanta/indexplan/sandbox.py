@@ -20,10 +20,9 @@ from quanta.analysis.advisor.engine import alter_table_ddl, quote_name
 from quanta.analysis.advisor.workload import DroppedIndex, PlannedIndex, TablePlan
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
-from quanta.core.crypto import SecretUnreadable
-from quanta.core.mysql import InvalidDsn
 from quanta.indexplan.workload import Workload
 from quanta.instances.models import Instance
+from quanta.instances.service import InstanceUnreachable
 
 __all__ = ["CONFIRMED", "NOT_CHECKED", "CheckedPlan", "check_plan", "keep_confirmed"]
 
@@ -85,8 +84,8 @@ def check_plan(
             drops=[d.name for d in plan.drops],
             statements=statements,
         )
-    except (InvalidDsn, SecretUnreadable) as exc:
-        result = {"error": f"the sandbox DSN cannot be used: {exc}"}
+    except InstanceUnreachable as exc:  # the message names the DSN: the sandbox's or not
+        result = {"error": str(exc)}
     if result is None or "queries" not in result:
         return CheckedPlan(plan, unchecked, [], result)
     return keep_confirmed(plan, result)

@@ -25,11 +25,9 @@ from quanta.analysis.advisor import SchemaError, parse_schema
 from quanta.analysis.advisor.workload import PlanRules, TablePlan, plan_workload
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
-from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import utcnow
 from quanta.core.errors import Unavailable
-from quanta.core.mysql import InvalidDsn
-from quanta.core.tasks import PLAN_INDEXES_TASK, celery_client
+from quanta.core.tasks import PLAN_INDEXES_TASK, celery_client, enqueue
 from quanta.indexplan import repository
 from quanta.indexplan.announce import announce
 from quanta.indexplan.models import IndexPlan
@@ -51,8 +49,8 @@ from quanta.indexplan.workload import gather_workload
 from quanta.instances.service import (
     InstanceNotFound,
     NoConnection,
-    connection_options,
     find_instance,
+    require_connection,
 )
 from quanta.notify import service as notify_service
 from quanta.queries.window import TimeWindow
@@ -114,13 +112,7 @@ def request_plans(
     """Queue a fresh plan of an instance (snapshots refreshed, sandbox check) over the last
     ``window_hours`` (default QUANTA_INDEX_PLAN_WINDOW_HOURS)."""
     instance = find_instance(session=session, instance_id=instance_id)
-    try:  # a missing or unusable DSN is said now, not in a worker log
-        connection_options(settings, instance)
-    except (InvalidDsn, SecretUnreadable) as exc:
-        raise NoConnection(
-            f"Instance '{instance.name}' has a DSN that cannot be used ({exc}); an admin sets "
-            f"it again with PATCH /api/v1/instances/{instance.id}."
-        ) from exc
+    require_connection(settings, instance)  # a missing or unusable DSN is said now, not later
     try:
         celery_client(settings).send_task(
             PLAN_INDEXES_TASK,
@@ -142,12 +134,9 @@ def request_plans(
 def replan(*, settings: Settings, instance_id: int) -> bool:
     """Queue a plan of the instance, whose plan went stale (a suggestion was just applied);
     False when the broker is down (logged: the daily run plans it anyway)."""
-    try:
-        celery_client(settings).send_task(PLAN_INDEXES_TASK, args=[instance_id])
-    except Exception:
-        log.exception("could not queue a new index plan of instance %s", instance_id)
-        return False
-    return True
+    return enqueue(
+        settings, PLAN_INDEXES_TASK, [instance_id], otherwise="the daily run plans it anyway"
+    )
 
 
 # --------------------------------------------------------------------------- runs

@@ -25,7 +25,7 @@ from quanta.core.observability import (
     record_events_counted,
     record_ingest_batch,
 )
-from quanta.core.tasks import PROCESS_BATCH_TASK, celery_client
+from quanta.core.tasks import PROCESS_BATCH_TASK, enqueue, enqueue_after_commit
 from quanta.ingest import repository
 from quanta.ingest.models import MAX_ERROR_CHARS, BatchStatus, IngestBatch
 from quanta.ingest.schemas import (
@@ -51,6 +51,9 @@ from quanta.statistics.service import record_statistics
 from quanta.tables.service import changed_tables, refresh_soon
 
 log = logging.getLogger(__name__)
+
+# What happens to a batch whose task could not be queued (the broker is down).
+_BATCH_STAYS_QUEUED = "it stays queued for the re-enqueue job"
 
 # The product name in the agent's User-Agent: quanta-agent/<version>.
 AGENT_PRODUCT = "quanta-agent"
@@ -208,8 +211,9 @@ def accept_batch(
             status=_agent_status(batch.agent),
             received_at=received_at,
         )
-    batch_pk = row.id
-    run_after_commit(session, lambda: enqueue_batch(settings=settings, batch_pk=batch_pk))
+    enqueue_after_commit(
+        session, settings, PROCESS_BATCH_TASK, [row.id], otherwise=_BATCH_STAYS_QUEUED
+    )
     run_after_commit(
         session,
         lambda: record_ingest_batch(source=batch.source, events=batch.event_count, accepted=True),
@@ -263,12 +267,7 @@ def get_batch_status(*, session: Session, principal: Principal, batch_id: str) -
 
 def enqueue_batch(*, settings: Settings, batch_pk: int) -> None:
     """Ask a worker to process a stored batch; if the broker is down, beat re-enqueues it."""
-    try:
-        celery_client(settings).send_task(PROCESS_BATCH_TASK, args=[batch_pk])
-    except Exception:
-        log.exception(
-            "could not enqueue batch %s; it stays queued for the re-enqueue job", batch_pk
-        )
+    enqueue(settings, PROCESS_BATCH_TASK, [batch_pk], otherwise=_BATCH_STAYS_QUEUED)
 
 
 def process_batch(

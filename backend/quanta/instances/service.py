@@ -37,6 +37,12 @@ class NoConnection(errors.Conflict):
     """The instance has no DSN registered, so workers cannot reach it."""
 
 
+class InstanceUnreachable(errors.Conflict):
+    """A DSN of the instance is stored but cannot be used (the secret key changed since it
+    was written, or it does not parse), so its server cannot be reached until an admin sets
+    it again. The one error for it: the message names the DSN, why, and the fix."""
+
+
 def labels_by_name(
     *, session: Session, names: Sequence[str]
 ) -> dict[str, tuple[int, dict[str, str]]]:
@@ -92,14 +98,27 @@ def adopt_primary_source(*, session: Session, instance: Instance, source: str) -
         repository.prefer_primary_source(session, instance.id, source)
 
 
-def connection_options(settings: Settings, instance: Instance) -> ConnectionOptions:
-    """How to reach the instance's server, from its decrypted DSN; NoConnection when unset."""
+def require_connection(settings: Settings, instance: Instance) -> ConnectionOptions:
+    """How to reach the instance's server, from its decrypted DSN; NoConnection when unset,
+    InstanceUnreachable when it cannot be used."""
     if instance.dsn_encrypted is None:
         raise NoConnection(
             f"Instance '{instance.name}' has no DSN: an admin registers one with "
             f'PATCH /api/v1/instances/{instance.id} {{"dsn": "mysql://user:pass@host:3306/"}}.'
         )
-    return parse_dsn(decrypt(settings, instance.dsn_encrypted))
+    return _usable(settings, instance, instance.dsn_encrypted, "dsn")
+
+
+def _usable(settings: Settings, instance: Instance, stored: str, field: str) -> ConnectionOptions:
+    """A stored DSN (the instance's ``field``) as connection options; InstanceUnreachable,
+    with the one message for it, when it cannot be decrypted or parsed."""
+    try:
+        return parse_dsn(decrypt(settings, stored))
+    except (SecretUnreadable, InvalidDsn) as exc:
+        raise InstanceUnreachable(
+            f"Instance '{instance.name}' has a {field} that cannot be used ({exc}); an admin "
+            f"sets it again with PATCH /api/v1/instances/{instance.id}."
+        ) from exc
 
 
 def monitoring_user(settings: Settings, instance: Instance) -> str | None:
@@ -108,23 +127,25 @@ def monitoring_user(settings: Settings, instance: Instance) -> str | None:
     if instance.dsn_encrypted is None:
         return None
     try:
-        return connection_options(settings, instance).user or None
-    except (SecretUnreadable, InvalidDsn):
+        return require_connection(settings, instance).user or None
+    except InstanceUnreachable:
         return None
 
 
 def sandbox_options(settings: Settings, instance: Instance) -> ConnectionOptions | None:
-    """The instance's scratch server for index validation, when one is configured."""
+    """The instance's scratch server for index validation, when one is configured;
+    InstanceUnreachable when its DSN cannot be used."""
     if instance.sandbox_dsn_encrypted is None:
         return None
-    return parse_dsn(decrypt(settings, instance.sandbox_dsn_encrypted))
+    return _usable(settings, instance, instance.sandbox_dsn_encrypted, "sandbox_dsn")
 
 
 def target_options(settings: Settings, instance: Instance) -> ConnectionOptions | None:
-    """The instance's execution target (where examples may be executed), when configured."""
+    """The instance's execution target (where examples may be executed), when configured;
+    InstanceUnreachable when its DSN cannot be used."""
     if instance.target_dsn_encrypted is None:
         return None
-    return parse_dsn(decrypt(settings, instance.target_dsn_encrypted))
+    return _usable(settings, instance, instance.target_dsn_encrypted, "execution_target_dsn")
 
 
 def monitored_settings(settings: Settings) -> MonitoredSettings:
@@ -317,11 +338,8 @@ def check_connection(
     """Connect with the instance's DSN and report what the account may do; keeps the
     detected flavor and version on the instance."""
     instance = find_instance(session=session, instance_id=instance_id)
-    try:
-        options = connection_options(settings, instance)
-    except (SecretUnreadable, InvalidDsn) as exc:
-        # A stored DSN that no longer works is a conflict with the state, not a bad request.
-        raise InvalidConnection(str(exc), status_code=errors.Conflict.status_code) from exc
+    # A stored DSN that no longer works is a conflict with the state (409), not a bad request.
+    options = require_connection(settings, instance)
     # The schemas the instance's statements ran in lately: EXPLAIN and snapshots read them.
     since = utcnow() - SCHEMAS_WINDOW
     schemas = queries_service.schemas_of_instance(
@@ -350,7 +368,7 @@ def _check_target(settings: Settings, instance: Instance) -> ExecutionTargetOut 
     what runs there (profiling)."""
     try:
         options = target_options(settings, instance)
-    except (SecretUnreadable, InvalidDsn) as exc:
+    except InstanceUnreachable as exc:
         return ExecutionTargetOut(address="?", read_only=False, detail=str(exc))
     if options is None:
         return None

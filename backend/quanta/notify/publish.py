@@ -3,7 +3,6 @@
 
 import hashlib
 import json
-import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cache
 
@@ -11,8 +10,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quanta.core.config import Settings
-from quanta.core.db import run_after_commit, utcnow
-from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, celery_client
+from quanta.core.db import utcnow
+from quanta.core.tasks import DELIVER_NOTIFICATION_TASK, enqueue, enqueue_after_commit
 from quanta.instances.service import labels_by_name
 from quanta.notify import repository
 from quanta.notify.events import (
@@ -38,7 +37,8 @@ from quanta.notify.models import (
 )
 from quanta.queries.tags import query_tags
 
-log = logging.getLogger(__name__)
+# What happens to a delivery whose task could not be queued (the broker is down).
+_TICK_RETRIES = "the notify tick retries them"
 
 # What a channel limited to tags or labels is matched against: per (query, instance) an
 # event is about, the query's tags there (key -> values) and the instance's labels.
@@ -226,7 +226,13 @@ def _publish(
         )
         if delivery_id is not None:
             created.append(delivery_id)
-    _enqueue_after_commit(session, settings, created)
+    enqueue_after_commit(
+        session,
+        settings,
+        DELIVER_NOTIFICATION_TASK,
+        *([i] for i in created),
+        otherwise=_TICK_RETRIES,
+    )
     return created
 
 
@@ -316,19 +322,14 @@ def _queue(
     return delivery.id
 
 
-def _enqueue_after_commit(session: Session, settings: Settings, delivery_ids: list[int]) -> None:
-    if delivery_ids:
-        ids = list(delivery_ids)
-        run_after_commit(session, lambda: enqueue_deliveries(settings=settings, delivery_ids=ids))
-
-
 def enqueue_deliveries(
     *, settings: Settings, delivery_ids: Sequence[int], countdown: float | None = None
 ) -> None:
     """Ask workers to attempt these deliveries; if the broker is down the tick job will."""
-    try:
-        client = celery_client(settings)
-        for delivery_id in delivery_ids:
-            client.send_task(DELIVER_NOTIFICATION_TASK, args=[delivery_id], countdown=countdown)
-    except Exception:
-        log.exception("could not enqueue deliveries %s; the notify tick retries them", delivery_ids)
+    enqueue(
+        settings,
+        DELIVER_NOTIFICATION_TASK,
+        *([i] for i in delivery_ids),
+        countdown=countdown,
+        otherwise=_TICK_RETRIES,
+    )

@@ -9,7 +9,6 @@ indexes): row estimates and cardinalities move every day and are not a schema ch
 
 import hashlib
 import json
-import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,18 +19,16 @@ from sqlalchemy.orm import Session
 from quanta.analysis.ddl import changed_table
 from quanta.core import errors
 from quanta.core.config import Settings
-from quanta.core.db import run_after_commit, utcnow
-from quanta.core.tasks import REFRESH_TABLES_TASK, celery_client
+from quanta.core.db import utcnow
+from quanta.core.tasks import REFRESH_TABLES_TASK, enqueue_after_commit
 from quanta.instances.models import Instance
-from quanta.instances.service import connection_options, find_instance, monitored_settings
+from quanta.instances.service import find_instance, monitored_settings, require_connection
 from quanta.monitored import schema_snapshot
 from quanta.queries.service import QueryNotFound as QueryNotFound  # query_tables raises it
 from quanta.queries.service import find_query
 from quanta.tables import repository
 from quanta.tables.models import TableSnapshot
 from quanta.tables.schemas import QueryTableOut, QueryTablesOut, ServerOut, TableSnapshotOut
-
-log = logging.getLogger(__name__)
 
 
 class TableNotSnapshotted(errors.NotFound):
@@ -156,16 +153,14 @@ def refresh_due(
 def _enqueue_refresh(
     session: Session, settings: Settings, instance_id: int, tables: list[str], delay: float
 ) -> None:
-    args = [instance_id, tables]
-    countdown = max(0.0, delay)
-
-    def enqueue() -> None:
-        try:
-            celery_client(settings).send_task(REFRESH_TABLES_TASK, args=args, countdown=countdown)
-        except Exception:  # the daily refresh still reads them
-            log.exception("could not queue the refresh of %s", args)
-
-    run_after_commit(session, enqueue)
+    enqueue_after_commit(
+        session,
+        settings,
+        REFRESH_TABLES_TASK,
+        [instance_id, tables],
+        countdown=max(0.0, delay),
+        otherwise="the daily refresh still reads them",
+    )
 
 
 def stored_documents(
@@ -295,7 +290,8 @@ def refresh_tables(
     session on the instance's server.
 
     Raises:
-        quanta.instances.service.InstanceNotFound, NoConnection: no such instance, no DSN.
+        quanta.instances.service.InstanceNotFound, NoConnection, InstanceUnreachable: no
+            such instance, no DSN, a DSN that cannot be used.
         quanta.monitored.MonitoredError: the server is unreachable or refused a read.
     """
     now = now or utcnow()
@@ -308,7 +304,7 @@ def refresh_tables(
         return SnapshotRefresh(fresh=fresh)
     instance = find_instance(session=session, instance_id=instance_id)
     snapshot = schema_snapshot(
-        connection_options(settings, instance), stale, settings=monitored_settings(settings)
+        require_connection(settings, instance), stale, settings=monitored_settings(settings)
     )
     server = snapshot["server"]
     changed: list[str] = []

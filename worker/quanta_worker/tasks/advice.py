@@ -8,9 +8,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from quanta.advice import service, work
 from quanta.audit.service import Actor
 from quanta.core.config import get_settings
-from quanta.core.crypto import SecretUnreadable
 from quanta.core.db import session_scope, utcnow
-from quanta.core.mysql import InvalidDsn
 from quanta.core.tasks import (
     ADVISE_HOT_TASK,
     ADVISE_QUERY_TASK,
@@ -32,9 +30,8 @@ EXPECTED_FAILURES = (
     service.InstanceNotFound,
     service.NoConnection,
     service.QueryNotFound,
+    service.InstanceUnreachable,
     MonitoredError,
-    InvalidDsn,
-    SecretUnreadable,
 )
 
 
