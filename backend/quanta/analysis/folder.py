@@ -113,6 +113,7 @@ class MinuteFolder:
 
     __slots__ = (
         "_absorbed",
+        "_absorbed_tags",
         "_classes",
         "_extended",
         "_fingerprinter",
@@ -133,6 +134,10 @@ class MinuteFolder:
         self._rng = rng
         self._metrics = extended
         self._absorbed: dict[str, int] = {}  # per class, the entries whose dicts are summed
+        # The tags of the statements absorbed, until their fold: both key by them, and
+        # reading them twice cost a Percona log's import (marginalia on a third of its
+        # statements) a seventh of the agent's CPU.
+        self._absorbed_tags: dict[str, str] = {}
         self.groups: dict[str, list[list[Any]]] = {}
         self._classes: dict[str, tuple[str, list[list[Any]]]] = {}
         # Per (query_id, schema, user, host, minute, tags), a BucketKey's fields as a tuple
@@ -206,6 +211,7 @@ class MinuteFolder:
                 (query_id, n) for n, i in enumerate(kept) if (query_id, i) in truncated
             )
             self._absorbed[query_id] = len(kept)
+        self._absorbed_tags.clear()
         if before is None:
             self._extended.clear()
         else:
@@ -252,8 +258,9 @@ class MinuteFolder:
         if None in times:
             raise ValueError("event without a timestamp")
         # Tags from each statement's comments; most have none, which costs a substring test.
+        absorbed = self._absorbed_tags
         keys = [
-            (_minute(ts), db or "", user or "", host or "", tags_of(query))
+            (_minute(ts), db or "", user or "", host or "", absorbed.get(query) or tags_of(query))
             for ts, db, user, host, query in zip(
                 times, columns[7], columns[8], columns[9], columns[0], strict=True
             )
@@ -323,13 +330,14 @@ class MinuteFolder:
             for i in range(start, len(attributes)):
                 event_attributes = attributes[i]
                 if event_attributes:
+                    tags = self._absorbed_tags[queries[i]] = tags_of(queries[i])
                     key = (
                         query_id,
                         databases[i] or "",
                         users[i] or "",
                         hosts[i] or "",
                         _minute(times[i]),
-                        tags_of(queries[i]),
+                        tags,
                     )
                     sums = self._extended.setdefault(key, {})
                     for name, value in metrics(event_attributes).items():
