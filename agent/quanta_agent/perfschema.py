@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -345,17 +345,9 @@ def split_by_tags(delta: DigestDelta, statements: Iterable[HistoryStatement]) ->
                     old = rest_buckets[b.low]
                     rest_buckets[b.low] = Bucket(old.low, old.high, old.count - b.count)
         waits = [s.counters.get("SUM_TIMER_WAIT", 0) for s in group]
+        extremes = {"MIN_TIMER_WAIT": min(waits), "MAX_TIMER_WAIT": max(waits)}
         tagged.append(
-            DigestDelta(
-                row=delta.row,
-                counters=counters,
-                interval_start=delta.interval_start,
-                interval_end=delta.interval_end,
-                reset=delta.reset,
-                histogram=histogram,
-                tags=tags,
-                extremes={"MIN_TIMER_WAIT": min(waits), "MAX_TIMER_WAIT": max(waits)},
-            )
+            replace(delta, counters=counters, histogram=histogram, tags=tags, extremes=extremes)
         )
     if rest.get("COUNT_STAR", 0) <= 0:
         return tagged
@@ -364,15 +356,7 @@ def split_by_tags(delta: DigestDelta, statements: Iterable[HistoryStatement]) ->
         histogram = _checked_histogram(
             [b for b in rest_buckets.values() if b.count != 0], rest["COUNT_STAR"]
         )
-    untagged = DigestDelta(
-        row=delta.row,
-        counters=rest,
-        interval_start=delta.interval_start,
-        interval_end=delta.interval_end,
-        reset=delta.reset,
-        histogram=histogram,
-    )
-    return [untagged, *tagged]
+    return [replace(delta, counters=rest, histogram=histogram), *tagged]
 
 
 def _measured(group: list[HistoryStatement], columns: Iterable[str]) -> dict[str, int]:
