@@ -45,6 +45,7 @@ from quanta.queries.models import (
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
     ClassAdmission,
+    InstanceTotalsDay,
     MetricModel,
     QueryBucketHour,
     QueryBucketMinute,
@@ -569,6 +570,18 @@ def schemas_of_instance(session: Session, instance_id: int, since: datetime) -> 
     return sorted(names)
 
 
+def has_source_data(session: Session, instance_id: int, source: str) -> bool:
+    """Whether any data of ``source`` is stored for the instance: totals of a retained day,
+    or minutes (whose day may not be rolled up yet)."""
+    for model in (InstanceTotalsDay, QueryBucketMinute):
+        found = select(model.instance_id).where(
+            model.instance_id == instance_id, model.source == source
+        )
+        if session.scalar(found.limit(1)) is not None:
+            return True
+    return False
+
+
 def own_query_ids() -> Select[Any]:
     """The query ids of Quanta's own statements (EXPLAIN, probes, polls: see
     quanta.analysis.own), as a subquery: the one definition top lists, impact views and
@@ -799,17 +812,6 @@ def query_tag_strings(
         )
         found.update((row.query_id, row.instance_id, row.tags) for row in session.execute(stmt))
     return found
-
-
-def instance_labels(session: Session) -> dict[int, dict[str, str]]:
-    """Every labelled instance's labels by id."""
-    rows = session.execute(select(Instance.id, Instance.labels))
-    return {row.id: dict(row.labels) for row in rows if row.labels}
-
-
-def instance_names(session: Session) -> dict[int, str]:
-    """Every instance's name by id."""
-    return {row.id: row.name for row in session.execute(select(Instance.id, Instance.name))}
 
 
 def examples(

@@ -26,6 +26,7 @@ from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
+from quanta.instances import service as instances_service
 from quanta.queries import repository
 from quanta.queries.models import QueryClass
 from quanta.queries.schemas import (
@@ -630,8 +631,8 @@ def _sums_by_dimension(
     host, ``tag:KEY`` per tag key (buckets with that tag only), and with ``labels``
     ``label:KEY`` per instance label key. One scan grouped by all of them, added up here: a
     scan per dimension read the buckets once per dimension."""
-    names = repository.instance_names(session)
-    labelled = repository.instance_labels(session) if labels else {}
+    names = instances_service.instance_names_by_id(session=session)
+    labelled = instances_service.instance_labels_by_id(session=session) if labels else {}
     columns = ["instance_id", *(DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS), "tags"]
     sums: dict[str, dict[str, tuple[int, float]]] = {
         d: {} for d in ("instance", *BREAKDOWN_DIMENSIONS)
@@ -681,6 +682,11 @@ def impact_buckets(
 def schemas_of_instance(*, session: Session, instance_id: int, since: datetime) -> list[str]:
     """The schemas (databases) the instance's statements ran in since ``since``, sorted."""
     return repository.schemas_of_instance(session, instance_id, since)
+
+
+def has_source_data(*, session: Session, instance_id: int, source: str) -> bool:
+    """Whether any data of ``source`` (a query source) is stored for the instance."""
+    return repository.has_source_data(session, instance_id, source)
 
 
 def query_slots(
