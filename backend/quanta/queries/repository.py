@@ -840,6 +840,20 @@ def examples(
     return found
 
 
+def latest_example_rows(session: Session, query_id: str, instance_id: int, limit: int) -> list[Any]:
+    """The newest ``limit`` example rows of a query on an instance, of the minute table and
+    of the rolled-up one each (unordered between the two)."""
+    rows: list[Any] = []
+    for model in (QueryExampleMinute, QueryExample):
+        rows += session.scalars(
+            select(model)
+            .where(model.query_id == query_id, model.instance_id == instance_id)
+            .order_by(model.bucket_start.desc())
+            .limit(limit)
+        )
+    return rows
+
+
 def delete_buckets_before(session: Session, model: MetricModel, cutoff: datetime) -> int:
     """Delete a resolution's buckets older than ``cutoff``; returns how many. Minute rows
     whose roll-up is pending stay until it is done."""
@@ -1003,6 +1017,21 @@ def latest_minute(session: Session, instance_id: int) -> datetime | None:
         t.instance_id == instance_id, t.source == primary.scalar_subquery()
     )
     return session.scalar(stmt)
+
+
+def first_seen_among(
+    session: Session, query_ids: Sequence[str], instance_ids: Sequence[int]
+) -> dict[str, datetime]:
+    """When each of ``query_ids`` was first seen on any of ``instance_ids``."""
+    out: dict[str, datetime] = {}
+    for chunk in chunks(list(query_ids), IN_CHUNK):
+        stmt = (
+            select(QueryInstance.query_id, func.min(QueryInstance.first_seen))
+            .where(QueryInstance.query_id.in_(chunk), QueryInstance.instance_id.in_(instance_ids))
+            .group_by(QueryInstance.query_id)
+        )
+        out.update((query_id, seen) for query_id, seen in session.execute(stmt))
+    return out
 
 
 def instance_first_seen(session: Session, instance_id: int) -> datetime | None:
