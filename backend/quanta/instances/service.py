@@ -96,8 +96,9 @@ def require_connection(settings: Settings, instance: Instance) -> ConnectionOpti
     InstanceUnreachable when it cannot be used."""
     if instance.dsn_encrypted is None:
         raise NoConnection(
-            f"Instance '{instance.name}' has no DSN: an admin registers one with "
-            f'PATCH /api/v1/instances/{instance.id} {{"dsn": "mysql://user:pass@host:3306/"}}.'
+            f"Instance '{instance.name}' has no DSN, so Quanta cannot reach its server: an "
+            f"admin registers a read-only account with PATCH /api/v1/instances/{instance.id} "
+            '{"dsn": "mysql://quanta_ro:PASSWORD@host:3306/"}.'
         )
     return _usable(settings, instance, instance.dsn_encrypted, "dsn")
 
