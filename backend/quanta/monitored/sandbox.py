@@ -1,7 +1,7 @@
 """The suggestion sandbox's session: the one session Quanta writes through.
 
 A sandbox is a separate scratch server an admin registered for an instance: suggested
-indexes are tried there on copies of the tables (:mod:`quanta.advice.validate`). Its
+indexes are tried there on copies of the tables (:mod:`quanta.advice.validate_index`). Its
 session is a :class:`~quanta.monitored.connection.GuardedSession` like every session on a
 customer server: the same sql_mode (so the server lexes text as the guard does), the same
 limits written into every statement (time, metadata-lock wait, join search depth), the same

@@ -26,6 +26,7 @@ from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
+from quanta.instances import service as instances_service
 from quanta.queries import repository
 from quanta.queries.models import QueryClass
 from quanta.queries.schemas import (
@@ -443,6 +444,41 @@ def query_examples(
     return QueryExamples(query_id=query_id, examples=ranked[:limit])
 
 
+# Newest example buckets looked at for the latest usable statement: enough to get past a
+# run of truncated ones, bounded so a long-lived query does not read all of its history.
+EXAMPLE_ROWS_SCANNED = 50
+
+
+@dataclass(frozen=True, slots=True)
+class StoredExample:
+    """One stored statement of a query: its text, database, time and whether it is usable
+    for EXPLAIN (full literals, not truncated)."""
+
+    text: str
+    schema_name: str
+    ts: datetime
+    literals: str
+    truncated: bool
+
+
+def latest_examples(*, session: Session, query_id: str, instance_id: int) -> list[StoredExample]:
+    """The stored statements of a query on an instance as stored (not redacted: for the
+    use cases that send one to the instance's own servers), newest first."""
+    rows = repository.latest_example_rows(session, query_id, instance_id, EXAMPLE_ROWS_SCANNED)
+    found = [
+        StoredExample(
+            text=getattr(row, f"{kind}_text"),
+            schema_name=getattr(row, f"{kind}_schema"),
+            ts=getattr(row, f"{kind}_ts"),
+            literals=getattr(row, f"{kind}_literals"),
+            truncated=getattr(row, f"{kind}_truncated"),
+        )
+        for row in rows
+        for kind in ("slowest", "sampled")
+    ]
+    return sorted(found, key=lambda e: e.ts, reverse=True)
+
+
 def filter_values(
     *, session: Session, settings: Settings, window: TimeWindow, flt: BucketFilter
 ) -> Filters:
@@ -630,8 +666,8 @@ def _sums_by_dimension(
     host, ``tag:KEY`` per tag key (buckets with that tag only), and with ``labels``
     ``label:KEY`` per instance label key. One scan grouped by all of them, added up here: a
     scan per dimension read the buckets once per dimension."""
-    names = repository.instance_names(session)
-    labelled = repository.instance_labels(session) if labels else {}
+    names = instances_service.instance_names_by_id(session=session)
+    labelled = instances_service.instance_labels_by_id(session=session) if labels else {}
     columns = ["instance_id", *(DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS), "tags"]
     sums: dict[str, dict[str, tuple[int, float]]] = {
         d: {} for d in ("instance", *BREAKDOWN_DIMENSIONS)
@@ -683,6 +719,11 @@ def schemas_of_instance(*, session: Session, instance_id: int, since: datetime) 
     return repository.schemas_of_instance(session, instance_id, since)
 
 
+def has_source_data(*, session: Session, instance_id: int, source: str) -> bool:
+    """Whether any data of ``source`` (a query source) is stored for the instance."""
+    return repository.has_source_data(session, instance_id, source)
+
+
 def query_slots(
     *,
     session: Session,
@@ -720,6 +761,14 @@ def latest_minute(*, session: Session, instance_id: int) -> datetime | None:
 def instance_first_seen(*, session: Session, instance_id: int) -> datetime | None:
     """When the instance's first statement was seen (None: never)."""
     return repository.instance_first_seen(session, instance_id)
+
+
+def first_seen(
+    *, session: Session, query_ids: Sequence[str], instance_ids: Sequence[int]
+) -> dict[str, datetime]:
+    """When each of ``query_ids`` was first seen on any of ``instance_ids`` (those never
+    seen there are left out)."""
+    return repository.first_seen_among(session, query_ids, instance_ids)
 
 
 def fingerprints(*, session: Session, query_ids: Sequence[str]) -> dict[str, str]:
