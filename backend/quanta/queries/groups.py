@@ -30,6 +30,7 @@ from quanta.queries.service import (
     UnknownSortKey,
     merged_histograms,
     row_figures,
+    sparkline,
 )
 from quanta.queries.window import (
     DIMENSION_COLUMNS,
@@ -212,10 +213,7 @@ def _load_series(
     ):
         by_value[value if value_of is None else value_of(value)].append((start, query_time))
     return {
-        value: [
-            SparkPoint.model_construct(ts=ts, load=load)
-            for ts, load in load_series(by_value[value], slots, width_at(segments))
-        ]
+        value: sparkline(load_series(by_value[value], slots, width_at(segments)))
         for value in values
     }
 
