@@ -26,7 +26,7 @@ from quanta.advice import service
 from quanta.advice.models import Suggestion
 from quanta.advice.validate import SandboxSession
 from quanta.analysis.sqlkind import classify_statement
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.audit.models import AuditEntry
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt

@@ -104,6 +104,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from quanta.analysis.sqltext import quote_ident, unquote_ident
+
 __all__ = ["edge_comments", "fingerprint", "query_id", "quote_name"]
 
 # One alternative per token class, the most frequent first; possessive quantifiers because a
@@ -547,7 +549,7 @@ def _normalise(tokens: list[str]) -> tuple[list[str], list[int]]:
             if not (  # the common case, kept inline for speed: `orders`
                 token[-1] == "`" and _PLAIN_NAME_RE.fullmatch(name) and name not in _ALWAYS_QUOTED
             ):
-                name = quote_name(_unquote(token))
+                name = quote_name(unquote_ident(token))
             _push_name(texts, kinds, name)
         elif first == _C_DOT and len(token) > 1:
             if token == "..." and i == count and not _continues_list(texts, kinds):
@@ -672,14 +674,6 @@ def _user_variable_before_comma(texts: list[str], kinds: list[int]) -> bool:
     )
 
 
-def _unquote(token: str) -> str:
-    """Return the name a backticked token stands for (an unclosed one runs to the end)."""
-    body = token[1:]
-    if (len(body) - len(body.rstrip("`"))) % 2:  # inner backticks are doubled: odd = closed
-        body = body[:-1]
-    return body.replace("``", "`")
-
-
 def quote_name(name: str) -> str:
     """Return a quoted name (lower case, unquoted) as the fingerprint writes it.
 
@@ -692,7 +686,7 @@ def quote_name(name: str) -> str:
     """
     if _reads_back_as_name(name):
         return name
-    return "`" + name.replace("`", "``") + "`"
+    return quote_ident(name, lenient=True)  # a fingerprint is never sent: any character
 
 
 def _reads_back_as_name(name: str) -> bool:

@@ -143,7 +143,7 @@ def _block_comments(sql: str) -> list[str]:
     return found + trailing[::-1]
 
 
-# The server's whitespace (quanta.analysis.sqllexer.WHITESPACE); and ";" ending a statement.
+# The server's whitespace (quanta.analysis.sqltext.spec.WHITESPACE); and ";" ending a statement.
 _SPACE = " \t\n\r\x0b\x0c"
 _TRAILING = _SPACE + ";"
 

@@ -1,0 +1,184 @@
+"""The one lexical specification of SQL text (quanta.analysis.sqltext): quoting names, the
+rules as functions, and the regular-expression fast paths built from them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from quanta.analysis.sqltext import (
+    LexRefusal,
+    SqlMode,
+    TokenKind,
+    lex,
+    quote_ident,
+    unquote_ident,
+)
+from quanta.analysis.sqltext.spec import (
+    CommentKind,
+    block_comment_end,
+    block_comment_kind,
+    dash_starts_comment,
+    line_comment_end,
+    quoted_end,
+)
+
+# -- quote_ident / unquote_ident -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "quoted"),
+    [
+        ("orders", "`orders`"),
+        ("shop-prod", "`shop-prod`"),
+        ("a`b", "`a``b`"),
+        ("`", "````"),
+        ("``x``", "`````x`````"),
+        ("a b", "`a b`"),
+        ("db.t1", "`db.t1`"),
+        ("", "``"),
+        ("café", "`café`"),
+        ("表", "`表`"),
+        ("emoji😀", "`emoji😀`"),
+        ('it\'s "x"', '`it\'s "x"`'),
+        ("a\\b", "`a\\b`"),
+    ],
+)
+def test_quote_ident(name: str, quoted: str) -> None:
+    assert quote_ident(name) == quoted
+    assert quote_ident(name, lenient=True) == quoted
+    assert unquote_ident(quoted) == name
+
+
+def test_quote_ident_refuses_nul_unless_lenient() -> None:
+    with pytest.raises(LexRefusal, match="NUL"):
+        quote_ident("a\x00b")
+    assert quote_ident("a\x00b", lenient=True) == "`a\x00b`"
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("orders", "orders"),  # not quoted: as it is
+        ("`t``1`", "t`1"),
+        ("`cut", "cut"),  # a truncated statement: runs to the end
+        ("`cut``", "cut`"),  # the doubled backtick is no closing one
+        ("`a```", "a`"),
+        ("``", ""),
+        ("`", ""),
+    ],
+)
+def test_unquote_ident(text: str, name: str) -> None:
+    assert unquote_ident(text) == name
+
+
+# Names the server can hold: no NUL, no lone surrogate (not sendable as UTF-8).
+SERVER_NAMES = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=20
+)
+
+
+@given(SERVER_NAMES)
+def test_quote_ident_reads_back_as_one_name(name: str) -> None:
+    quoted = quote_ident(name)
+    assert unquote_ident(quoted) == name
+    tokens = lex(f"SELECT {quoted} FROM t")
+    assert [t.kind for t in tokens] == [
+        TokenKind.WORD,
+        TokenKind.QUOTED_NAME,
+        TokenKind.WORD,
+        TokenKind.WORD,
+    ]
+    assert tokens[1].text == quoted
+
+
+# -- sql_mode ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql_mode", "strings", "names", "escapes"),
+    [
+        ("NO_ENGINE_SUBSTITUTION", "'\"", "`", True),
+        ("", "'\"", "`", True),
+        ("ANSI_QUOTES", "'", '`"', True),
+        ("ansi", "'", '`"', True),
+        ("NO_BACKSLASH_ESCAPES,STRICT_TRANS_TABLES", "'\"", "`", False),
+        ("ANSI_QUOTES, NO_BACKSLASH_ESCAPES", "'", '`"', False),
+    ],
+)
+def test_sql_mode(sql_mode: str, strings: str, names: str, escapes: bool) -> None:
+    mode = SqlMode.parse(sql_mode)
+    assert (mode.string_quotes, mode.name_quotes) == (strings, names)
+    assert mode.escapes("'") is escapes
+    assert mode.escapes("`") is False
+    assert mode.escapes('"') is (escapes and '"' in strings)
+
+
+# -- the rules as functions ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "escapes", "end"),
+    [
+        ("'abc' x", True, 5),
+        ("'it''s' x", True, 7),
+        ("'a\\'b' x", True, 6),
+        ("'a\\'b' x", False, 4),  # NO_BACKSLASH_ESCAPES: the backslash is a character
+        ("'a\\\\' x", True, 5),
+        ("'unclosed", True, None),
+        ("'ends in backslash\\", True, None),
+        ("'ends in a doubled quote''", True, None),
+        ("`a``b` c", False, 6),
+        ("`a\\`", False, 4),  # no escapes in names
+        ('"a""b" c', True, 6),
+    ],
+)
+def test_quoted_end(sql: str, escapes: bool, end: int | None) -> None:
+    assert quoted_end(sql, 0, escapes=escapes) == end
+
+
+@pytest.mark.parametrize(
+    ("sql", "comment"),
+    [
+        ("--", True),
+        ("-- x", True),
+        ("--\tx", True),
+        ("--\nx", True),
+        ("--\x01x", True),  # a control character
+        ("--\x7fx", True),
+        ("--x", False),
+        ("--1", False),
+        ("--\xa0x", False),  # not the server's whitespace
+        ("--\u3000x", False),
+        ("- -", False),
+    ],
+)
+def test_dash_starts_comment(sql: str, comment: bool) -> None:
+    assert dash_starts_comment(sql, 0) is comment
+
+
+def test_comment_ends() -> None:
+    assert line_comment_end("# a\rb\nc", 0) == 6  # "\r" does not end it
+    assert line_comment_end("-- a", 0) == 4
+    assert block_comment_end("/* a /* b */ c */", 0) == 12  # no nesting
+    assert block_comment_end("/*/ x", 0) is None
+    assert block_comment_end("/**/", 0) == 4
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind"),
+    [
+        ("/* x */", CommentKind.PLAIN),
+        ("/**/", CommentKind.PLAIN),
+        ("/*! x */", CommentKind.EXECUTABLE),
+        ("/*!50100 x */", CommentKind.EXECUTABLE),
+        ("/*M! x */", CommentKind.EXECUTABLE),
+        ("/*M!100100 x */", CommentKind.EXECUTABLE),
+        ("/*m! x */", CommentKind.EXECUTABLE),
+        ("/*+ BKA(t) */", CommentKind.HINT),
+        ("/*M x */", CommentKind.PLAIN),
+    ],
+)
+def test_block_comment_kind(sql: str, kind: CommentKind) -> None:
+    assert block_comment_kind(sql, 0) is kind
