@@ -3,10 +3,14 @@ rules as functions, and the regular-expression fast paths built from them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from quanta.analysis.fingerprint import _TOKEN_RE as FINGERPRINT_TOKEN_RE
+from quanta.analysis.redact import _TOKEN_RE as REDACTION_TOKEN_RE
 from quanta.analysis.sqltext import (
     LexRefusal,
     SqlMode,
@@ -15,6 +19,7 @@ from quanta.analysis.sqltext import (
     quote_ident,
     unquote_ident,
 )
+from quanta.analysis.sqltext.lenient import SpanKind, scan
 from quanta.analysis.sqltext.spec import (
     CommentKind,
     block_comment_end,
@@ -23,6 +28,8 @@ from quanta.analysis.sqltext.spec import (
     line_comment_end,
     quoted_end,
 )
+from tests.analysis.test_fingerprint import load_cases
+from tests.helpers import parse_yaml
 
 # -- quote_ident / unquote_ident -----------------------------------------------------------
 
@@ -75,7 +82,7 @@ def test_unquote_ident(text: str, name: str) -> None:
 
 # Names the server can hold: no NUL, no lone surrogate (not sendable as UTF-8).
 SERVER_NAMES = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=20
+    st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=20
 )
 
 
@@ -182,3 +189,101 @@ def test_comment_ends() -> None:
 )
 def test_block_comment_kind(sql: str, kind: CommentKind) -> None:
     assert block_comment_kind(sql, 0) is kind
+
+
+# -- the fast paths agree with the spec on the corpora -------------------------------------
+#
+# The fingerprint and redaction scan a statement with one regular expression each, built from
+# the spec's fragments (quoted_pattern, the comment patterns). On every statement of the
+# corpora they must find the strings, quoted names and comments the spec's own scan finds.
+
+DATA = Path(__file__).parent / "data"
+_YAML_CORPORA = (
+    "hostile_statements.yaml",
+    "benign_statements.yaml",
+    "sqlkind.yaml",
+    "redaction.yaml",
+    "tags.yaml",
+    "own_statements.yaml",
+)
+_TEXT_KEYS = ("sql", "redacted", "explained", "text")
+_EXTRA = (
+    "SELECT 1 --\x01 x\nFROM t",  # a control character after -- : a comment
+    "SELECT 1 --\xa0 x",  # U+00A0 is no whitespace to the server: no comment
+    "SELECT 1 --\u3000 , 'a'",
+    "SELECT 1 --\x7f 'x",
+    "SELECT `a``b`, 'it''s', \"q\\\"\" /*! 50100 x */ /*M!100100 y */ /*+ BKA(t) */ # end",
+    "SELECT 'unclosed",
+    "SELECT `unclosed",
+    "SELECT 1 /* unclosed",
+    "SELECT 'a\\",
+    "SELECT _utf8mb4'x' , N'y', x'4142', b'01' --",
+)
+
+
+def corpus() -> list[str]:
+    """Every statement of the corpora (and the expected fingerprints, statements too)."""
+    texts: list[str] = list(_EXTRA)
+    for name in _YAML_CORPORA:
+        for case in parse_yaml((DATA / name).read_text(encoding="utf-8")):
+            texts += (case[key] for key in _TEXT_KEYS if isinstance(case.get(key), str))
+    for name in ("fingerprints.txt", "quoted_names.txt"):
+        for case in load_cases(DATA / name):
+            texts += (case.sql, case.expected)
+    return texts
+
+
+CORPUS = corpus()
+_QUOTES = "'\""
+
+
+def _spec_spans(sql: str) -> list[tuple[str, int, int]]:
+    kinds = {SpanKind.HINT: SpanKind.COMMENT}
+    return [(kinds.get(s.kind, s.kind).value, s.start, s.end) for s in scan(sql)]
+
+
+def _span_of(token: str, start: int) -> tuple[str, int, int] | None:
+    """The spec's span of a fast-path token, or None for a token that is none."""
+    end = start + len(token)
+    if token.startswith("/*"):
+        kind = block_comment_kind(token, 0)
+        return ("executable" if kind is CommentKind.EXECUTABLE else "comment", start, end)
+    if token.startswith(("#", "--")):
+        return ("comment", start, end)
+    if token.startswith("`"):
+        return ("name", start, end)
+    quote = min((i for i in (token.find(q) for q in _QUOTES) if i >= 0), default=-1)
+    if quote >= 0 and not token.startswith("$"):  # x'..' N'..' _utf8'..': from the quote
+        return ("string", start + quote, end)
+    return None
+
+
+def _fingerprint_spans(sql: str) -> list[tuple[str, int, int]]:
+    spans = (_span_of(m.group(1), m.start(1)) for m in FINGERPRINT_TOKEN_RE.finditer(sql))
+    return [span for span in spans if span is not None]
+
+
+def _redaction_spans(sql: str) -> list[tuple[str, int, int]]:
+    spans = []
+    for match in REDACTION_TOKEN_RE.finditer(sql):
+        kind = match.lastgroup
+        if kind in ("exec", "comment", "str", "name", "hex"):
+            span = _span_of(match.group(kind), match.start(kind))
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
+def test_corpus_is_large() -> None:
+    assert len(CORPUS) > 900
+
+
+@pytest.mark.parametrize("sql", CORPUS)
+def test_fingerprint_tokenizer_agrees_with_the_spec(sql: str) -> None:
+    text = sql.lower()  # the fingerprint reads lower-cased text
+    assert _fingerprint_spans(text) == _spec_spans(text)
+
+
+@pytest.mark.parametrize("sql", CORPUS)
+def test_redaction_tokenizer_agrees_with_the_spec(sql: str) -> None:
+    assert _redaction_spans(sql) == _spec_spans(sql)

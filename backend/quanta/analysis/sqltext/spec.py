@@ -197,7 +197,7 @@ def block_comment_kind(sql: str, position: int) -> CommentKind:
 # re.DOTALL; possessive where a token never gives characters back.
 BLOCK_COMMENT_PATTERN = r"/\*.*?(?:\*/|\Z)"
 """A ``/* */`` comment; unclosed, it runs to the end (lenient)."""
-EXECUTABLE_OPENER_PATTERN = r"/\*[mM]?!\d*+"
+EXECUTABLE_OPENER_PATTERN = r"/\*[mM]?![0-9]*+"
 """The opener of an executable comment, with its version: the text after it is read on."""
 HASH_COMMENT_PATTERN = r"\#[^\n]*+"
 """A ``#`` comment, its newline not included."""
@@ -219,7 +219,9 @@ def quoted_pattern(quote: str, *, escapes: bool, closed: bool = True) -> str:
         '`[^`]*+(?:``[^`]*+)*+`?'
     """
     if escapes:
-        body = rf"{quote}[^{quote}\\]*+(?:(?:\\.|{quote}{quote})[^{quote}\\]*+)*+"
+        # Unclosed, a backslash ending the text is the string's too (quoted_end reads it so).
+        escape = r"\\." if closed else r"\\.?"
+        body = rf"{quote}[^{quote}\\]*+(?:(?:{escape}|{quote}{quote})[^{quote}\\]*+)*+"
     else:
         body = rf"{quote}[^{quote}]*+(?:{quote}{quote}[^{quote}]*+)*+"
     return body + (quote if closed else f"{quote}?")
