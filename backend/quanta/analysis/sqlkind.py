@@ -43,7 +43,7 @@ from quanta.analysis.sqlfunctions import (
     PAREN_KEYWORDS,
     SUBQUERY_QUANTIFIERS,
 )
-from quanta.analysis.sqltext import LexRefusal, Token, TokenKind, lex
+from quanta.analysis.sqltext import LexRefusal, Token, TokenKind, lex, unquote_ident
 
 __all__ = [
     "Classification",
@@ -342,7 +342,7 @@ def _name(token: Token) -> str | None:
     if token.kind is TokenKind.WORD:
         return token.text
     if token.kind is TokenKind.QUOTED_NAME:
-        return token.text[1:-1].replace("``", "`")
+        return unquote_ident(token.text)
     return None
 
 
