@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from quanta.analysis.fingerprint import _TOKEN_RE as FINGERPRINT_TOKEN_RE
+from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.redact import _TOKEN_RE as REDACTION_TOKEN_RE
+from quanta.analysis.redact import redact
 from quanta.analysis.sqltext import (
     LexRefusal,
     SqlMode,
@@ -287,3 +289,38 @@ def test_fingerprint_tokenizer_agrees_with_the_spec(sql: str) -> None:
 @pytest.mark.parametrize("sql", CORPUS)
 def test_redaction_tokenizer_agrees_with_the_spec(sql: str) -> None:
     assert _redaction_spans(sql) == _spec_spans(sql)
+
+
+# -- the readings the spec changed in the fast paths (issue 46) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        # "--" before a control character or DEL is a comment on the server
+        ("SELECT a --\x01 b\nFROM t", "select a from t"),
+        ("SELECT a --\x7f b\nFROM t", "select a from t"),
+        # ... and before U+00A0 or U+3000 (Python's whitespace, not the server's) it is not
+        ("SELECT a --\xa0b FROM t", "select a - -b from t"),
+        ("SELECT a --\u3000 b FROM t", "select a - -b from t"),
+        # an unclosed string ending in a backslash runs to the end: one literal
+        ("SELECT * FROM t WHERE note = 'abc\\", "select * from t where note=?"),
+    ],
+)
+def test_fingerprint_reads_comments_and_strings_by_the_spec(sql: str, expected: str) -> None:
+    assert fingerprint(sql) == expected
+
+
+@pytest.mark.parametrize(
+    ("sql", "redacted"),
+    [
+        ("CREATE USER u IDENTIFIED BY 'abc\\", "CREATE USER u IDENTIFIED BY '<redacted>'"),
+        (
+            "CREATE USER u IDENTIFIED BY 'sekret' --\xa0 x",
+            "CREATE USER u IDENTIFIED BY '<redacted>' --\xa0 x",
+        ),
+        ("SELECT 1 --\x01 IDENTIFIED BY 'x'", "SELECT 1 --\x01 IDENTIFIED BY 'x'"),  # a comment
+    ],
+)
+def test_redaction_reads_comments_and_strings_by_the_spec(sql: str, redacted: str) -> None:
+    assert redact(sql) == redacted
