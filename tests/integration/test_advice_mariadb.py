@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from quanta.advice import service
 from quanta.advice.models import Suggestion
 from quanta.analysis.sqlkind import classify_statement
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.audit.models import AuditEntry
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt

@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 from quanta.analysis.fingerprint import edge_comments
 from quanta.analysis.fingerprinter import literal_mask
+from quanta.analysis.sqltext.spec import WHITESPACE, CommentKind, block_comment_kind
 
 __all__ = [
     "DEFAULT_TAG_KEYS",
@@ -166,8 +167,8 @@ def _lone_trailing_comment(sql: str) -> str | None:
     return sql[start:end]
 
 
-# The server's whitespace (quanta.analysis.sqllexer.WHITESPACE); and ";" ending a statement.
-_SPACE = " \t\n\r\x0b\x0c"
+# The server's whitespace; and ";" ending a statement.
+_SPACE = "".join(sorted(WHITESPACE))
 _TRAILING = _SPACE + ";"
 
 
@@ -180,8 +181,7 @@ def _skip_space(sql: str, position: int) -> int:
 def _plain_opener(sql: str, position: int) -> bool:
     """The ``/*`` at ``position`` opens a comment that leaves no trace (not ``/*!``,
     ``/*M!`` or a ``/*+`` hint)."""
-    third = sql[position + 2 : position + 4]
-    return not third.startswith(("!", "+")) and third.upper() != "M!"
+    return block_comment_kind(sql, position) is CommentKind.PLAIN
 
 
 def tags_of(sql: str) -> str:

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 
 from quanta.analysis.sqlkind import plain_select_refusal, show_refusal
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.monitored.errors import StatementRefused
 
 __all__ = [
