@@ -39,6 +39,7 @@ from quanta.advice.table_copy import SandboxCopy, sandbox_copy
 from quanta.analysis.advisor import AdviceColumn
 from quanta.analysis.advisor.engine import index_ddl, quote_name
 from quanta.analysis.sqlkind import classify_statement
+from quanta.analysis.sqltext import unquote_ident
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.sandbox import SandboxRefused
 
@@ -61,7 +62,7 @@ class Candidate:
     def index_name(self) -> str:
         """The index name the DDL adds."""
         match = _ADD_INDEX_RE.search(self.ddl)
-        return match.group(1).strip("`").replace("``", "`") if match else "quanta_candidate"
+        return unquote_ident(match.group(1)) if match else "quanta_candidate"
 
 
 def validate_indexes(
