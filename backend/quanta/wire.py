@@ -1,6 +1,15 @@
-"""The ingest wire format: what agents POST to /api/v1/ingest."""
+"""The ingest wire format: what agents POST to /api/v1/ingest, one definition for both ends.
 
-import base64
+The agent builds its batches from these models and the server validates them with the same
+ones (``quanta.ingest.schemas`` derives its request model from :class:`IngestBatchIn`,
+adding only the server's rules for instance names and labels). A leaf: it imports pydantic
+and ``quanta.analysis`` only, so the agent uses it without the server's dependencies.
+
+The agent does not validate what it builds: it fills the models with
+``model_construct`` (no validation, no copy) and writes them with :func:`encode_json`;
+the server validates. JSON on the wire is what ``json.dumps`` writes of the members set.
+"""
+
 import binascii
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
@@ -35,8 +44,6 @@ from quanta.analysis.histogram import LatencyHistogram
 from quanta.analysis.metrics import MAX_COUNTER, MAX_STATEMENT_SECONDS, METRICS, Metric
 from quanta.analysis.sources import SourceName
 from quanta.analysis.tags import MAX_TAGS_CHARS
-from quanta.core.names import InstanceName, Labels
-from quanta.ingest.models import BatchStatus
 
 MAX_QUERY_CHARS = 1_000_000
 
@@ -150,10 +157,17 @@ def _decode_histogram(value: object) -> LatencyHistogram:
     return histogram
 
 
+def _encode_histogram(value: LatencyHistogram | bytes) -> str:
+    """A histogram's base64 byte form; the agent's folder gives the bytes themselves (it
+    never builds the object), the server a LatencyHistogram."""
+    data = value if isinstance(value, bytes) else value.to_bytes()
+    return binascii.b2a_base64(data, newline=False).decode()
+
+
 EncodedHistogram = Annotated[
     LatencyHistogram,
     PlainValidator(_decode_histogram),
-    PlainSerializer(lambda h: base64.b64encode(h.to_bytes()).decode(), return_type=str),
+    PlainSerializer(_encode_histogram, return_type=str),
     WithJsonSchema(
         {
             "type": "string",
@@ -646,7 +660,8 @@ class AgentStatusIn(BaseModel):
     rejected: Counter = Field(
         default=0, description="Batches the server refused for good since it started."
     )
-    labels: Labels | None = Field(
+    # The server narrows it to its rule for labels (quanta.core.names.Labels).
+    labels: dict[str, str] | None = Field(
         default=None,
         description="The instance's labels from the agent's config: they replace the stored "
         "ones when they differ.",
@@ -672,7 +687,8 @@ class IngestBatchIn(BaseModel):
     batch_id: Annotated[
         str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
     ]
-    instance: InstanceName
+    # The server narrows it to its rule for instance names (quanta.core.names.InstanceName).
+    instance: Annotated[str, StringConstraints(min_length=1, max_length=255)]
     source: SourceName = "slowlog"
     examples: ExamplePolicyName = Field(
         default="full",
@@ -779,16 +795,3 @@ class IngestBatchIn(BaseModel):
     def event_count(self) -> int:
         """Statements the batch accounts for: its events, or the counts of its buckets."""
         return len(self.events) or (sum(self.buckets.count) if self.buckets else 0)
-
-
-class IngestBatchOut(BaseModel):
-    """Where a batch is: queued for the worker, or done."""
-
-    batch_id: str
-    status: BatchStatus
-    events: int
-    received_at: datetime
-    processed_at: datetime | None
-    error: str | None = Field(
-        default=None, description="Why the worker could not process it (status failed)."
-    )
