@@ -97,7 +97,16 @@ def _plausible_time(value: datetime) -> datetime:
     return value
 
 
-Timestamp = Annotated[AwareDatetime, AfterValidator(_plausible_time)]
+def _iso_8601(value: datetime) -> str:
+    """A time as the agent has always written it (``datetime.isoformat``: UTC as +00:00)."""
+    return value.isoformat()
+
+
+# Written as isoformat() does, not as pydantic does (UTC as Z): the JSON on the wire stays
+# what agents of every version send.
+_AS_ISOFORMAT = PlainSerializer(_iso_8601, return_type=str, when_used="json")
+Timestamp = Annotated[AwareDatetime, AfterValidator(_plausible_time), _AS_ISOFORMAT]
+MinuteStart = Annotated[AwareDatetime, _AS_ISOFORMAT]
 
 
 class SlowLogEventIn(BaseModel):
@@ -227,7 +236,7 @@ class _SlowLogBucketColumns(BaseModel):
     # Checked against the plausible range once, by its earliest and latest value (see
     # _consistent): an AfterValidator per value was a Python call and a clock read per bucket,
     # on the API and again in the worker.
-    start: Column[AwareDatetime] = Field(description="Starts of the minutes.")
+    start: Column[MinuteStart] = Field(description="Starts of the minutes.")
     db: Column[Dimension]
     user: Column[Dimension]
     host: Column[Dimension]

@@ -20,7 +20,8 @@ def test_a_status_report_says_what_the_source_and_the_delivery_went_through() ->
     assert status.last_error == "the server refused a batch: server refused the batch (422): bad"
     slowlog = health.status("slowlog", interval=60, spooled=(0, 0), dropped=0)
     assert slowlog.read_failing is False
-    assert slowlog.read_at is not None and slowlog.read_at <= datetime.now(UTC)
+    assert slowlog.read_at is not None
+    assert slowlog.read_at <= datetime.now(UTC)
     # A read that works again clears the failure, not the last error.
     health.read("perfschema", None)
     again = health.status("perfschema", interval=60, spooled=(0, 0), dropped=0)

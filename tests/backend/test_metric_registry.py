@@ -17,7 +17,7 @@ from quanta.analysis.metrics import (
     Kind,
 )
 from quanta.analysis.slowlog import SlowLogEvent
-from quanta.ingest import schemas
+from quanta import wire as schemas
 from quanta.queries.models import BUCKET_MODELS, QUERY_TOTALS_MODELS, TOTALS_MODELS
 from quanta.queries.writes import SUM_COLUMNS
 from quanta_agent import aggregates as agent

@@ -10,7 +10,7 @@ from quanta.analysis.sources import (
     QuerySourceName,
     SourceName,
 )
-from quanta.ingest import schemas as ingest_schemas
+from quanta import wire as ingest_schemas
 from quanta.instances import schemas as instances_schemas
 from quanta_agent import checks
 from quanta_agent.config import Source

@@ -20,7 +20,7 @@ from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
 from quanta.core.tasks import ANALYSIS_QUEUE, REFRESH_TABLES_TASK
-from quanta.ingest import schemas as ingest_schemas
+from quanta import wire as ingest_schemas
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
