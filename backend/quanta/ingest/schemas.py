@@ -13,9 +13,10 @@ from quanta.wire import MAX_ROWS_PER_KIND
 __all__ = ["MAX_ROWS_PER_KIND", "AgentStatusIn", "IngestBatchIn", "IngestBatchOut"]
 
 
+# An agent's status report (quanta.wire.AgentStatusIn), its labels held to the rule the
+# instances API applies. The wire model's docstring is the API's description.
 class AgentStatusIn(wire.AgentStatusIn):
-    """An agent's status report (quanta.wire.AgentStatusIn), its labels held to the rule
-    the instances API applies."""
+    __doc__ = wire.AgentStatusIn.__doc__
 
     labels: Labels | None = Field(
         default=None,
@@ -24,9 +25,10 @@ class AgentStatusIn(wire.AgentStatusIn):
     )
 
 
+# A batch as the API takes it (quanta.wire.IngestBatchIn): the instance it names is created
+# by that name, so the name must be one (quanta.core.names.InstanceName).
 class IngestBatchIn(wire.IngestBatchIn):
-    """A batch as the API takes it (quanta.wire.IngestBatchIn): the instance it names is
-    created by that name, so the name must be one (quanta.core.names.InstanceName)."""
+    __doc__ = wire.IngestBatchIn.__doc__
 
     instance: InstanceName
     agent: AgentStatusIn | None = Field(
