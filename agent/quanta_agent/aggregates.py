@@ -35,7 +35,7 @@ from quanta.wire import (
     SlowLogPickIn,
     SlowLogQueryIn,
 )
-from quanta_agent.payload import policy_name
+from quanta_agent.payload import construct_row, policy_name
 from quanta_agent.policy import ExamplePolicy
 
 # Wire field <- the slow-log attribute names that give it, first present wins: the metric
@@ -203,15 +203,14 @@ def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) ->
             fingerprint = batch.queries[query_id].fingerprint
             if policy == ExamplePolicy.MASKED and not fingerprint:
                 continue  # a comment-only entry: its masked example would be empty text
-            picks.append(
-                SlowLogPickIn.model_construct(
-                    query=position[query_id],
-                    start=start,
-                    seen=pick.seen,
-                    slowest=_example(pick.slowest, fingerprint, policy, max_length),
-                    sampled=_example(pick.sampled, fingerprint, policy, max_length),
-                )
-            )
+            fields = {
+                "query": position[query_id],
+                "start": start,
+                "seen": pick.seen,
+                "slowest": _example(pick.slowest, fingerprint, policy, max_length),
+                "sampled": _example(pick.sampled, fingerprint, policy, max_length),
+            }
+            picks.append(construct_row(SlowLogPickIn, fields))
     return SlowLogRows(queries, _bucket_columns(batch), picks)
 
 
@@ -242,10 +241,11 @@ def _example(
     example: Example, fingerprint: str, policy: ExamplePolicy, max_length: int
 ) -> SlowLogExampleIn:
     text = redact(example.query) if policy == ExamplePolicy.FULL else fingerprint
-    return SlowLogExampleIn.model_construct(
-        query=text[:max_length],
-        query_time=example.query_time,
-        ts=example.ts,
-        db=example.schema,
-        truncated=example.truncated or len(text) > max_length,
-    )
+    fields = {
+        "query": text[:max_length],
+        "query_time": example.query_time,
+        "ts": example.ts,
+        "db": example.schema,
+        "truncated": example.truncated or len(text) > max_length,
+    }
+    return construct_row(SlowLogExampleIn, fields)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -27,6 +27,29 @@ GZIP_LEVEL = 1
 def policy_name(policy: ExamplePolicy) -> ExamplePolicyName:
     """The wire's name of an example policy (the enum's values are the wire's names)."""
     return cast(ExamplePolicyName, str(policy.value))
+
+
+Model = TypeVar("Model", bound=BaseModel)
+# BaseModel's slots, set as model_construct sets them.
+_SLOTS: Mapping[str, Any] = vars(BaseModel)
+_set_fields = _SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _SLOTS["__pydantic_extra__"].__set__
+_set_private = _SLOTS["__pydantic_private__"].__set__
+
+
+def construct_row(model: type[Model], fields: dict[str, Any]) -> Model:
+    """``model.model_construct(**fields)`` for a row model of many (an example, a pick): the
+    same object, members ``fields`` set and nothing validated, without model_construct's
+    loop over every declared field for its alias and default (9 us against 4 us a row;
+    a 25,000-statement batch has some 5,000 picks of three models each). The model's
+    defaults are not filled in: the agent only serialises it (members set only).
+    tests/agent/test_wire.py checks it gives what model_construct gives."""
+    row = model.__new__(model)
+    object.__setattr__(row, "__dict__", fields)
+    _set_fields(row, set(fields))
+    _set_extra(row, None)
+    _set_private(row, None)
+    return row
 
 
 def to_json(model: BaseModel, *, exclude: set[str] | None = None) -> bytes:

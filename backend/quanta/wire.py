@@ -97,14 +97,10 @@ def _plausible_time(value: datetime) -> datetime:
     return value
 
 
-def _iso_8601(value: datetime) -> str:
-    """A time as the agent has always written it (``datetime.isoformat``: UTC as +00:00)."""
-    return value.isoformat()
-
-
-# Written as isoformat() does, not as pydantic does (UTC as Z): the JSON on the wire stays
-# what agents of every version send.
-_AS_ISOFORMAT = PlainSerializer(_iso_8601, return_type=str, when_used="json")
+# Written as isoformat() does (UTC as +00:00), not as pydantic does (UTC as Z): the JSON on
+# the wire stays what agents of every version send. The method itself, called from the
+# serializer without a Python frame: a batch has some 100,000 times.
+_AS_ISOFORMAT = PlainSerializer(datetime.isoformat, return_type=str, when_used="json")
 Timestamp = Annotated[AwareDatetime, AfterValidator(_plausible_time), _AS_ISOFORMAT]
 MinuteStart = Annotated[AwareDatetime, _AS_ISOFORMAT]
 

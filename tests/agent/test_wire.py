@@ -25,6 +25,7 @@ from quanta_agent.aggregates import aggregates, extended_metrics
 from quanta_agent.batcher import EventBatcher, MinuteBatcher
 from quanta_agent.checkpoint import Checkpoint, FileIdentity
 from quanta_agent.health import InstanceHealth
+from quanta_agent.payload import construct_row, to_json
 from quanta_agent.policy import ExamplePolicy
 from quanta_agent.shipper import Shipper
 from quanta_agent.tailer import SlowLogBatch, SlowLogEntry
@@ -221,3 +222,22 @@ def test_the_agents_contract_names_every_package_of_the_server_but_analysis_and_
         "wire is a leaf shared by agent and server: pydantic and quanta.analysis only",
     ):
         assert packages <= set(contracts[name]["forbidden_modules"]), name
+
+
+def test_a_row_built_without_model_construct_is_the_same_model() -> None:
+    fields: dict[str, Any] = {
+        "query": "SELECT 1", "query_time": 0.5, "ts": datetime(2024, 3, 1, tzinfo=UTC),
+        "truncated": True,
+    }  # fmt: skip
+    fast = construct_row(wire.SlowLogExampleIn, dict(fields))
+    usual = wire.SlowLogExampleIn.model_construct(**fields)
+    assert type(fast) is wire.SlowLogExampleIn
+    assert fast.model_fields_set == usual.model_fields_set == set(fields)
+    assert (
+        to_json(fast)
+        == to_json(usual)
+        == (
+            b'{"query":"SELECT 1","query_time":0.5,"ts":"2024-03-01T00:00:00+00:00","truncated":true}'
+        )
+    )
+    assert (fast.__pydantic_extra__, fast.__pydantic_private__) == (None, None)
