@@ -233,11 +233,10 @@ def test_a_row_built_without_model_construct_is_the_same_model() -> None:
     usual = wire.SlowLogExampleIn.model_construct(**fields)
     assert type(fast) is wire.SlowLogExampleIn
     assert fast.model_fields_set == usual.model_fields_set == set(fields)
-    assert (
-        to_json(fast)
-        == to_json(usual)
-        == (
-            b'{"query":"SELECT 1","query_time":0.5,"ts":"2024-03-01T00:00:00+00:00","truncated":true}'
-        )
-    )
+    expected = {
+        "query": "SELECT 1", "query_time": 0.5, "ts": "2024-03-01T00:00:00+00:00",
+        "truncated": True,
+    }  # fmt: skip
+    assert to_json(fast) == to_json(usual)
+    assert json.loads(to_json(fast)) == expected
     assert (fast.__pydantic_extra__, fast.__pydantic_private__) == (None, None)
