@@ -102,7 +102,20 @@ def _plausible_time(value: datetime) -> datetime:
 # serializer without a Python frame: a batch has some 100,000 times.
 _AS_ISOFORMAT = PlainSerializer(datetime.isoformat, return_type=str, when_used="json")
 Timestamp = Annotated[AwareDatetime, AfterValidator(_plausible_time), _AS_ISOFORMAT]
-MinuteStart = Annotated[AwareDatetime, _AS_ISOFORMAT]
+
+
+def _minutes_isoformat(starts: list[datetime]) -> list[str]:
+    """A column of minute starts as isoformat() writes them, each distinct minute once (a
+    batch has thousands of buckets of a few minutes)."""
+    written = {start: start.isoformat() for start in set(starts)}
+    return [written[start] for start in starts]
+
+
+MinuteStarts = Annotated[
+    list[AwareDatetime],
+    Field(max_length=MAX_ROWS_PER_KIND, fail_fast=True),
+    PlainSerializer(_minutes_isoformat, return_type=list[str], when_used="json"),
+]
 
 
 class SlowLogEventIn(BaseModel):
@@ -232,7 +245,7 @@ class _SlowLogBucketColumns(BaseModel):
     # Checked against the plausible range once, by its earliest and latest value (see
     # _consistent): an AfterValidator per value was a Python call and a clock read per bucket,
     # on the API and again in the worker.
-    start: Column[MinuteStart] = Field(description="Starts of the minutes.")
+    start: MinuteStarts = Field(description="Starts of the minutes.")
     db: Column[Dimension]
     user: Column[Dimension]
     host: Column[Dimension]
