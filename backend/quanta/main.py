@@ -35,9 +35,9 @@ from quanta.core.observability import (
 )
 from quanta.deps import require_scope
 from quanta.diagnostics.router import router as diagnostics_router
+from quanta.fleet.router import router as instances_router
 from quanta.indexplan.router import router as indexplan_router
 from quanta.ingest.router import router as ingest_router
-from quanta.instances.router import router as instances_router
 from quanta.notify.router import router as notify_router
 from quanta.purge.router import router as purge_router
 from quanta.queries.router import router as queries_router

@@ -15,7 +15,7 @@ from quanta.analysis.sqlkind import (
     classify_statement,
     equivalent_select,
 )
-from quanta.analysis.sqllexer import LexRefusal, lex
+from quanta.analysis.sqltext import LexRefusal, lex
 from tests.helpers import parse_yaml
 
 DATA = Path(__file__).parent / "data"

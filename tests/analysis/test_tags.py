@@ -17,6 +17,7 @@ from quanta.analysis.tags import (
     OTHER,
     TagCap,
     _block_comments,
+    _lone_trailing_comment,
     bounded,
     canonical,
     from_canonical,
@@ -92,10 +93,15 @@ def test_the_fast_reading_of_block_comments_is_the_tokenizers() -> None:
         "SELECT 1 /*/ a=1 /* b=2 */", "SELECT '/*' /* a=1 */", "SELECT '*/' /*a=1*/",
         "SELECT 1 /* x /* a=1 */", "SELECT 1 /*!50000 a=1 */", "SELECT '/*', '*/' /*a=1*/",
     ]  # fmt: skip
-    compared = 0
+    compared = lone = 0
     for sql in statements:
         if "#" in sql or "--" in sql or "/*" not in sql:
             continue
         compared += 1
         assert _block_comments(sql) == edge_comments(sql), sql
+        trailing = _lone_trailing_comment(sql)
+        if trailing is not None:
+            lone += 1
+            assert [trailing] == edge_comments(sql), sql
     assert compared > 900
+    assert lone > 250

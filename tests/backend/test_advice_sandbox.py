@@ -11,22 +11,22 @@ from typing import Any
 
 import pytest
 
-from quanta.advice.validate import (
-    MonitoredServer,
-    SandboxRefused,
-    SandboxSession,
-    ServerIdentity,
-    ddl_refusal,
-    same_server,
-    tables_to_copy,
-    validate_indexes,
-)
+from quanta.advice.isolation import MonitoredServer
+from quanta.advice.sandbox_statement import tables_to_copy
+from quanta.advice.validate_index import validate_indexes
 from quanta.analysis.advisor import AdviceColumn, Rule
 from quanta.analysis.advisor.engine import index_ddl
 from quanta.analysis.sqlkind import classify_statement
 from quanta.core.config import Settings
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
-from quanta.monitored.sandbox import _Mode
+from quanta.monitored.sandbox import (
+    SandboxRefused,
+    SandboxSession,
+    ServerIdentity,
+    _Mode,
+    ddl_refusal,
+    same_server,
+)
 from tests.helpers import parse_yaml
 
 DATA = Path(__file__).parent / "data"

@@ -222,8 +222,9 @@ def test_test_connection_without_dsn_says_how_to_set_one(client: TestClient) -> 
     response = client.post(f"/api/v1/instances/{body['id']}/test-connection")
     assert response.status_code == 409
     assert response.json()["detail"] == (
-        f"Instance 'db1' has no DSN: an admin registers one with PATCH /api/v1/instances/"
-        f'{body["id"]} {{"dsn": "mysql://user:pass@host:3306/"}}.'
+        "Instance 'db1' has no DSN, so Quanta cannot reach its server: an admin registers a "
+        f"read-only account with PATCH /api/v1/instances/{body['id']} "
+        '{"dsn": "mysql://quanta_ro:PASSWORD@host:3306/"}.'
     )
     assert client.post("/api/v1/instances/999/test-connection").status_code == 404
 

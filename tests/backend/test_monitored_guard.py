@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from quanta.analysis.sqlkind import StatementKind, classify_statement
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.monitored.errors import StatementRefused
 from quanta.monitored.guard import (
     StatementLimits,

@@ -186,6 +186,15 @@ def test_percentile_sort_stops_early_and_pages(
     assert ids(top(seeded, sort="query_time_p95", limit=5, offset=2)) == [QID_A]
 
 
+def test_every_sort_shows_the_same_rows(seeded: TestClient) -> None:
+    """A percentile sort ranks by histograms merged apart from the page's: its rows hold
+    the same figures, flags, percentiles and sparklines as the default sort's."""
+    by_load = {row["query_id"]: row for row in top(seeded)["rows"]}
+    by_p95 = {row["query_id"]: row for row in top(seeded, sort="query_time_p95")["rows"]}
+    assert by_p95 == by_load
+    assert by_load[QID_A]["flags"]["full_scan"] is True
+
+
 def test_limit_and_offset(seeded: TestClient) -> None:
     assert ids(top(seeded, limit=2)) == [QID_A, QID_C]
     page = top(seeded, limit=2, offset=2)

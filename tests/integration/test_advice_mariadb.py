@@ -24,9 +24,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.advice import service
 from quanta.advice.models import Suggestion
-from quanta.advice.validate import SandboxSession
 from quanta.analysis.sqlkind import classify_statement
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.audit.models import AuditEntry
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
@@ -35,6 +34,7 @@ from quanta.core.mysql import parse_dsn
 from quanta.indexplan import service as plan_service
 from quanta.instances.models import Instance
 from quanta.monitored.options import MonitoredSettings
+from quanta.monitored.sandbox import SandboxSession
 from quanta.notify.models import Delivery
 from quanta.notify.schemas import ChannelCreate
 from quanta.notify.service import create_channel

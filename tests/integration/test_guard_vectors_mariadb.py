@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.slowlog import parse_slow_log
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.diagnostics import service as diagnostics

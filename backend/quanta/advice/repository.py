@@ -1,60 +1,13 @@
-"""Statements on suggestions, and the few catalog reads advice needs.
-
-The newest examples of a query are read here with a plain filter on the queries domain's
-model because that domain has no use case that returns exactly this; nothing here writes
-to it.
-"""
+"""Statements on suggestions (a query's examples are the queries domain's: read through
+quanta.queries.service.latest_examples)."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quanta.advice.models import Suggestion, SuggestionStatus
-from quanta.queries.models import QueryExample, QueryExampleMinute
-
-# Newest example buckets looked at for the latest usable statement: enough to get past a
-# run of truncated ones, bounded so a long-lived query does not read all of its history.
-EXAMPLE_ROWS_SCANNED = 50
-
-
-@dataclass(frozen=True, slots=True)
-class StoredExample:
-    """One stored statement of a query: its text, database, time and whether it is usable
-    for EXPLAIN (full literals, not truncated)."""
-
-    text: str
-    schema_name: str
-    ts: datetime
-    literals: str
-    truncated: bool
-
-
-def latest_examples(session: Session, query_id: str, instance_id: int) -> list[StoredExample]:
-    """The stored statements of a query on an instance, newest first."""
-    rows: list[Any] = []
-    for model in (QueryExampleMinute, QueryExample):
-        rows += session.scalars(
-            select(model)
-            .where(model.query_id == query_id, model.instance_id == instance_id)
-            .order_by(model.bucket_start.desc())
-            .limit(EXAMPLE_ROWS_SCANNED)
-        )
-    found = [
-        StoredExample(
-            text=getattr(row, f"{kind}_text"),
-            schema_name=getattr(row, f"{kind}_schema"),
-            ts=getattr(row, f"{kind}_ts"),
-            literals=getattr(row, f"{kind}_literals"),
-            truncated=getattr(row, f"{kind}_truncated"),
-        )
-        for row in rows
-        for kind in ("slowest", "sampled")
-    ]
-    return sorted(found, key=lambda e: e.ts, reverse=True)
 
 
 def suggestions(

@@ -48,7 +48,7 @@ def list_suggestions(
     status_code=status.HTTP_202_ACCEPTED,
     responses={
         **NOT_FOUND,
-        409: {"model": ErrorDetail, "description": "The instance has no DSN to reach it."},
+        409: {"model": ErrorDetail, "description": "The instance has no usable DSN."},
         503: {"model": ErrorDetail, "description": "The task queue is unreachable."},
     },
 )

@@ -1,7 +1,7 @@
 """Index checks on an instance's sandbox, as advice runs them: the monitoring account's
 privileges checked first, the run audited, the stored plans' literals masked by the example
 policy. The checks themselves (copying tables, EXPLAIN before and after) are
-:mod:`quanta.advice.validate`'s.
+:mod:`quanta.advice.validate_index` and :mod:`quanta.advice.validate_plan`'s.
 """
 
 import logging
@@ -11,16 +11,10 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
+from quanta.advice.isolation import MonitoredServer
 from quanta.advice.reconcile import Item
-from quanta.advice.validate import (
-    Candidate,
-    MonitoredServer,
-    PlanStatement,
-    SandboxError,
-    SandboxRefused,
-    validate_indexes,
-    validate_plan,
-)
+from quanta.advice.validate_index import Candidate, validate_indexes
+from quanta.advice.validate_plan import PlanStatement, validate_plan
 from quanta.analysis.advisor import AdviceColumn, Rule
 from quanta.audit.service import Actor
 from quanta.core.config import Settings
@@ -35,6 +29,7 @@ from quanta.instances.service import (
 )
 from quanta.monitored import MonitoredError
 from quanta.monitored.options import ConnectionOptions
+from quanta.monitored.sandbox import SandboxError, SandboxRefused
 
 __all__ = ["validate_suggestions", "validate_table_plan"]
 
@@ -118,7 +113,7 @@ def validate_table_plan(
     statements: Sequence[PlanStatement],
 ) -> dict[str, Any] | None:
     """A table's whole index plan checked on the instance's sandbox (see
-    quanta.advice.validate.validate_plan): the plans of every served statement before and
+    quanta.advice.validate_plan.validate_plan): the plans of every served statement before and
     after, their literals masked by the example policy, the run audited like a suggestion's;
     ``{"error"}`` when the check failed; None when the instance has no sandbox."""
     sandbox = sandbox_options(settings, instance)

@@ -422,7 +422,9 @@ def advised_statement(
     *, session: Session, query_id: str, instance_id: int, fingerprint: str
 ) -> AdvisedStatement:
     """What a query is advised from on an instance (see AdvisedStatement)."""
-    examples = repository.latest_examples(session, query_id, instance_id)
+    examples = queries_service.latest_examples(
+        session=session, query_id=query_id, instance_id=instance_id
+    )
     usable = next((e for e in examples if e.literals == FULL_LITERALS and not e.truncated), None)
     # A masked or truncated example still tells the database of unqualified table names.
     default_db = (usable or examples[0]).schema_name or None if examples else None

@@ -7,6 +7,8 @@ an unqualified name with the statement's database (quanta.tables.service.qualify
 
 import re
 
+from quanta.analysis.sqltext import unquote_ident
+
 _NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
 # The changed table: an optional database, then the table, as named groups.
 _TABLE = rf"(?:(?P<db>{_NAME})\s*\.\s*)?(?P<table>{_NAME})"
@@ -38,11 +40,5 @@ def changed_table(sql: str) -> str | None:
         match = pattern.match(sql)
         if match is not None:
             names = [match["db"], match["table"]]
-            return ".".join(_unquote(name) for name in names if name)
+            return ".".join(unquote_ident(name) for name in names if name)
     return None
-
-
-def _unquote(name: str) -> str:
-    if name.startswith("`") and name.endswith("`"):
-        return name[1:-1].replace("``", "`")
-    return name

@@ -104,26 +104,45 @@ from __future__ import annotations
 import hashlib
 import re
 
+from quanta.analysis.sqltext import quote_ident, unquote_ident
+from quanta.analysis.sqltext.spec import (
+    BLOCK_COMMENT_PATTERN,
+    DASH_COMMENT_PATTERN,
+    EXECUTABLE_OPENER_PATTERN,
+    HASH_COMMENT_PATTERN,
+    CommentKind,
+    block_comment_kind,
+    quoted_pattern,
+)
+
 __all__ = ["edge_comments", "fingerprint", "query_id", "quote_name"]
 
+# Strings, quoted names and comments by the rules of quanta.analysis.sqltext.spec (lenient:
+# an unclosed one runs to the end); tests/analysis/test_sqltext.py checks on the corpora that
+# this expression finds the spans sqltext's own scan does.
+_SINGLE = quoted_pattern("'", escapes=True, closed=False)
+_DOUBLE = quoted_pattern('"', escapes=True, closed=False)
+_BACKTICK = quoted_pattern("`", escapes=False, closed=False)
 # One alternative per token class, the most frequent first; possessive quantifiers because a
 # token never needs to give characters back. The leading \s*+ skips whitespace inside the one
 # match instead of failing every alternative at each blank. The input is lower-cased first.
 _TOKEN_RE = re.compile(
-    r"""\s*+(
-      (?:[xbn]|_[a-z0-9_]*+)'[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+'?   # x'..' b'..' n'..' _utf8'..'
-    | _[a-z0-9_]*+"[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+"?             # _utf8".."
+    rf"""\s*+(
+      (?:[xbn]|_[a-z0-9_]*+){_SINGLE}                     # x'..' b'..' n'..' _utf8'..'
+    | _[a-z0-9_]*+{_DOUBLE}                               # _utf8".."
     | [^\W\d][\w$]*+                                             # word: keyword or identifier
     | \(_charset\) | \(unknown\)            # DIGEST_TEXT's introducer and MariaDB's x'..'
     | [(),=]
-    | '[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+'?                        # string
+    | {_SINGLE}                                           # string
     | \d++(?:e[+-]?\d++|(?![\w$])(?:\.\d*+)?+(?:e[+-]?\d++)?+)     # number (1e5abc: 1e5, abc)
     | \d[\w$]*+                                                  # or a name like 1abc
-    | `[^`]*+(?:``[^`]*+)*+`?                                     # quoted identifier
-    | "[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+"?                        # string (default sql_mode)
+    | {_BACKTICK}                                         # quoted identifier
+    | {_DOUBLE}                                           # string (default sql_mode)
     | (?<![\w$`])\.\d++(?:e[+-]?\d++)?+ | \.(?:\.\.)?+           # .5 (not t1.2x); . and ...
-    | /\*(?:m?!\d*+|.*?(?:\*/|\Z))           # comment or hint; an executable comment's opener
-    | \#[^\n]*+ | --(?=\s|\Z)[^\n]*+ | \*/   # line comments; an executable comment's closer
+    | {EXECUTABLE_OPENER_PATTERN}                         # an executable comment's opener
+    | {BLOCK_COMMENT_PATTERN}                             # comment or hint
+    | {HASH_COMMENT_PATTERN} | {DASH_COMMENT_PATTERN}     # line comments
+    | \*/                                                # an executable comment's closer
     | <=> | <> | != | <= | >= | << | >> | := | \|\| | && | ->> | -> | \$[\w$]*+
     | \?\+(?=\))                        # '(?+)' of a fingerprint, so that fingerprints are fixed
     | \S
@@ -433,8 +452,7 @@ def _is_plain_comment(token: str) -> bool:
         return (
             token.endswith("*/")
             and len(token) >= 4
-            and token[2:3] not in ("!", "+")
-            and (token[2:4].lower() != "m!")
+            and block_comment_kind(token, 0) is CommentKind.PLAIN
         )
     return token.startswith("#") or token.startswith("--")
 
@@ -547,7 +565,7 @@ def _normalise(tokens: list[str]) -> tuple[list[str], list[int]]:
             if not (  # the common case, kept inline for speed: `orders`
                 token[-1] == "`" and _PLAIN_NAME_RE.fullmatch(name) and name not in _ALWAYS_QUOTED
             ):
-                name = quote_name(_unquote(token))
+                name = quote_name(unquote_ident(token))
             _push_name(texts, kinds, name)
         elif first == _C_DOT and len(token) > 1:
             if token == "..." and i == count and not _continues_list(texts, kinds):
@@ -672,14 +690,6 @@ def _user_variable_before_comma(texts: list[str], kinds: list[int]) -> bool:
     )
 
 
-def _unquote(token: str) -> str:
-    """Return the name a backticked token stands for (an unclosed one runs to the end)."""
-    body = token[1:]
-    if (len(body) - len(body.rstrip("`"))) % 2:  # inner backticks are doubled: odd = closed
-        body = body[:-1]
-    return body.replace("``", "`")
-
-
 def quote_name(name: str) -> str:
     """Return a quoted name (lower case, unquoted) as the fingerprint writes it.
 
@@ -692,7 +702,7 @@ def quote_name(name: str) -> str:
     """
     if _reads_back_as_name(name):
         return name
-    return "`" + name.replace("`", "``") + "`"
+    return quote_ident(name, lenient=True)  # a fingerprint is never sent: any character
 
 
 def _reads_back_as_name(name: str) -> bool:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from quanta.analysis import native
 from quanta.analysis.fingerprint import PT_CHECKSUM_RE, fingerprint, query_id
 from quanta.analysis.grouping import GroupingRule, apply_rules
+from quanta.analysis.sqltext.spec import quoted_pattern
 
 __all__ = [
     "DEFAULT_CACHE_SIZE",
@@ -49,7 +50,11 @@ _NUMBER = r"""
     (?:0x[0-9a-f]++|0b[01]++|\d++(?:\.\d*+)?+(?:[eE][+-]?\d++)?+|\.\d++(?:[eE][+-]?\d++)?+)
     (?![\w$.])
 """
-_STRING = r"'[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+'|\"[^\"\\]*+(?:(?:\\.|\"\")[^\"\\]*+)*+\""
+# Closed strings only (an unclosed one stays verbatim), by quanta.analysis.sqltext.spec's rules;
+# the C masker (_literal_mask.c) scans the same rules by hand and tests compare the two.
+_SINGLE = quoted_pattern("'", escapes=True)
+_DOUBLE = quoted_pattern('"', escapes=True)
+_STRING = f"{_SINGLE}|{_DOUBLE}"
 # One row of a VALUES list with no parentheses, quoted names or comments in it.
 _ROW = rf"""\((?:[^()'"`/\#\-]++|-(?!-)|{_STRING})*+\)"""
 # The leading lookahead lets most positions fail at once: twice as fast as without it.
@@ -58,8 +63,8 @@ _MASK_RE = re.compile(
       (?P<values>(?P<first_row>\b[vV][aA][lL][uU][eE][sS]?\s*+{_ROW})(?:\s*+,\s*+{_ROW})++)
     | (?P<comment>/\*(?!!|[mM]!).*?\*/)    # leaves no trace, unless executable (/*! /*M!)
     | (?P<keep>`[^`]*+`|/\*.*?\*/|\#[^\n]*+|--[^\n]*+)             # verbatim in the key
-    | (?P<single>'[^'\\]*+(?:(?:\\.|'')[^'\\]*+)*+')
-    | (?P<double>"[^"\\]*+(?:(?:\\.|"")[^"\\]*+)*+")
+    | (?P<single>{_SINGLE})
+    | (?P<double>{_DOUBLE})
     | (?P<numbers>{_NUMBER}(?:\s*+,\s*+{_NUMBER})++)    # 2 or more: '?, ...' however many
     | (?P<number>{_NUMBER})
     )""",

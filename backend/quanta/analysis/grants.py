@@ -32,6 +32,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from quanta.analysis.sqltext import unquote_ident
+
 __all__ = ["ALLOWED_PRIVILEGES", "Grant", "excess_privileges", "granted", "parse_grant"]
 
 # What Quanta needs, and the names servers print for them.
@@ -226,5 +228,5 @@ def _covers(level: str, schema: str) -> bool:
 
 
 def _level_database(level: str) -> str | None:
-    match = re.match(r"`((?:[^`]|``)+)`\.", level) or re.match(r"([^`.\s]+)\.", level)
-    return match[1].replace("``", "`") if match else None
+    match = re.match(r"(`(?:[^`]|``)+`)\.", level) or re.match(r"([^`.\s]+)\.", level)
+    return unquote_ident(match[1]) if match else None

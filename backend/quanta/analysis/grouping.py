@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from quanta.analysis.fingerprint import quote_name
+from quanta.analysis.sqltext import unquote_ident
 
 __all__ = ["GroupingRule", "apply_rules", "parse_rule", "parse_rules"]
 
@@ -94,7 +95,7 @@ def apply_rules(fingerprint: str, rules: Sequence[GroupingRule]) -> str:
 
     def rewrite(match: re.Match[str]) -> str:
         quoted = match["quoted"]
-        name = match.group() if quoted is None else quoted.replace("``", "`")
+        name = match.group() if quoted is None else unquote_ident(match.group())
         for rule in rules:
             new_name = rule.rewrite(name)
             if new_name is not None:

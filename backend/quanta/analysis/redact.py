@@ -83,6 +83,14 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from quanta.analysis.secret_names import SECRET_NAMES, is_secret_name, trie_pattern
+from quanta.analysis.sqltext import unquote_ident
+from quanta.analysis.sqltext.spec import (
+    BLOCK_COMMENT_PATTERN,
+    DASH_COMMENT_PATTERN,
+    EXECUTABLE_OPENER_PATTERN,
+    HASH_COMMENT_PATTERN,
+    quoted_pattern,
+)
 
 __all__ = ["MARKER", "REDACTED_LITERAL", "TRIGGER_WORDS", "might_hold_secret", "redact"]
 
@@ -111,16 +119,22 @@ _TRIGGER_RE = re.compile(
 # look into strings, not the form scan's state (which costs a step per word).
 _FORMS_RE = re.compile(trie_pattern(sorted({*_FORM_WORDS, "pass", "pwd", "secret"})))
 
+# Strings, quoted names and comments by the rules of quanta.analysis.sqltext.spec (lenient:
+# an unclosed one runs to the end); tests/analysis/test_sqltext.py checks on the corpora that
+# this expression finds the spans sqltext's own scan does.
+_SINGLE = quoted_pattern("'", escapes=True, closed=False)
+_DOUBLE = quoted_pattern('"', escapes=True, closed=False)
+_BACKTICK = quoted_pattern("`", escapes=False, closed=False)
 # Blanks before a token are part of its match (\s*+): one match a token, not two.
 _TOKEN_RE = re.compile(
-    r"""\s*+(?:
-      (?P<exec>/\*(?:m?!\d*))                                   # executable comment: read on
-    | (?P<comment>/\*.*?(?:\*/|\Z) | \#[^\n]* | --(?=\s|\Z)[^\n]*)
+    rf"""\s*+(?:
+      (?P<exec>{EXECUTABLE_OPENER_PATTERN})                     # executable comment: read on
+    | (?P<comment>{BLOCK_COMMENT_PATTERN} | {HASH_COMMENT_PATTERN} | {DASH_COMMENT_PATTERN})
     | (?P<close>\*/)                                            # an executable comment's end
-    | (?P<str>n?(?:'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'? | "[^"\\]*(?:(?:\\.|"")[^"\\]*)*"?))
+    | (?P<str>n?(?:{_SINGLE} | {_DOUBLE}))
     | (?P<hex>[xb]'[^']*'? | 0x[0-9a-f]+(?![\w$]) | 0b[01]+(?![\w$]))
     | (?P<num>(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?(?![\w$]))
-    | (?P<name>`[^`]*(?:``[^`]*)*`?)
+    | (?P<name>{_BACKTICK})
     | (?P<word>[^\W\d][\w$]* | \d[\w$]*)
     | (?P<op>:= | <=> | <= | >= | <> | != | ->> | -> | \|\| | && | << | >> | [=(),;.@+-] | \S)
     )""",
@@ -257,7 +271,7 @@ def _tokenize(sql: str, hits: list[tuple[int, int]]) -> list[_Token]:
         if kind == "word" or kind == "op":
             upper = sql[start:end].upper()
         elif kind == "name":
-            upper = sql[start:end].strip("`").replace("``", "`").upper()
+            upper = unquote_ident(sql[start:end]).upper()
         else:
             upper = ""
         append(_Token(kind, start, end, upper, next_hit < last_hit and hits[next_hit][0] < end))

@@ -3,7 +3,7 @@
 EXPLAIN and profiles use a real example of a query, read from a slow log or
 performance_schema: hostile input, since anyone who can reach the server can put a
 statement there. Before anything is sent the example is classified here, by ALLOWLIST on
-the tokens of :mod:`quanta.analysis.sqllexer` (a lexer that reads text as the server does):
+the tokens of :mod:`quanta.analysis.sqltext` (a lexer that reads text as the server does):
 
 * the statement is one SELECT (with WITH, UNION, subqueries) or one UPDATE, DELETE,
   INSERT ... SELECT or REPLACE ... SELECT;
@@ -43,7 +43,7 @@ from quanta.analysis.sqlfunctions import (
     PAREN_KEYWORDS,
     SUBQUERY_QUANTIFIERS,
 )
-from quanta.analysis.sqllexer import LexRefusal, Token, TokenKind, lex
+from quanta.analysis.sqltext import LexRefusal, Token, TokenKind, lex, unquote_ident
 
 __all__ = [
     "Classification",
@@ -342,7 +342,7 @@ def _name(token: Token) -> str | None:
     if token.kind is TokenKind.WORD:
         return token.text
     if token.kind is TokenKind.QUOTED_NAME:
-        return token.text[1:-1].replace("``", "`")
+        return unquote_ident(token.text)
     return None
 
 

@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 from quanta.analysis.fingerprint import edge_comments
 from quanta.analysis.fingerprinter import literal_mask
+from quanta.analysis.sqltext.spec import WHITESPACE, CommentKind, block_comment_kind
 
 __all__ = [
     "DEFAULT_TAG_KEYS",
@@ -143,8 +144,31 @@ def _block_comments(sql: str) -> list[str]:
     return found + trailing[::-1]
 
 
-# The server's whitespace (quanta.analysis.sqllexer.WHITESPACE); and ";" ending a statement.
-_SPACE = " \t\n\r\x0b\x0c"
+def _lone_trailing_comment(sql: str) -> str | None:
+    """The comment ending a statement with no other ``/*`` in it (marginalia's and
+    sqlcommenter's shape), or None for any other shape.
+
+    A faster :func:`_block_comments` for the common case, by searches in C: its backward
+    searches and slices cost a tagged statement 7 us, a fifth of the agent's CPU on a log
+    where a third of the statements are tagged. The only ``/*`` opens the comment the
+    literal mask says ends the statement (one that is in a string cannot be it).
+    """
+    start = sql.find("/*")
+    if start < 0 or sql.find("/*", start + 2) >= 0:
+        return None
+    end = len(sql.rstrip(_TRAILING))
+    if (
+        not sql.endswith("*/", start + 2, end)
+        or start == _skip_space(sql, 0)  # a leading comment too: _block_comments decides
+        or not _plain_opener(sql, start)
+        or not literal_mask(sql).rstrip(_TRAILING).endswith("\x03")
+    ):
+        return None
+    return sql[start:end]
+
+
+# The server's whitespace; and ";" ending a statement.
+_SPACE = "".join(sorted(WHITESPACE))
 _TRAILING = _SPACE + ";"
 
 
@@ -157,8 +181,7 @@ def _skip_space(sql: str, position: int) -> int:
 def _plain_opener(sql: str, position: int) -> bool:
     """The ``/*`` at ``position`` opens a comment that leaves no trace (not ``/*!``,
     ``/*M!`` or a ``/*+`` hint)."""
-    third = sql[position + 2 : position + 4]
-    return not third.startswith(("!", "+")) and third.upper() != "M!"
+    return block_comment_kind(sql, position) is CommentKind.PLAIN
 
 
 def tags_of(sql: str) -> str:
@@ -170,7 +193,13 @@ def tags_of(sql: str) -> str:
     """
     if "/*" not in sql and "#" not in sql and "--" not in sql:
         return ""
-    comments = edge_comments(sql) if "#" in sql or "--" in sql else _block_comments(sql)
+    if "#" in sql or "--" in sql:
+        comments = edge_comments(sql)
+    else:
+        lone = _lone_trailing_comment(sql)
+        if lone is not None:  # the usual shape of tagged statements
+            return _cached_canonical(lone[2:-2])
+        comments = _block_comments(sql)
     if len(comments) == 1:  # the usual case: one comment, its canonical string remembered
         return _cached_canonical(_body(comments[0]))
     return canonical(parse_tags(sql))

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 MINUTE = timedelta(minutes=1)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,21 +60,27 @@ def load_series(
         ...     [(datetime(2026, 1, 1), 240.0)], s, lambda _start: timedelta(minutes=4))]
         [1.0, 1.0]
     """
-    sums = [0.0] * slots.count
+    # In whole microseconds from the first slot (exact, as timedelta arithmetic): a 30-day
+    # overview's 50 series of day buckets spread over 12-hour slots took 475 us each with
+    # datetimes, a tenth of the request.
+    origin, count = slots.start, slots.count
+    slot = slots.width // _MICROSECOND
+    sums = [0.0] * count
     for ts, query_time in points:
         width = bucket_width(ts)
+        offset = (ts - origin) // _MICROSECOND
         if width <= slots.width:
-            slot = slots.index(ts)
-            if slot is not None:
-                sums[slot] += query_time
+            index = offset // slot
+            if 0 <= index < count:
+                sums[index] += query_time
             continue
-        end = ts + width
-        first = max(0, (ts - slots.start) // slots.width)
-        for slot in range(first, slots.count):
-            low = max(ts, slots.start + slot * slots.width)
-            high = min(end, slots.start + (slot + 1) * slots.width)
+        span = width // _MICROSECOND
+        end = offset + span
+        for index in range(max(0, offset // slot), count):
+            low = max(offset, index * slot)
+            high = min(end, (index + 1) * slot)
             if high <= low:
                 break
-            sums[slot] += query_time * ((high - low) / width)
+            sums[index] += query_time * ((high - low) / span)
     seconds = slots.width.total_seconds()
     return [(ts, total / seconds) for ts, total in zip(slots.starts(), sums, strict=True)]

@@ -1,4 +1,5 @@
-"""SQL statements of the annotations domain (annotations, and the buckets their impact reads)."""
+"""SQL statements of the annotations domain: annotations, their tags and instances (the
+figures their impact compares are the queries domain's, read through its service)."""
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -10,10 +11,6 @@ from sqlalchemy.orm import Session
 
 from quanta.annotations.models import Annotation, AnnotationInstance, AnnotationTag
 from quanta.instances.models import Instance
-from quanta.queries.models import QueryClass, QueryInstance
-
-# Query ids per IN list: bounded statements whatever the number of queries.
-IN_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,34 +113,3 @@ def delete_annotation(session: Session, annotation_id: int) -> None:
         delete(AnnotationInstance).where(AnnotationInstance.annotation_id == annotation_id)
     )
     session.execute(delete(Annotation).where(Annotation.id == annotation_id))
-
-
-def fingerprints(session: Session, query_ids: Sequence[str]) -> dict[str, str]:
-    """The fingerprint of each of ``query_ids`` in the catalog."""
-    out: dict[str, str] = {}
-    ids = list(query_ids)
-    for i in range(0, len(ids), IN_CHUNK):
-        stmt = select(QueryClass.query_id, QueryClass.fingerprint).where(
-            QueryClass.query_id.in_(ids[i : i + IN_CHUNK])
-        )
-        out.update(session.execute(stmt).all())
-    return out
-
-
-def first_seen(
-    session: Session, query_ids: Sequence[str], instance_ids: Sequence[int]
-) -> dict[str, datetime]:
-    """When each of ``query_ids`` was first seen on any of ``instance_ids``."""
-    out: dict[str, datetime] = {}
-    ids = list(query_ids)
-    for i in range(0, len(ids), IN_CHUNK):
-        stmt = (
-            select(QueryInstance.query_id, func.min(QueryInstance.first_seen))
-            .where(
-                QueryInstance.query_id.in_(ids[i : i + IN_CHUNK]),
-                QueryInstance.instance_id.in_(instance_ids),
-            )
-            .group_by(QueryInstance.query_id)
-        )
-        out.update((qid, seen) for qid, seen in session.execute(stmt))
-    return out

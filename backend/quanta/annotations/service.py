@@ -36,7 +36,7 @@ from quanta.core.db import utcnow
 from quanta.instances import service as instances_service
 from quanta.notify.events import ImpactNotice
 from quanta.notify.publish import publish_impact
-from quanta.queries.service import impact_buckets, own_queries
+from quanta.queries import service as queries_service
 from quanta.queries.window import TimeWindow, parse_time, retained_since
 
 # Unknown instance names listed in an error, at most.
@@ -191,7 +191,9 @@ def annotation_impact(
     )
     # Minutes before a query was first seen on these instances (before its instance was
     # monitored, or before it ran) are missing, not zeros: they would dilute the window.
-    first_seen = repository.first_seen(session, list(slots), instance_ids)
+    first_seen = queries_service.first_seen(
+        session=session, query_ids=list(slots), instance_ids=instance_ids
+    )
     impacts = compare_queries(
         slots,
         slots=plan.slots,
@@ -204,7 +206,7 @@ def annotation_impact(
     note = f"not enough data yet ({minutes} minutes; {needed} needed)" if minutes < needed else None
     ranked = sorted(impacts, key=lambda qid: (-impacts[qid].load_change, qid))
     ranked = ranked[: settings.annotation_impact_max_queries]
-    fingerprints = repository.fingerprints(session, ranked)
+    fingerprints = queries_service.fingerprints(session=session, query_ids=ranked)
     queries = []
     for query_id in ranked:
         seen = instances_seen[query_id]
@@ -238,7 +240,7 @@ def _slots_by_query(
     and the instances it ran on."""
     slots: QuerySlots = defaultdict(lambda: ({}, {}))
     instances_seen: dict[str, set[int]] = defaultdict(set)
-    for b in impact_buckets(
+    for b in queries_service.impact_buckets(
         session=session,
         resolution=plan.resolution,
         ranges=[(plan.before_start, plan.before_end), (plan.after_start, plan.after_end)],
@@ -266,7 +268,7 @@ def _queries_to_compare(session: Session, slots: QuerySlots) -> QuerySlots:
     probes and polls), as in every other view: the verdicts, the headline counts and the
     chat event alike leave them out.
     """
-    own = own_queries(session=session, query_ids=list(slots))
+    own = queries_service.own_queries(session=session, query_ids=list(slots))
     return {query_id: slot for query_id, slot in slots.items() if query_id not in own}
 
 

@@ -93,7 +93,7 @@ class NotFound(errors.NotFound, DiagnosticsError):
 
 
 class NotAllowed(errors.Conflict, DiagnosticsError):
-    """The instance is not set up for this (no DSN, profiling off)."""
+    """The instance is not set up for this (profiling off: no execution target)."""
 
 
 class Refused(DiagnosticsError):
@@ -116,11 +116,12 @@ def request_explain(
 ) -> ExplainRunOut:
     """Queue an EXPLAIN of the query's latest fit example on the instance.
 
-    Raises NotFound (query or instance), NotAllowed (no DSN) and Refused (no fit example;
-    the refused run is stored, and audited, so that GET shows why).
+    Raises NotFound (query or instance), instances' NoConnection / InstanceUnreachable (no
+    usable DSN) and Refused (no fit example; the refused run is stored, and audited, so
+    that GET shows why).
     """
     instance = instances.find_instance_by_name(session=session, name=instance_name)
-    _require_dsn(instance)
+    instances.require_connection(settings, instance)  # no usable DSN: refused now, not queued
     run = _request(session, settings, ExplainRun, query_id, instance, actor, executable=False)
     return explain_out(run, instance.name)
 
@@ -130,11 +131,12 @@ def request_profile(
 ) -> ProfileRunOut:
     """Queue a profile of the query's SELECT examples on the instance's execution target.
 
-    Raises NotFound, NotAllowed (no DSN, no execution target) and Refused (no example is
-    an executable SELECT; stored on a refused run).
+    Raises NotFound, NoConnection / InstanceUnreachable (no usable DSN), NotAllowed (no
+    execution target) and Refused (no example is an executable SELECT; stored on a refused
+    run).
     """
     instance = instances.find_instance_by_name(session=session, name=instance_name)
-    _require_dsn(instance)
+    instances.require_connection(settings, instance)  # no usable DSN: refused now, not queued
     if instance.target_dsn_encrypted is None:
         raise NotAllowed(safety.no_target_reason(instance, "A profile"))
     run = _request(session, settings, ProfileRun, query_id, instance, actor, executable=True)
@@ -206,15 +208,6 @@ def explain_now(
 
 
 # --------------------------------------------------------------------------- internals
-
-
-def _require_dsn(instance: Instance) -> None:
-    if instance.dsn_encrypted is None:
-        raise NotAllowed(
-            f"Instance '{instance.name}' has no DSN, so Quanta cannot reach its server: an "
-            f"admin registers a read-only account with PATCH /api/v1/instances/{instance.id} "
-            '{"dsn": "mysql://quanta_ro:PASSWORD@host:3306/"}.'
-        )
 
 
 def _request(

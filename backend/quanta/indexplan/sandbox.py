@@ -15,7 +15,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from quanta.advice import sandbox as advice_sandbox
-from quanta.advice.validate import Candidate, PlanStatement
+from quanta.advice.validate_index import Candidate
+from quanta.advice.validate_plan import PlanStatement
 from quanta.analysis.advisor.engine import alter_table_ddl, quote_name
 from quanta.analysis.advisor.workload import DroppedIndex, PlannedIndex, TablePlan
 from quanta.audit.service import Actor

@@ -8,7 +8,6 @@ from sqlalchemy.orm import Session
 
 from quanta.core.db import Base
 from quanta.instances.models import Instance
-from quanta.queries.models import InstanceTotalsDay, QueryBucketMinute
 
 # The column that refers to an instance in tables without a foreign key to it.
 INSTANCE_ID_COLUMN = "instance_id"
@@ -22,6 +21,12 @@ def find_by_name(session: Session, name: str) -> Instance | None:
 def names_by_id(session: Session) -> dict[int, str]:
     """Every instance's name by id."""
     return {row.id: row.name for row in session.execute(select(Instance.id, Instance.name))}
+
+
+def labels_by_id(session: Session) -> dict[int, dict[str, str]]:
+    """Every labelled instance's labels by id."""
+    rows = session.execute(select(Instance.id, Instance.labels))
+    return {row.id: dict(row.labels) for row in rows if row.labels}
 
 
 def ids_by_name(session: Session, names: Sequence[str]) -> dict[str, int]:
@@ -48,18 +53,6 @@ def prefer_primary_source(session: Session, instance_id: int, source: str) -> No
         .where(Instance.id == instance_id, Instance.primary_source_pinned.is_(False))
         .values(primary_source=source)
     )
-
-
-def has_source_data(session: Session, instance_id: int, source: str) -> bool:
-    """Whether any data of ``source`` is stored for the instance: totals of a retained day,
-    or minutes (whose day may not be rolled up yet)."""
-    for model in (InstanceTotalsDay, QueryBucketMinute):
-        found = select(model.instance_id).where(
-            model.instance_id == instance_id, model.source == source
-        )
-        if session.scalar(found.limit(1)) is not None:
-            return True
-    return False
 
 
 def list_all(session: Session) -> list[Instance]:

@@ -2,7 +2,6 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from pydantic import SecretStr
@@ -14,7 +13,6 @@ from quanta.audit.service import field_changes
 from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.crypto import SecretUnreadable, decrypt, encrypt
-from quanta.core.db import utcnow
 from quanta.core.mysql import InvalidDsn, parse_dsn, redact_dsn
 from quanta.instances import repository
 from quanta.instances.models import ExamplePolicy, Instance
@@ -30,7 +28,6 @@ from quanta.monitored.check import check_target, test_connection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 from quanta.monitored.target import TargetNotReadOnly
-from quanta.queries import service as queries_service
 
 
 class NoConnection(errors.Conflict):
@@ -79,10 +76,6 @@ def get_or_create_instance(*, session: Session, name: str) -> Instance:
         return found
 
 
-# test-connection checks SELECT on the schemas the instance's statements used this far back.
-SCHEMAS_WINDOW = timedelta(days=7)
-
-
 def adopt_primary_source(*, session: Session, instance: Instance, source: str) -> None:
     """The first query source an instance delivers becomes its primary one (for totals); the
     slow log takes over when it reports, unless an admin pinned the choice."""
@@ -103,8 +96,9 @@ def require_connection(settings: Settings, instance: Instance) -> ConnectionOpti
     InstanceUnreachable when it cannot be used."""
     if instance.dsn_encrypted is None:
         raise NoConnection(
-            f"Instance '{instance.name}' has no DSN: an admin registers one with "
-            f'PATCH /api/v1/instances/{instance.id} {{"dsn": "mysql://user:pass@host:3306/"}}.'
+            f"Instance '{instance.name}' has no DSN, so Quanta cannot reach its server: an "
+            f"admin registers a read-only account with PATCH /api/v1/instances/{instance.id} "
+            '{"dsn": "mysql://quanta_ro:PASSWORD@host:3306/"}.'
         )
     return _usable(settings, instance, instance.dsn_encrypted, "dsn")
 
@@ -217,6 +211,11 @@ def instance_names_by_id(*, session: Session) -> dict[int, str]:
     return repository.names_by_id(session)
 
 
+def instance_labels_by_id(*, session: Session) -> dict[int, dict[str, str]]:
+    """Every labelled instance's labels by id."""
+    return repository.labels_by_id(session)
+
+
 def instance_ids_by_name(*, session: Session, names: Sequence[str]) -> dict[str, int]:
     """The ids of the instances among ``names`` that exist (the one map from names to ids)."""
     return repository.ids_by_name(session, names)
@@ -271,9 +270,18 @@ def _audited_fields(instance: Instance) -> dict[str, Any]:
 
 
 def update_instance(
-    *, session: Session, settings: Settings, instance_id: int, data: InstanceUpdate
+    *,
+    session: Session,
+    settings: Settings,
+    instance_id: int,
+    data: InstanceUpdate,
+    slow_log_has_data: bool = False,
 ) -> InstanceChanged:
-    """Change the fields sent; ``dsn``/``sandbox_dsn`` sent as null remove the connection."""
+    """Change the fields sent; ``dsn``/``sandbox_dsn`` sent as null remove the connection.
+
+    ``slow_log_has_data``: whether the metric store holds slow-log data of the instance
+    (quanta.fleet.service asks the queries domain), read when ``primary_source`` goes back
+    to automatic."""
     instance = find_instance(session=session, instance_id=instance_id)
     before = _audited_fields(instance)
     sent = data.model_fields_set
@@ -301,7 +309,7 @@ def update_instance(
         instance.primary_source_pinned = data.primary_source is not None
         if data.primary_source is not None:
             instance.primary_source = data.primary_source
-        elif repository.has_source_data(session, instance.id, DEFAULT_PRIMARY_SOURCE):
+        elif slow_log_has_data:
             # Back to automatic: the slow log counts at once when it has reported, else an
             # imported log (no more batches to come) would stay hidden behind the other.
             instance.primary_source = DEFAULT_PRIMARY_SOURCE
@@ -333,18 +341,13 @@ def delete_instance(*, session: Session, instance_id: int, purge: bool) -> str:
 
 
 def check_connection(
-    *, session: Session, settings: Settings, instance_id: int
+    *, session: Session, settings: Settings, instance_id: int, schemas: Sequence[str]
 ) -> ConnectionTestOut:
-    """Connect with the instance's DSN and report what the account may do; keeps the
-    detected flavor and version on the instance."""
+    """Connect with the instance's DSN and report what the account may do, SELECT on
+    ``schemas`` included; keeps the detected flavor and version on the instance."""
     instance = find_instance(session=session, instance_id=instance_id)
     # A stored DSN that no longer works is a conflict with the state (409), not a bad request.
     options = require_connection(settings, instance)
-    # The schemas the instance's statements ran in lately: EXPLAIN and snapshots read them.
-    since = utcnow() - SCHEMAS_WINDOW
-    schemas = queries_service.schemas_of_instance(
-        session=session, instance_id=instance.id, since=since
-    )
     report = test_connection(options, settings=monitored_settings(settings), schemas=schemas)
     if report.connected:
         instance.flavor = report.flavor or None

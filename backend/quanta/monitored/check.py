@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quanta.analysis.grants import unreadable_schemas
+from quanta.analysis.sqltext import quote_ident
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import MonitoredError
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
@@ -172,17 +173,13 @@ def _schemas_readable(account: AccountPrivileges, schemas: Sequence[str]) -> Cap
             f"reads every schema the instance's queries use ({', '.join(sorted(schemas))})",
         )
     user, _, host = account.account.rpartition("@")
-    grants = "; ".join(f"GRANT SELECT ON {_quoted(s)}.* TO '{user}'@'{host}'" for s in missing)
+    grants = "; ".join(f"GRANT SELECT ON {quote_ident(s)}.* TO '{user}'@'{host}'" for s in missing)
     return Capability(
         "read_schemas",
         False,
         f"cannot read {', '.join(missing)}: EXPLAIN, table snapshots and index suggestions "
         f"fail for queries on {'it' if len(missing) == 1 else 'them'}. Run: {grants}",
     )
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _database_probe(conn: GuardedConnection) -> str | None:

@@ -37,7 +37,7 @@ from typing import Any, Self
 import pymysql
 import pymysql.cursors
 
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.core.mysql import connect
 from quanta.monitored.errors import ConnectionFailed, ServerError, StatementRefused
 from quanta.monitored.guard import (

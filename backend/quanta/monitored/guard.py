@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 
 from quanta.analysis.sqlkind import plain_select_refusal, show_refusal
-from quanta.analysis.sqllexer import SESSION_SQL_MODE
+from quanta.analysis.sqltext import SESSION_SQL_MODE
 from quanta.monitored.errors import StatementRefused
 
 __all__ = [
@@ -93,7 +93,7 @@ _REFUSED = "refused to send to a monitored server"
 MILLISECONDS_PER_SECOND = 1000
 
 # What identifies a server: read the same way on a sandbox and on every monitored instance
-# (a sandbox must be none of them, see quanta.advice.validate).
+# (a sandbox must be none of them, see quanta.advice.isolation).
 IDENTITY_VARIABLES = ("server_uuid", "server_id", "hostname", "port")
 IDENTITY_STATUS = "wsrep_cluster_state_uuid"
 SHOW_IDENTITY_VARIABLES = (

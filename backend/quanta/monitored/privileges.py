@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from quanta.analysis.grants import excess_privileges, granted, parse_grant
+from quanta.analysis.sqltext import quote_ident
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
 
@@ -68,7 +69,8 @@ def read_privileges(conn: GuardedConnection) -> AccountPrivileges:
             for role in conn.query(
                 "SELECT DISTINCT ROLE_NAME FROM information_schema.APPLICABLE_ROLES"
             ):
-                lines += _lines(conn.query(f"SHOW GRANTS FOR {_quoted(str(role['ROLE_NAME']))}"))
+                role_name = quote_ident(str(role["ROLE_NAME"]))
+                lines += _lines(conn.query(f"SHOW GRANTS FOR {role_name}"))
         else:
             unresolved = {role for line in lines for role in _roles(line)}
             mandatory = conn.query("SHOW GLOBAL VARIABLES LIKE 'mandatory_roles'")
@@ -92,10 +94,6 @@ def _roles(line: str) -> tuple[str, ...]:
     except ValueError:
         return ()
     return grant.roles if grant is not None else ()
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def account_privileges(

@@ -1,7 +1,7 @@
 """The suggestion sandbox's session: the one session Quanta writes through.
 
 A sandbox is a separate scratch server an admin registered for an instance: suggested
-indexes are tried there on copies of the tables (:mod:`quanta.advice.validate`). Its
+indexes are tried there on copies of the tables (:mod:`quanta.advice.validate_index`). Its
 session is a :class:`~quanta.monitored.connection.GuardedSession` like every session on a
 customer server: the same sql_mode (so the server lexes text as the guard does), the same
 limits written into every statement (time, metadata-lock wait, join search depth), the same
@@ -35,6 +35,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import TokenType
 
 from quanta.analysis.sqlkind import plain_select_refusal
+from quanta.analysis.sqltext import quote_ident
 from quanta.monitored.connection import GuardedSession
 from quanta.monitored.errors import ConnectionFailed, ServerError, StatementRefused
 from quanta.monitored.guard import (
@@ -217,7 +218,7 @@ class SandboxSession(GuardedSession):
         try:
             for database in self.databases:
                 with contextlib.suppress(SandboxError):
-                    self.send(f"DROP DATABASE IF EXISTS {_quote(database)}")
+                    self.send(f"DROP DATABASE IF EXISTS {quote_ident(database)}")
         finally:
             self.close()
 
@@ -277,13 +278,13 @@ class SandboxSession(GuardedSession):
     def create_database(self) -> str:
         """A new scratch database of this session's; its name."""
         name = f"{self._prefix}_{len(self.databases)}"
-        self.send(f"CREATE DATABASE {_quote(name)}")
+        self.send(f"CREATE DATABASE {quote_ident(name)}")
         self.databases.append(name)
         return name
 
     def use(self, database: str) -> None:
         """Make one of this session's scratch databases the current one."""
-        self.send(f"USE {_quote(database)}")
+        self.send(f"USE {quote_ident(database)}")
         self._current = database
 
     def create_table(self, table: str, create: str) -> None:
@@ -295,9 +296,9 @@ class SandboxSession(GuardedSession):
 
     def insert(self, table: str, name: str, columns: Sequence[str], rows: Sequence[Any]) -> None:
         """Insert sampled rows into a copied table of the current scratch database."""
-        listed = ", ".join(_quote(c) for c in columns)
+        listed = ", ".join(quote_ident(c) for c in columns)
         marks = ", ".join(["%s"] * len(columns))
-        insert = f"INSERT INTO {_quote(name)} ({listed}) VALUES ({marks})"
+        insert = f"INSERT INTO {quote_ident(name)} ({listed}) VALUES ({marks})"
         self.check(insert)  # the template: the rows are data, bound by the driver
         conn = self._open_conn()
         for start in range(0, len(rows), INSERT_CHUNK_ROWS):
@@ -306,7 +307,7 @@ class SandboxSession(GuardedSession):
                     cursor.mogrify(f"({marks})", row)
                     for row in rows[start : start + INSERT_CHUNK_ROWS]
                 )
-                text = f"INSERT INTO {_quote(name)} ({listed}) VALUES {values}"
+                text = f"INSERT INTO {quote_ident(name)} ({listed}) VALUES {values}"
                 try:
                     self._execute(cursor, text)
                 except ServerError as exc:
@@ -316,7 +317,7 @@ class SandboxSession(GuardedSession):
 
     def analyze(self, name: str) -> None:
         """Fresh statistics for a copied table, or the optimizer judges it as empty."""
-        self.send(f"ANALYZE TABLE {_quote(name)}")
+        self.send(f"ANALYZE TABLE {quote_ident(name)}")
 
     def explain(self, statement: str) -> list[dict[str, Any]]:
         """Tabular EXPLAIN of ``statement`` (a SELECT) in a READ ONLY transaction of its own,
@@ -450,8 +451,3 @@ def _refusal(what: str, exc: ServerError, *, private: bool) -> str:
         return f"the sandbox refused {what} (error {code})"
     message = args[-1]
     return f"the sandbox refused {what}: {message}" + (f" (error {code})" if code else "")
-
-
-def _quote(name: str) -> str:
-    """Always backticked: the sandbox's statement forms expect it."""
-    return "`" + name.replace("`", "``") + "`"

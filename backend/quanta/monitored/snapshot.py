@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from quanta.analysis.sqltext import quote_ident, unquote_ident
 from quanta.monitored.connection import GuardedConnection
 from quanta.monitored.errors import StatementRefused
 from quanta.monitored.options import ConnectionOptions, MonitoredSettings
@@ -58,7 +59,7 @@ def schema_snapshot(
 
 
 def _qualified(name: str, default_db: str | None) -> tuple[str, str]:
-    parts = [part.strip("`") for part in name.split(".", 1)]
+    parts = [unquote_ident(part) for part in name.split(".", 1)]
     if len(parts) == 1:
         if not default_db:
             raise StatementRefused(f"table '{name}' has no database and no default is set")
@@ -90,7 +91,8 @@ def _table(conn: GuardedConnection, database: str, table: str) -> dict[str, Any]
         "index_length": _int(row["INDEX_LENGTH"]),
         "columns": columns,
     }
-    described.update(_indexes(conn.query(f"SHOW INDEX FROM {_quote(database)}.{_quote(table)}")))
+    qualified = f"{quote_ident(database)}.{quote_ident(table)}"
+    described.update(_indexes(conn.query(f"SHOW INDEX FROM {qualified}")))
     _add_distinct(columns, described)
     return described
 
@@ -143,10 +145,6 @@ def _add_distinct(columns: dict[str, dict[str, Any]], described: dict[str, Any])
         if column is None or part["sub_part"] is not None or part["cardinality"] is None:
             continue
         column["distinct"] = max(column.get("distinct", 0), part["cardinality"])
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _int(value: Any) -> int | None:

@@ -26,6 +26,7 @@ from quanta.analysis.resolution import Resolution, floor_to
 from quanta.core.config import Settings
 from quanta.core.db import run_after_commit, utcnow
 from quanta.core.observability import record_classes_folded
+from quanta.instances import service as instances_service
 from quanta.queries import repository
 from quanta.queries.schemas import ClassCap
 
@@ -111,7 +112,7 @@ def class_caps(
             folded_events=0,
             last_folded=None,
         )
-        for instance_id, name in repository.instance_names(session).items()
+        for instance_id, name in instances_service.instance_names_by_id(session=session).items()
     }
     for row in rows:
         cap = caps.get(row.instance_id)

@@ -19,6 +19,7 @@ from quanta.analysis.resolution import Segment, width_at
 from quanta.analysis.tags import from_canonical
 from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core.config import Settings
+from quanta.instances import service as instances_service
 from quanta.queries import repository
 from quanta.queries.schemas import GroupBy, GroupRow, SparkPoint, TopQueries
 from quanta.queries.service import (
@@ -29,6 +30,7 @@ from quanta.queries.service import (
     UnknownSortKey,
     merged_histograms,
     row_figures,
+    sparkline,
 )
 from quanta.queries.window import (
     DIMENSION_COLUMNS,
@@ -60,7 +62,7 @@ def group_column(session: Session, group_by: str) -> tuple[str, Callable[[Any], 
     key = key.lower()
     if kind == "tag":
         return "tags", lambda tags: from_canonical(tags).get(key, "")
-    labels = repository.instance_labels(session)
+    labels = instances_service.instance_labels_by_id(session=session)
     return "instance_id", lambda instance_id: labels.get(instance_id, {}).get(key, "")
 
 
@@ -137,7 +139,8 @@ def top_groups(
     series = _load_series(
         session, segments, flt, column, page, window, sparkline_points, value_of, raw
     )
-    names = repository.instance_names(session) if group_by == "instance" else {}
+    by_instance = group_by == "instance"
+    names = instances_service.instance_names_by_id(session=session) if by_instance else {}
     rows = []
     for value in page:
         r = sums[value]
@@ -210,10 +213,7 @@ def _load_series(
     ):
         by_value[value if value_of is None else value_of(value)].append((start, query_time))
     return {
-        value: [
-            SparkPoint.model_construct(ts=ts, load=load)
-            for ts, load in load_series(by_value[value], slots, width_at(segments))
-        ]
+        value: sparkline(load_series(by_value[value], slots, width_at(segments)))
         for value in values
     }
 

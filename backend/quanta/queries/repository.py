@@ -45,6 +45,7 @@ from quanta.queries.models import (
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
     ClassAdmission,
+    InstanceTotalsDay,
     MetricModel,
     QueryBucketHour,
     QueryBucketMinute,
@@ -512,14 +513,11 @@ def _aggregates(b: Any, sums: Sequence[str] = SUM_METRICS) -> list[Any]:
 
 
 # The summed metrics a row of the top list shows (more are summed only to sort by them).
-LIST_SUMS = (
-    "rows_examined",
-    "rows_sent",
-    "full_scan",
-    "filesort",
-    "tmp_disk_tables",
-    "no_index_used",
-)
+LIST_SUMS = ("rows_examined", "rows_sent")
+# What a row of the top list flags (done at least once): read with its page's buckets
+# (`page_buckets`), not summed for every query of the range (four more aggregates over a
+# 30-day range's 66,000 rows cost its per-query statement a fifth of its time).
+LIST_FLAGS = ("full_scan", "filesort", "tmp_disk_tables", "no_index_used")
 
 
 _AGGREGATED = (
@@ -567,6 +565,18 @@ def schemas_of_instance(session: Session, instance_id: int, since: datetime) -> 
             )
         )
     return sorted(names)
+
+
+def has_source_data(session: Session, instance_id: int, source: str) -> bool:
+    """Whether any data of ``source`` is stored for the instance: totals of a retained day,
+    or minutes (whose day may not be rolled up yet)."""
+    for model in (InstanceTotalsDay, QueryBucketMinute):
+        found = select(model.instance_id).where(
+            model.instance_id == instance_id, model.source == source
+        )
+        if session.scalar(found.limit(1)) is not None:
+            return True
+    return False
 
 
 def own_query_ids() -> Select[Any]:
@@ -761,6 +771,29 @@ def load_by_bucket(
     return read.run(session, stmt).all()
 
 
+def page_buckets(
+    session: Session, segments: Sequence[Segment], flt: BucketFilter, query_ids: Sequence[str]
+) -> Sequence[Row[Any, datetime, float, bytes | None, *tuple[int | None, ...]]]:
+    """The filtered buckets of a page's queries, with what the top list draws from them:
+    query_id, bucket_start, query_time_sum, histogram and the `LIST_FLAGS` sums (one read
+    for the sparklines, the percentiles and the flags)."""
+    if not query_ids:
+        return []
+    flags = [f"{name}_sum" for name in LIST_FLAGS]
+    read = _filtered(
+        session, segments, flt, "query_id", "bucket_start", "query_time_sum", "histogram", *flags
+    )
+    buckets = read.b
+    stmt = select(
+        buckets.c.query_id,
+        buckets.c.bucket_start,
+        buckets.c.query_time_sum,
+        buckets.c.histogram,
+        *(buckets.c[name] for name in flags),
+    ).where(buckets.c.query_id.in_(query_ids))
+    return read.run(session, stmt).all()
+
+
 def histograms_by(
     session: Session,
     segments: Sequence[Segment],
@@ -801,17 +834,6 @@ def query_tag_strings(
     return found
 
 
-def instance_labels(session: Session) -> dict[int, dict[str, str]]:
-    """Every labelled instance's labels by id."""
-    rows = session.execute(select(Instance.id, Instance.labels))
-    return {row.id: dict(row.labels) for row in rows if row.labels}
-
-
-def instance_names(session: Session) -> dict[int, str]:
-    """Every instance's name by id."""
-    return {row.id: row.name for row in session.execute(select(Instance.id, Instance.name))}
-
-
 def examples(
     session: Session, segments: Sequence[Segment], query_id: str, instances: Sequence[str]
 ) -> list[Any]:
@@ -836,6 +858,20 @@ def examples(
             stmt = stmt.where(Instance.name.in_(instances))
         found.extend(session.execute(stmt).all())
     return found
+
+
+def latest_example_rows(session: Session, query_id: str, instance_id: int, limit: int) -> list[Any]:
+    """The newest ``limit`` example rows of a query on an instance, of the minute table and
+    of the rolled-up one each (unordered between the two)."""
+    rows: list[Any] = []
+    for model in (QueryExampleMinute, QueryExample):
+        rows += session.scalars(
+            select(model)
+            .where(model.query_id == query_id, model.instance_id == instance_id)
+            .order_by(model.bucket_start.desc())
+            .limit(limit)
+        )
+    return rows
 
 
 def delete_buckets_before(session: Session, model: MetricModel, cutoff: datetime) -> int:
@@ -1001,6 +1037,21 @@ def latest_minute(session: Session, instance_id: int) -> datetime | None:
         t.instance_id == instance_id, t.source == primary.scalar_subquery()
     )
     return session.scalar(stmt)
+
+
+def first_seen_among(
+    session: Session, query_ids: Sequence[str], instance_ids: Sequence[int]
+) -> dict[str, datetime]:
+    """When each of ``query_ids`` was first seen on any of ``instance_ids``."""
+    out: dict[str, datetime] = {}
+    for chunk in chunks(list(query_ids), IN_CHUNK):
+        stmt = (
+            select(QueryInstance.query_id, func.min(QueryInstance.first_seen))
+            .where(QueryInstance.query_id.in_(chunk), QueryInstance.instance_id.in_(instance_ids))
+            .group_by(QueryInstance.query_id)
+        )
+        out.update((query_id, seen) for query_id, seen in session.execute(stmt))
+    return out
 
 
 def instance_first_seen(session: Session, instance_id: int) -> datetime | None:

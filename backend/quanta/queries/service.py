@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, get_args
 
+from pydantic import TypeAdapter
 from sqlalchemy.orm import Session
 
 from quanta.analysis.class_cap import is_other_queries
@@ -26,6 +27,7 @@ from quanta.analysis.timeseries import load_series, plan_slots
 from quanta.core import errors
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
+from quanta.instances import service as instances_service
 from quanta.queries import repository
 from quanta.queries.models import QueryClass
 from quanta.queries.schemas import (
@@ -195,13 +197,11 @@ def top_queries(
     total_time = total.query_time
     page_ids = [r.query_id for r in rows]
     catalog = repository.query_classes(session, page_ids)
+    page = _PageBuckets.read(session, segments, flt, page_ids)
     if not merged:  # a percentile sort merged the page's histograms already
-        merged = merged_histograms(session, segments, flt, "query_id", page_ids)
+        merged = page.histograms
     slots = plan_slots(window.start, window.end, sparkline_points)
     widths = width_at(segments)
-    points_by_query: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
-    for query_id, start, query_time in repository.load_by_bucket(session, segments, flt, page_ids):
-        points_by_query[query_id].append((start, query_time))
     seconds = window.seconds
     out_rows = []
     for r in rows:
@@ -213,18 +213,8 @@ def top_queries(
                 statement_type=query.statement_type,
                 tables=list(query.tables or []),
                 **dict(row_figures(r, seconds, total_time, merged.get(r.query_id))),
-                flags=QueryFlags(
-                    full_scan=_flag(r.full_scan),
-                    filesort=_flag(r.filesort),
-                    tmp_disk_tables=_flag(r.tmp_disk_tables),
-                    no_index_used=_flag(r.no_index_used),
-                ),
-                # Computed values, not input: validating a page's 3,000 points took a tenth
-                # of the top list's time.
-                sparkline=[
-                    SparkPoint.model_construct(ts=ts, load=load)
-                    for ts, load in load_series(points_by_query[r.query_id], slots, widths)
-                ],
+                flags=page.flags(r.query_id),
+                sparkline=sparkline(load_series(page.points[r.query_id], slots, widths)),
             )
         )
     return TopQueries(
@@ -236,6 +226,53 @@ def top_queries(
         totals=total.over(seconds),
         rows=out_rows,
     )
+
+
+_SPARKLINE = TypeAdapter(list[SparkPoint])
+
+
+def sparkline(series: list[tuple[datetime, float]]) -> list[SparkPoint]:
+    """A load series (`load_series`) as the API's points.
+
+    Validated from dicts by pydantic's core: a 60-point row took 39 us so, 156 us with a
+    ``model_construct`` per point.
+    """
+    return _SPARKLINE.validate_python([{"ts": ts, "load": load} for ts, load in series])
+
+
+@dataclass
+class _PageBuckets:
+    """What the top list draws from its page's buckets (`repository.page_buckets`): each
+    query's load points, merged histogram and flag sums."""
+
+    points: dict[str, list[tuple[datetime, float]]]
+    histograms: dict[str, LatencyHistogram]
+    flag_sums: dict[str, list[int | None]]
+
+    @classmethod
+    def read(
+        cls, session: Session, segments: list[Segment], flt: BucketFilter, query_ids: list[str]
+    ) -> "_PageBuckets":
+        """Read the page's buckets once."""
+        page = cls(defaultdict(list), defaultdict(LatencyHistogram), {})
+        for query_id, start, query_time, histogram, *flags in repository.page_buckets(
+            session, segments, flt, query_ids
+        ):
+            page.points[query_id].append((start, query_time))
+            if histogram is not None:
+                page.histograms[query_id].merge_bytes(histogram)
+            sums = page.flag_sums.setdefault(query_id, [None] * len(flags))
+            for n, value in enumerate(flags):
+                if value is not None:
+                    sums[n] = (sums[n] or 0) + value
+        return page
+
+    def flags(self, query_id: str) -> QueryFlags:
+        """What the query's executions did at least once (None: no source says)."""
+        sums = self.flag_sums.get(query_id, [None] * len(repository.LIST_FLAGS))
+        return QueryFlags(
+            **{name: _flag(total) for name, total in zip(repository.LIST_FLAGS, sums, strict=True)}
+        )
 
 
 def row_figures(
@@ -443,6 +480,41 @@ def query_examples(
     return QueryExamples(query_id=query_id, examples=ranked[:limit])
 
 
+# Newest example buckets looked at for the latest usable statement: enough to get past a
+# run of truncated ones, bounded so a long-lived query does not read all of its history.
+EXAMPLE_ROWS_SCANNED = 50
+
+
+@dataclass(frozen=True, slots=True)
+class StoredExample:
+    """One stored statement of a query: its text, database, time and whether it is usable
+    for EXPLAIN (full literals, not truncated)."""
+
+    text: str
+    schema_name: str
+    ts: datetime
+    literals: str
+    truncated: bool
+
+
+def latest_examples(*, session: Session, query_id: str, instance_id: int) -> list[StoredExample]:
+    """The stored statements of a query on an instance as stored (not redacted: for the
+    use cases that send one to the instance's own servers), newest first."""
+    rows = repository.latest_example_rows(session, query_id, instance_id, EXAMPLE_ROWS_SCANNED)
+    found = [
+        StoredExample(
+            text=getattr(row, f"{kind}_text"),
+            schema_name=getattr(row, f"{kind}_schema"),
+            ts=getattr(row, f"{kind}_ts"),
+            literals=getattr(row, f"{kind}_literals"),
+            truncated=getattr(row, f"{kind}_truncated"),
+        )
+        for row in rows
+        for kind in ("slowest", "sampled")
+    ]
+    return sorted(found, key=lambda e: e.ts, reverse=True)
+
+
 def filter_values(
     *, session: Session, settings: Settings, window: TimeWindow, flt: BucketFilter
 ) -> Filters:
@@ -630,8 +702,8 @@ def _sums_by_dimension(
     host, ``tag:KEY`` per tag key (buckets with that tag only), and with ``labels``
     ``label:KEY`` per instance label key. One scan grouped by all of them, added up here: a
     scan per dimension read the buckets once per dimension."""
-    names = repository.instance_names(session)
-    labelled = repository.instance_labels(session) if labels else {}
+    names = instances_service.instance_names_by_id(session=session)
+    labelled = instances_service.instance_labels_by_id(session=session) if labels else {}
     columns = ["instance_id", *(DIMENSION_COLUMNS[d] for d in BREAKDOWN_DIMENSIONS), "tags"]
     sums: dict[str, dict[str, tuple[int, float]]] = {
         d: {} for d in ("instance", *BREAKDOWN_DIMENSIONS)
@@ -683,6 +755,11 @@ def schemas_of_instance(*, session: Session, instance_id: int, since: datetime) 
     return repository.schemas_of_instance(session, instance_id, since)
 
 
+def has_source_data(*, session: Session, instance_id: int, source: str) -> bool:
+    """Whether any data of ``source`` (a query source) is stored for the instance."""
+    return repository.has_source_data(session, instance_id, source)
+
+
 def query_slots(
     *,
     session: Session,
@@ -720,6 +797,14 @@ def latest_minute(*, session: Session, instance_id: int) -> datetime | None:
 def instance_first_seen(*, session: Session, instance_id: int) -> datetime | None:
     """When the instance's first statement was seen (None: never)."""
     return repository.instance_first_seen(session, instance_id)
+
+
+def first_seen(
+    *, session: Session, query_ids: Sequence[str], instance_ids: Sequence[int]
+) -> dict[str, datetime]:
+    """When each of ``query_ids`` was first seen on any of ``instance_ids`` (those never
+    seen there are left out)."""
+    return repository.first_seen_among(session, query_ids, instance_ids)
 
 
 def fingerprints(*, session: Session, query_ids: Sequence[str]) -> dict[str, str]:

@@ -9,7 +9,6 @@ from sqlalchemy.orm import Session
 
 from quanta.analysis.resolution import Resolution, Segment
 from quanta.core.upsert import merge_rows
-from quanta.queries.models import QueryClass
 from quanta.stages.models import STAGE_ONLY, StageCollection, StageTable
 
 Row = dict[str, Any]
@@ -150,15 +149,3 @@ def collections(session: Session, instance_ids: Collection[int]) -> dict[int, St
         select(StageCollection).where(StageCollection.instance_id.in_(instance_ids))
     )
     return {row.instance_id: row for row in found}
-
-
-def fingerprints(session: Session, query_ids: Collection[str]) -> dict[str, str]:
-    """The catalog's fingerprint of each of these query ids that it has."""
-    if not query_ids:
-        return {}
-    rows = session.execute(
-        select(QueryClass.query_id, QueryClass.fingerprint).where(
-            QueryClass.query_id.in_(list(query_ids))
-        )
-    )
-    return {str(query_id): str(text) for query_id, text in rows}

@@ -19,7 +19,7 @@ from quanta.analysis.stages import (
 from quanta.core.config import Settings
 from quanta.core.db import utcnow
 from quanta.instances.service import find_instance_by_name
-from quanta.queries.service import find_query, own_queries
+from quanta.queries.service import find_query, fingerprints, own_queries
 from quanta.queries.window import TimeWindow, read_plan, retained_since
 from quanta.stages import repository
 from quanta.stages.models import SAMPLES, STAGE_ONLY, STAGE_TABLES, TIMES
@@ -281,7 +281,7 @@ def stage_queries(
         for name, time in sorted(per_stage.items(), key=lambda item: (-item[1], item[0]))
     ]
     ranked = _ranked(visible, [r for r in times if r["stage"] == stage], min_share, sort)[:limit]
-    names = repository.fingerprints(session, [entry.query_id for entry in ranked])
+    names = fingerprints(session=session, query_ids=[entry.query_id for entry in ranked])
     for entry in ranked:
         entry.fingerprint = names.get(entry.query_id)
     return StageQueriesOut(from_=window.start, to=window.end, stage=stage, stages=menu, rows=ranked)

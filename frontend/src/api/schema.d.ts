@@ -7566,7 +7566,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The instance has no DSN to reach it. */
+            /** @description The instance has no usable DSN. */
             409: {
                 headers: {
                     [name: string]: unknown;

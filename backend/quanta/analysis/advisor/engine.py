@@ -33,6 +33,7 @@ from quanta.analysis.advisor.model import (
     TableAdvice,
 )
 from quanta.analysis.advisor.schema import Index, IndexPart, Server, Table
+from quanta.analysis.sqltext import quote_ident
 
 __all__ = [
     "MAX_INDEX_COLUMNS",
@@ -777,7 +778,9 @@ def quote_name(name: str) -> str:
     """Backtick a name only when it needs it, so the DDL reads like a DBA writes it."""
     if _PLAIN_NAME_RE.fullmatch(name) and name not in _RESERVED:
         return name
-    return "`" + name.replace("`", "``") + "`"
+    # Lenient: the DDL is shown as advice too; what is sent goes through the guard, which
+    # refuses a NUL anywhere in a statement.
+    return quote_ident(name, lenient=True)
 
 
 def index_ddl(

@@ -1,4 +1,5 @@
-"""HTTP endpoints of monitored instances: list, register, change, delete, test the connection."""
+"""HTTP endpoints of monitored instances: list, register, change, delete, test the connection
+(quanta.instances.service, and quanta.fleet.service where the metric store is read too)."""
 
 from typing import Annotated
 
@@ -12,7 +13,8 @@ from quanta.deps import (
     SessionDep,
     SettingsDep,
 )
-from quanta.instances import service
+from quanta.fleet import service as fleet
+from quanta.instances import service as instances
 from quanta.instances.schemas import (
     ConnectionTestOut,
     InstanceCreate,
@@ -38,7 +40,7 @@ def list_instances(
     session: SessionDep, settings: SettingsDep, _principal: ReadPrincipal
 ) -> list[InstanceOut]:
     """Every monitored instance, by name; DSNs without their password."""
-    return service.list_instances(session=session, settings=settings)
+    return instances.list_instances(session=session, settings=settings)
 
 
 @router.get("/instances/{instance_id}", operation_id="get_instance", responses=NOT_FOUND)
@@ -46,8 +48,8 @@ def get_instance(
     instance_id: int, session: SessionDep, settings: SettingsDep, _principal: ReadPrincipal
 ) -> InstanceOut:
     """One instance."""
-    instance = service.find_instance(session=session, instance_id=instance_id)
-    return service.instance_out(settings, instance)
+    instance = instances.find_instance(session=session, instance_id=instance_id)
+    return instances.instance_out(settings, instance)
 
 
 @router.post(
@@ -64,7 +66,7 @@ def create_instance(
     _principal: AdminPrincipal,
 ) -> InstanceOut:
     """Register a monitored server and the DSN of its read-only account (stored encrypted)."""
-    out = service.register_instance(session=session, settings=settings, data=body)
+    out = instances.register_instance(session=session, settings=settings, data=body)
     request.state.audit_detail = {
         "instance_id": out.id,
         "name": out.name,
@@ -94,7 +96,7 @@ def update_instance(
 
     The audit entry names the fields changed (never a DSN's value) and the override's value.
     """
-    updated = service.update_instance(
+    updated = fleet.update_instance(
         session=session, settings=settings, instance_id=instance_id, data=body
     )
     request.state.audit_detail = {"name": updated.instance.name, "changed": updated.changes}
@@ -117,7 +119,7 @@ def delete_instance(
     ] = False,
 ) -> Response:
     """Delete an instance; one with stored data only with `?purge=true`."""
-    name = service.delete_instance(session=session, instance_id=instance_id, purge=purge)
+    name = instances.delete_instance(session=session, instance_id=instance_id, purge=purge)
     request.state.audit_detail = {"name": name, "purge": purge}
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -138,4 +140,4 @@ def check_instance_connection(
     A server that cannot be reached or refuses the account is a 200 with `connected: false`
     and the server's message in `error`; the detected flavor and version are stored.
     """
-    return service.check_connection(session=session, settings=settings, instance_id=instance_id)
+    return fleet.check_connection(session=session, settings=settings, instance_id=instance_id)

@@ -1,7 +1,8 @@
-"""A lexer for MySQL/MariaDB statements that reads text the way the server does.
+"""The strict lexer: MySQL/MariaDB statements read the way the server does, or refused.
 
 Quanta sends statements from slow logs to monitored servers, so what it checks must be
-exactly what the server will run. This lexer follows the server's own rules, under the
+exactly what the server will run. This lexer follows the server's own rules
+(:mod:`quanta.analysis.sqltext.spec`, where every reader of SQL text takes them), under the
 session ``sql_mode`` Quanta sets itself (:data:`SESSION_SQL_MODE`: no ANSI_QUOTES, no
 NO_BACKSLASH_ESCAPES), and refuses whatever it cannot read the same way:
 
@@ -27,6 +28,17 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from quanta.analysis.sqltext.spec import (
+    WHITESPACE,
+    WORD_CHARS,
+    CommentKind,
+    block_comment_end,
+    block_comment_kind,
+    dash_starts_comment,
+    line_comment_end,
+    quoted_end,
+)
+
 __all__ = [
     "SESSION_SQL_MODE",
     "LexRefusal",
@@ -42,14 +54,9 @@ __all__ = [
 SESSION_SQL_MODE = "NO_ENGINE_SUBSTITUTION"
 
 UNCLOSED = "the example is truncated: a string, name or comment is not closed"
-# The server's whitespace (my_isspace in its character tables): ASCII only.
-WHITESPACE = frozenset(" \t\n\r\x0b\x0c")
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
-# Operators and punctuation MySQL uses in SELECT and DML; two-character ones first.
 _OPERATORS = ("<=>", ":=", "->>", "<=", ">=", "<>", "!=", "<<", ">>", "&&", "||", "->")
 _PUNCTUATION = frozenset("(),.;+-*/%=<>!~^&|?@:")
 _LAST_CONTROL = 0x1F
-_SPACE = 0x20
 _DELETE = 0x7F
 
 
@@ -109,7 +116,7 @@ def lex(sql: str) -> list[Token]:
         >>> lex("SELECT 1 /*!50000 , SLEEP(1) */")
         Traceback (most recent call last):
         ...
-        quanta.analysis.sqllexer.LexRefusal: the example has a /*! ... */ comment, ...
+        quanta.analysis.sqltext.strict.LexRefusal: the example has a /*! ... */ comment, ...
     """
     return _Lexer(sql).run()
 
@@ -133,15 +140,16 @@ class _Lexer:
             if char in WHITESPACE:
                 self.pos += 1
                 self.spaced = True
-            elif char == "#" or (sql.startswith("--", self.pos) and self._dash_comment()):
-                self._line_comment()
+            elif char == "#" or dash_starts_comment(sql, self.pos):
+                self.pos = line_comment_end(sql, self.pos)
+                self.spaced = True
             elif sql.startswith("/*", self.pos):
                 self._block_comment()
             elif char in "'\"":
-                self._quoted(TokenKind.STRING, char, escapes=True)
+                self._quoted(TokenKind.STRING, escapes=True)
             elif char == "`":
-                self._quoted(TokenKind.QUOTED_NAME, char, escapes=False)
-            elif char in _WORD_CHARS:
+                self._quoted(TokenKind.QUOTED_NAME, escapes=False)
+            elif char in WORD_CHARS:
                 self._word()
             else:
                 self._punctuation(char)
@@ -152,55 +160,31 @@ class _Lexer:
         self.spaced = False
         self.pos = end
 
-    def _dash_comment(self) -> bool:
-        # "--" starts a comment only before whitespace or a control character (the server
-        # reads past the end of the text as NUL, a control character).
-        after = self.pos + 2
-        if after >= len(self.sql):
-            return True
-        code = ord(self.sql[after])
-        return code <= _SPACE or code == _DELETE
-
-    def _line_comment(self) -> None:
-        newline = self.sql.find("\n", self.pos)  # "\r" does not end it on the server
-        self.pos = len(self.sql) if newline < 0 else newline + 1
-        self.spaced = True
-
     def _block_comment(self) -> None:
-        third = self.sql[self.pos + 2 : self.pos + 4]
-        if third.startswith("!") or third.upper() == "M!":
+        kind = block_comment_kind(self.sql, self.pos)
+        if kind is CommentKind.EXECUTABLE:
             raise LexRefusal(
                 "the example has a /*! ... */ or /*M! ... */ comment, whose text the server "
                 "runs as part of the statement: it is not sent"
             )
-        if third.startswith("+"):
+        if kind is CommentKind.HINT:
             raise LexRefusal(
                 "the example has a /*+ ... */ optimizer hint, which can change server "
                 "settings (SET_VAR): it is not sent"
             )
-        close = self.sql.find("*/", self.pos + 2)
-        if close < 0:
+        end = block_comment_end(self.sql, self.pos)
+        if end is None:
             raise LexRefusal(UNCLOSED)
-        self.pos = close + 2
+        self.pos = end
         self.spaced = True
 
-    def _quoted(self, kind: TokenKind, quote: str, *, escapes: bool) -> None:
-        sql, start = self.sql, self.pos
-        index = start + 1
-        while index < len(sql):
-            char = sql[index]
-            if escapes and char == "\\":
-                index += 2
-            elif char == quote:
-                if sql.startswith(quote, index + 1):
-                    index += 2  # a doubled quote stands for one
-                else:
-                    self._check_code_points(start, index)
-                    self._emit(kind, start, index + 1)
-                    return
-            else:
-                index += 1
-        raise LexRefusal(UNCLOSED)
+    def _quoted(self, kind: TokenKind, *, escapes: bool) -> None:
+        start = self.pos
+        end = quoted_end(self.sql, start, escapes=escapes)
+        if end is None:
+            raise LexRefusal(UNCLOSED)
+        self._check_code_points(start, end - 1)
+        self._emit(kind, start, end)
 
     def _check_code_points(self, start: int, end: int) -> None:
         # Lone surrogates cannot be sent as UTF-8: refuse rather than let the driver mangle.
@@ -209,7 +193,7 @@ class _Lexer:
 
     def _word(self) -> None:
         end = self.pos
-        while end < len(self.sql) and self.sql[end] in _WORD_CHARS:
+        while end < len(self.sql) and self.sql[end] in WORD_CHARS:
             end += 1
         self._emit(TokenKind.WORD, self.pos, end)
 
