@@ -40,11 +40,11 @@ from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
 from quanta.core.migrate import upgrade_to_head
-from quanta.ingest.schemas import SlowLogEventIn
 from quanta.instances.service import get_or_create_instance
 from quanta.main import create_app
 from quanta.queries import partitions, rollup
 from quanta.queries.writes import record_digest
+from quanta.wire import SlowLogEventIn
 from tests.fixtures.servers import started_postgres
 
 TOKEN = "qnt_bench_admin_token"

@@ -66,11 +66,13 @@ from bench._slowlog_corpus import cached_slow_log
 from bench.ingest_pipeline import quanta_run, server_cpu
 from quanta.analysis.slowlog import SlowLogEvent, parse_slow_log
 from quanta.core.config import Settings
-from quanta_agent.batcher import MINUTE_MAX_BYTES, MinuteBatcher, wire_event
+from quanta_agent.batcher import MINUTE_MAX_BYTES, MinuteBatcher
 from quanta_agent.checkpoint import Checkpoint, FileIdentity
 from quanta_agent.config import BatchSettings
+from quanta_agent.events import wire_event
+from quanta_agent.payload import to_json
 from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
-from quanta_agent.tailer import SlowLogBatch
+from quanta_agent.tailer import SlowLogBatch, SlowLogEntry
 from tests.fixtures.servers import started_postgres, started_redis
 
 RATE = 1000
@@ -159,8 +161,8 @@ def bucket_template(events: list[SlowLogEvent]) -> Template:
     checkpoint = Checkpoint("", FileIdentity(0, 0, 0, ""), 0, time_line=None, db=None, seq=0)
     started = time.process_time()
     for n in range(0, len(events), EVENTS_PER_BATCH):  # as the tailer hands them over
-        raw = tuple((event, False) for event in events[n : n + EVENTS_PER_BATCH])
-        batcher.take(SlowLogBatch(PLACEHOLDER_ID, [], checkpoint, raw))
+        entries = tuple(SlowLogEntry(event, False) for event in events[n : n + EVENTS_PER_BATCH])
+        batcher.take(SlowLogBatch(PLACEHOLDER_ID, entries, checkpoint))
     batcher.flush()
     folded_us = (time.process_time() - started) * 1e6 / len(events)
     contents = [json.loads(gzip.decompress(body)) for body in bodies]
@@ -183,7 +185,7 @@ def events_template(events: list[SlowLogEvent]) -> Template:
             for e in events[n : n + EVENTS_PER_BATCH]
         ]  # fmt: skip
         body = {"batch_id": PLACEHOLDER_ID, "instance": "{instance}", "source": "slowlog"}
-        bodies.append(json.dumps({**body, "events": wire}))
+        bodies.append(json.dumps({**body, "events": [json.loads(to_json(w)) for w in wire]}))
     return Template(bodies, 0, len(events))
 
 

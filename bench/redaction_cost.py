@@ -2,7 +2,7 @@
 
 Parses a realistic slow log (bench/_slowlog_corpus.py: 235 statement shapes, the usual
 spellings, comments and hints) and times the agent's per-event step under the ``full``
-policy (``quanta_agent.batcher.wire_event``) with and without
+policy (``quanta_agent.events.wire_event``) with and without
 ``quanta.analysis.redact.redact``, taking turns, best of ``--runs``. Also reports how many
 statements pass the cheap pre-check (hold a word of some credential form) and so are
 tokenized, and the cost of a cached fingerprint for scale.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import quanta_agent.batcher as batcher
+import quanta_agent.events as batcher
 from bench._slowlog_corpus import iter_slow_log
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.redact import might_hold_secret, redact

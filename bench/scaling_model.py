@@ -61,7 +61,7 @@ from quanta_agent.batcher import MINUTE_MAX_BYTES, MinuteBatcher
 from quanta_agent.checkpoint import Checkpoint, FileIdentity
 from quanta_agent.config import BatchSettings
 from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
-from quanta_agent.tailer import SlowLogBatch
+from quanta_agent.tailer import SlowLogBatch, SlowLogEntry
 from tests.fixtures.servers import started_postgres
 
 FLEET = 5000
@@ -95,8 +95,8 @@ def folded_minutes(rate: int, minutes: int, seed: int) -> list[dict[str, Any]]:
     )  # fmt: skip
     checkpoint = Checkpoint("", FileIdentity(0, 0, 0, ""), 0, time_line=None, db=None, seq=0)
     for n in range(0, len(events), 5000):
-        raw = tuple((event, False) for event in events[n : n + 5000])
-        batcher.take(SlowLogBatch(PLACEHOLDER_ID, [], checkpoint, raw))
+        entries = tuple(SlowLogEntry(event, False) for event in events[n : n + 5000])
+        batcher.take(SlowLogBatch(PLACEHOLDER_ID, entries, checkpoint))
     batcher.flush()
     contents = [json.loads(gzip.decompress(body)) for body in bodies]
     for content in contents:

@@ -6,6 +6,7 @@ Fixtures live in tests/fixtures/ (registered in tests/conftest.py); these are pl
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import subprocess
 import threading
@@ -24,6 +25,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
+from quanta_agent.aggregates import SlowLogRows
+from quanta_agent.payload import to_json
+from quanta_agent.policy import ExamplePolicy
+from quanta_agent.shipper import HEAD_FIELDS
 
 T = TypeVar("T")
 
@@ -179,3 +184,11 @@ def serving(app: Any, timeout: float = 20.0) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def rows_as_sent(rows: SlowLogRows) -> dict[str, Any]:
+    """An agent's bucket rows (queries, buckets, picks) as JSON values, without a batch head,
+    as the agent writes them."""
+    batch = rows.batch(batch_id="-", instance="-", policy=ExamplePolicy.FULL)
+    sent: dict[str, Any] = json.loads(to_json(batch, exclude=set(HEAD_FIELDS)))
+    return sent

@@ -7,23 +7,35 @@ shrinks tenfold, and no statement leaves the host unless the example policy is `
 The server fingerprints each fingerprint again with its grouping rules, so one query has
 one query_id whichever way it arrived.
 
+They are built as the wire models (quanta.wire) with ``model_construct``: the folder's
+values are of the models' types already (the histograms their encoded bytes, which the
+model's serializer writes as base64), and the server validates them.
+
 Example:
-    >>> content = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
-    >>> sorted(content)
-    ['buckets', 'picks', 'queries']
+    >>> rows = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
+    >>> batch = rows.batch(batch_id="b1", instance="db1", policy=ExamplePolicy.FULL)
+    >>> sorted(batch.model_fields_set)
+    ['batch_id', 'buckets', 'examples', 'instance', 'picks', 'queries', 'source']
 """
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from quanta.analysis.buckets import Example, QuerySeen
 from quanta.analysis.folder import FoldedBatch
 from quanta.analysis.metrics import MAX_COUNTER, METRIC, METRICS, Kind
 from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import AttributeValue, SlowLogEvent
+from quanta.wire import (
+    IngestBatchIn,
+    SlowLogBucketsIn,
+    SlowLogExampleIn,
+    SlowLogPickIn,
+    SlowLogQueryIn,
+)
+from quanta_agent.payload import construct_row, policy_name
 from quanta_agent.policy import ExamplePolicy
 
 # Wire field <- the slow-log attribute names that give it, first present wins: the metric
@@ -153,8 +165,30 @@ def attribute_metrics(
     }
 
 
-def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
-    """A folded batch as the ingest API's ``queries``, ``buckets`` (columns) and ``picks``.
+@dataclass(frozen=True, slots=True)
+class SlowLogRows:
+    """The rows of a bucket batch: its query classes, buckets (as columns) and picks."""
+
+    queries: list[SlowLogQueryIn]
+    buckets: SlowLogBucketsIn
+    picks: list[SlowLogPickIn]
+
+    def batch(self, *, batch_id: str, instance: str, policy: ExamplePolicy) -> IngestBatchIn:
+        """The rows as one slow-log batch of ``instance``."""
+        return IngestBatchIn.model_construct(
+            batch_id=batch_id,
+            instance=instance,
+            source="slowlog",
+            examples=policy_name(policy),
+            queries=self.queries,
+            buckets=self.buckets,
+            picks=self.picks,
+        )
+
+
+def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) -> SlowLogRows:
+    """A folded batch as the ingest API's ``queries``, ``buckets`` (columns) and ``picks``:
+    the rows of a batch, its head (id, instance) the sender's (:meth:`SlowLogRows.batch`).
 
     Statements (a class's sample, examples) are sent as logged under the ``full`` policy
     (secrets of credential-bearing statements redacted), cut to ``max_length`` characters;
@@ -169,51 +203,49 @@ def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) ->
             fingerprint = batch.queries[query_id].fingerprint
             if policy == ExamplePolicy.MASKED and not fingerprint:
                 continue  # a comment-only entry: its masked example would be empty text
-            picks.append(
-                {
-                    "query": position[query_id],
-                    "start": start.isoformat(),
-                    "seen": pick.seen,
-                    "slowest": _example(pick.slowest, fingerprint, policy, max_length),
-                    "sampled": _example(pick.sampled, fingerprint, policy, max_length),
-                }
-            )
-    return {"queries": queries, "buckets": _bucket_columns(batch), "picks": picks}
+            fields = {
+                "query": position[query_id],
+                "start": start,
+                "seen": pick.seen,
+                "slowest": _example(pick.slowest, fingerprint, policy, max_length),
+                "sampled": _example(pick.sampled, fingerprint, policy, max_length),
+            }
+            picks.append(construct_row(SlowLogPickIn, fields))
+    return SlowLogRows(queries, _bucket_columns(batch), picks)
 
 
-def _bucket_columns(batch: FoldedBatch) -> dict[str, list[Any]]:
-    """The buckets' columns in JSON: minutes in ISO 8601, histograms in base64; a column
-    that is all null (no bucket has the metric) is left out, and so is ``tags`` when no
-    statement had any (the server reads none; a server older than tags takes the batch)."""
-    starts = {start: start.isoformat() for start in set(batch.buckets["start"])}
+def _bucket_columns(batch: FoldedBatch) -> SlowLogBucketsIn:
+    """The buckets' columns; a column that is all null (no bucket has the metric) is left
+    out, and so is ``tags`` when no statement had any (the server reads none; a server older
+    than tags takes the batch). The histograms stay the folder's bytes: the column's
+    serializer writes them as base64."""
     columns = {
-        **batch.buckets,
-        "start": [starts[start] for start in batch.buckets["start"]],
-        "histogram": [base64.b64encode(data).decode() for data in batch.buckets["histogram"]],
+        name: values
+        for name, values in batch.buckets.items()
+        if any(v is not None for v in values) and (name != "tags" or any(values))
     }
-    if not any(columns["tags"]):
-        del columns["tags"]
-    return {name: values for name, values in columns.items() if any(v is not None for v in values)}
+    return SlowLogBucketsIn.model_construct(**cast(dict[str, Any], columns))
 
 
-def _query(seen: QuerySeen, policy: ExamplePolicy, max_length: int) -> dict[str, Any]:
+def _query(seen: QuerySeen, policy: ExamplePolicy, max_length: int) -> SlowLogQueryIn:
     sample = redact(seen.sample) if policy == ExamplePolicy.FULL else seen.fingerprint
-    return {
-        "fingerprint": seen.fingerprint,  # never cut: the server fingerprints it again
-        "first_seen": seen.first_seen.isoformat(),
-        "last_seen": seen.last_seen.isoformat(),
-        "sample": sample[:max_length],
-    }
+    return SlowLogQueryIn.model_construct(
+        fingerprint=seen.fingerprint,  # never cut: the server fingerprints it again
+        first_seen=seen.first_seen,
+        last_seen=seen.last_seen,
+        sample=sample[:max_length],
+    )
 
 
 def _example(
     example: Example, fingerprint: str, policy: ExamplePolicy, max_length: int
-) -> dict[str, Any]:
+) -> SlowLogExampleIn:
     text = redact(example.query) if policy == ExamplePolicy.FULL else fingerprint
-    return {
+    fields = {
         "query": text[:max_length],
         "query_time": example.query_time,
-        "ts": example.ts.isoformat(),
+        "ts": example.ts,
         "db": example.schema,
         "truncated": example.truncated or len(text) > max_length,
     }
+    return construct_row(SlowLogExampleIn, fields)

@@ -1,4 +1,12 @@
-"""Slow-log events in the ingest wire format, and the batch they wait in until it is cut."""
+"""The fold stage of the slow-log pipeline (read -> fold -> spool -> ship): the tailer's
+batches of parsed entries become wire batches (quanta.wire models, encoded) for the spool.
+
+``batch.wire: buckets`` (the default): :class:`MinuteBatcher` folds them per minute into
+bucket batches; ``batch.wire: events``: :class:`EventBatcher` sends each entry as an event.
+Both take a :class:`~quanta_agent.tailer.SlowLogBatch`, and hand ``spool(batch_id, body,
+statements, checkpoint)`` what is to be stored, or ``save_position(checkpoint)`` when only
+the position moves. Imports only the read stage (tailer) and the wire leaves.
+"""
 
 from __future__ import annotations
 
@@ -9,127 +17,76 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
 
-from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.folder import MinuteFolder
 from quanta.analysis.metrics import MAX_COUNTER
-from quanta.analysis.redact import redact
-from quanta.analysis.slowlog import SlowLogEvent
 from quanta_agent.aggregates import aggregates, extended_metrics
-from quanta_agent.checkpoint import Checkpoint, FileIdentity
-from quanta_agent.config import BatchSettings
-from quanta_agent.importer import event_to_wire
+from quanta_agent.checkpoint import Checkpoint
+from quanta_agent.events import slowlog_batch, wire_event
+from quanta_agent.payload import encode_batch
 from quanta_agent.policy import ExamplePolicy
-from quanta_agent.shipper import encode_batch
+from quanta_agent.tailer import SlowLogBatch
 
-if TYPE_CHECKING:
-    from quanta_agent.tailer import SlowLogBatch
-
-SLOWLOG_SOURCE = "slowlog"
-# JSON keys, numbers and punctuation of one wire event, besides its query text.
-EVENT_OVERHEAD_BYTES = 250
 # Memory a statement waiting in a minute folder takes besides its text (91 bytes measured).
 FOLDED_OVERHEAD_BYTES = 100
 # Memory the statements of the minutes held may take before they are shipped (in parts).
 MINUTE_MAX_BYTES = 64_000_000
-# Query text sent in place of a statement whose masked form is empty.
-EMPTY_MASKED_TEXT = "?"
 _MINUTE = timedelta(minutes=1)
 
+SpoolBatch = Callable[[str, bytes, int, Checkpoint], None]
+"""Stores one encoded batch durably: (batch_id, body, statements, checkpoint after it)."""
 
-def slowlog_batch_id(instance: str, file: FileIdentity, start: int, end: int) -> str:
-    """The id of the batch holding the entries between two offsets of one file.
 
-    The same range of the same file always gets the same id, so a batch sent again after a
-    crash is recognised by the server as one it already has.
+class EventBatcher:
+    """Sends each tailer batch as one batch of wire events (``batch.wire: events``).
 
-    Example:
-        >>> file = FileIdentity(dev=2049, ino=131, head_len=0, head_sha="e3b0c442")
-        >>> slowlog_batch_id("db1", file, 0, 100) == slowlog_batch_id("db1", file, 0, 100)
-        True
+    The batch keeps the tailer's id (a byte range of the file), so a batch sent again after
+    a crash is recognised.
     """
-    key = f"{instance}\n{file.dev}:{file.ino}:{file.head_len}:{file.head_sha}\n{start}-{end}"
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
+    def __init__(
+        self,
+        *,
+        instance: str,
+        policy: ExamplePolicy,
+        max_length: int,
+        spool: SpoolBatch,
+        save_position: Callable[[Checkpoint], None],
+    ) -> None:
+        """Describe the instance's batches; ``spool`` stores one, as MinuteBatcher's."""
+        self._instance = instance
+        self._policy = policy
+        self._max_length = max_length
+        self._spool = spool
+        self._save_position = save_position
 
-def wire_event(
-    event: SlowLogEvent,
-    *,
-    policy: ExamplePolicy,
-    max_length: int,
-    truncated: bool,
-    fallback_ts: datetime,
-) -> dict[str, Any]:
-    """One event as the ingest API takes it, its text shaped by the example policy.
+    def take(self, batch: SlowLogBatch) -> None:
+        """Spool one tailer batch as wire events (or move the position alone)."""
+        if not batch.entries:
+            self._save_position(batch.checkpoint)
+            return
+        now = datetime.now(UTC)  # the tailer dates every entry: never used
+        events = [
+            wire_event(
+                entry.event,
+                policy=self._policy,
+                max_length=self._max_length,
+                truncated=entry.truncated,
+                fallback_ts=now,
+            )
+            for entry in batch.entries
+        ]
+        body = slowlog_batch(
+            batch_id=batch.batch_id, instance=self._instance, events=events, policy=self._policy
+        )
+        self._spool(batch.batch_id, encode_batch(body), len(events), batch.checkpoint)
 
-    ``full`` sends the statement as logged but for the secret of a credential-bearing
-    statement (``IDENTIFIED BY '<redacted>'``); ``masked`` and ``off`` send its fingerprint
-    (literals replaced), which the server needs to group it; the batch then says which
-    policy applies (see :func:`slowlog_batch`). Text longer than ``max_length`` is cut
-    and the event marked ``truncated``, as is an event whose lines were cut while read.
-    """
-    wire = event_to_wire(event, fallback_ts)
-    text = redact(event.query) if policy == ExamplePolicy.FULL else fingerprint(event.query)
-    if len(text) > max_length:
-        text, truncated = text[:max_length], True
-    wire["query"] = text or EMPTY_MASKED_TEXT
-    if truncated:
-        wire["truncated"] = True
-    return wire
+    def tick(self) -> None:
+        """Nothing is held between batches."""
 
-
-def slowlog_batch(
-    *, batch_id: str, instance: str, events: list[dict[str, Any]], policy: ExamplePolicy
-) -> dict[str, Any]:
-    """The body of a slow-log batch; ``examples`` is present unless the policy is full."""
-    batch: dict[str, Any] = {
-        "batch_id": batch_id,
-        "instance": instance,
-        "source": SLOWLOG_SOURCE,
-        "events": events,
-    }
-    if policy != ExamplePolicy.FULL:
-        batch["examples"] = policy.value
-    return batch
-
-
-class PendingBatch:
-    """Events waiting to be cut into a batch by count, size or age."""
-
-    def __init__(self, limits: BatchSettings, clock: Callable[[], float]) -> None:
-        """Start empty."""
-        self._limits = limits
-        self._clock = clock
-        self.events: list[dict[str, Any]] = []
-        self._bytes = 0
-        self._opened = 0.0
-
-    def __len__(self) -> int:
-        return len(self.events)
-
-    def add(self, event: dict[str, Any]) -> None:
-        """Append one wire event."""
-        if not self.events:
-            self._opened = self._clock()
-        self.events.append(event)
-        self._bytes += len(event["query"]) + EVENT_OVERHEAD_BYTES
-
-    @property
-    def full(self) -> bool:
-        """Whether the count or size limit is reached."""
-        return len(self.events) >= self._limits.max_events or self._bytes >= self._limits.max_bytes
-
-    @property
-    def due(self) -> bool:
-        """Whether the oldest event has waited long enough."""
-        return bool(self.events) and self._clock() - self._opened >= self._limits.max_age
-
-    def take(self) -> list[dict[str, Any]]:
-        """The events, leaving the batch empty."""
-        events, self.events, self._bytes = self.events, [], 0
-        return events
+    def flush(self) -> None:
+        """Nothing is held between batches."""
 
 
 @dataclass(slots=True)
@@ -148,7 +105,7 @@ class _Minute:
 class MinuteBatcher:
     """Folds the tailer's batches per minute and spools a minute's buckets when it closes.
 
-    The tailer cuts its batches at each new minute of the log (see its ``fold`` option), so
+    The tailer cuts its batches at each new minute of the log (its ``minute_batches``), so
     the batches held here form runs of one minute each, in file order. A run is spooled,
     as one bucket batch with the checkpoint of its last tailer batch, once its minute has
     ended ``grace`` seconds ago (late entries of it, written after the next minute began,
@@ -174,7 +131,7 @@ class MinuteBatcher:
         grace: float,
         max_statements: int,
         max_bytes: int,
-        spool: Callable[[str, bytes, int, Checkpoint], None],
+        spool: SpoolBatch,
         save_position: Callable[[Checkpoint], None],
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
@@ -199,14 +156,14 @@ class MinuteBatcher:
 
     def take(self, batch: SlowLogBatch) -> None:
         """Fold one tailer batch (or hold its position change until what precedes is spooled)."""
-        if not batch.raw:
+        if not batch.entries:
             if self._runs:
                 self._runs[-1].checkpoint = batch.checkpoint
             else:
                 self._save_position(batch.checkpoint)
             return
-        first = batch.raw[0][0].ts
-        assert first is not None  # the tailer dates every folded event
+        first = batch.entries[0].event.ts
+        assert first is not None  # the tailer dates every entry
         minute = first.replace(second=0, microsecond=0)
         # Spooling comes before this batch is folded: should it fail (disk full), the batch
         # is left unfolded, for the tailer to offer again, and never folded twice.
@@ -220,8 +177,9 @@ class MinuteBatcher:
             folder = MinuteFolder(self._fingerprinter, self._rng)
             self._runs.append(_Minute(minute, folder, self._wall_clock()))
         run = self._runs[-1]
-        for event, truncated in batch.raw:
-            run.folder.add(event, extended_metrics(event, MAX_COUNTER), truncated)
+        for entry in batch.entries:
+            event = entry.event
+            run.folder.add(event, extended_metrics(event, MAX_COUNTER), entry.truncated)
             run.size += len(event.query) + FOLDED_OVERHEAD_BYTES
         run.batch_ids.append(batch.batch_id)
         run.checkpoint = batch.checkpoint
@@ -275,11 +233,6 @@ class MinuteBatcher:
         batch_id = hashlib.sha256("\n".join(run.batch_ids).encode()).hexdigest()[:32]
         if not folded.queries:
             return batch_id, b"", 0
-        body = {
-            "batch_id": batch_id,
-            "instance": self._instance,
-            "source": SLOWLOG_SOURCE,
-            "examples": self._policy.value,
-            **aggregates(folded, policy=self._policy, max_length=self._max_length),
-        }
+        rows = aggregates(folded, policy=self._policy, max_length=self._max_length)
+        body = rows.batch(batch_id=batch_id, instance=self._instance, policy=self._policy)
         return batch_id, encode_batch(body), folded.statements

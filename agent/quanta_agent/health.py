@@ -14,9 +14,9 @@ import socket
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import quanta_agent
+from quanta.wire import AgentStatusIn
 
 # The server keeps this much of an error (ingest's AgentStatusIn.last_error).
 MAX_ERROR_CHARS = 500
@@ -87,24 +87,24 @@ class InstanceHealth:
 
     def status(
         self, source: str, *, interval: float, spooled: tuple[int, int], dropped: int
-    ) -> dict[str, Any]:
-        """The ``agent`` member of a status report for ``source`` (ingest's AgentStatusIn)."""
+    ) -> AgentStatusIn:
+        """The ``agent`` member of a status report for ``source``."""
         batches, size = spooled
         with self._lock:
             state = self._sources.get(source, _SourceState())
-            return {
-                "version": quanta_agent.__version__,
-                "host": self.host[:255],
-                "interval": interval,
-                "read_at": state.read_at.isoformat() if state.read_at else None,
-                "read_failing": state.read_failing,
-                "spooled": batches,
-                "spooled_bytes": size,
-                "dropped": dropped,
-                "rejected": self.rejected,
-                "last_error": self._last_error,
-                "last_error_at": self._last_error_at.isoformat() if self._last_error_at else None,
-            }
+            return AgentStatusIn.model_construct(
+                version=quanta_agent.__version__,
+                host=self.host[:255],
+                interval=interval,
+                read_at=state.read_at,
+                read_failing=state.read_failing,
+                spooled=batches,
+                spooled_bytes=size,
+                dropped=dropped,
+                rejected=self.rejected,
+                last_error=self._last_error,
+                last_error_at=self._last_error_at,
+            )
 
     def progress(self, *, spooled: tuple[int, int], dropped: int) -> Progress:
         """What happened since the previous call (batches and events shipped), and now."""

@@ -1,4 +1,9 @@
-"""Import slow-log files: parse, fold per minute, and ship every statement once."""
+"""Import slow-log files: parse, fold per minute, and ship every statement once.
+
+The pipeline of ``quanta-agent import`` in one process: read (quanta.analysis.slowlog) ->
+fold (quanta.analysis.folder, built into wire models by quanta_agent.aggregates) -> ship
+(quanta_agent.shipper); no spool, since the file itself can be imported again.
+"""
 
 import os
 import random
@@ -12,11 +17,10 @@ from typing import Any, BinaryIO
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.folder import FoldedBatch, MinuteFolder
 from quanta.analysis.metrics import MAX_COUNTER
-from quanta.analysis.slowlog import ParseStats, SlowLogEvent, read_slow_log
+from quanta.analysis.slowlog import ParseStats, read_slow_log
 from quanta_agent.aggregates import (
     aggregates,
     attribute_metrics,
-    extended_fields,
     extended_metrics,
 )
 from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
@@ -38,34 +42,6 @@ class ImportReport:
     batches: int = 0
     duplicate_batches: int = 0
     skipped: list[tuple[str, int, str]] = field(default_factory=list)
-
-
-def event_to_wire(event: SlowLogEvent, fallback_ts: datetime) -> dict[str, Any]:
-    """The ingest API's JSON form of an event; an undated event gets the file's time.
-
-    Extended attributes are sent under one name whatever the server's flavour, and only when
-    the log has them: an absent attribute is unknown (null), not 0.
-    """
-    wire: dict[str, Any] = {
-        "ts": (event.ts or fallback_ts).isoformat(),
-        "query": event.query,
-        "query_time": event.query_time,
-        "lock_time": event.lock_time,
-        "rows_sent": _counter(event.rows_sent),
-        "rows_examined": _counter(event.rows_examined),
-        "db": event.db,
-        "user": event.user,
-        "host": event.host,
-    }
-    if event.rows_affected is not None:
-        wire["rows_affected"] = _counter(event.rows_affected)
-    wire.update(extended_fields(event.attributes, MAX_COUNTER))
-    return wire
-
-
-def _counter(value: int | None) -> int | None:
-    # A wrapped server counter (2**64 - n) is noise, not a measurement: send it as unknown.
-    return value if value is None or value <= MAX_COUNTER else None
 
 
 def import_file(
@@ -163,8 +139,9 @@ def _wait(shipping: Future[None] | None) -> None:
 def _ship(
     shipper: Shipper, batch: FoldedBatch, policy: ExamplePolicy, report: ImportReport
 ) -> None:
-    content = aggregates(batch, policy=policy, max_length=MAX_QUERY_LENGTH)
-    result = shipper.ship(content, examples=policy.value)
+    rows = aggregates(batch, policy=policy, max_length=MAX_QUERY_LENGTH)
+    # The shipper derives the batch id from the rows (see Shipper.ship).
+    result = shipper.ship(rows.batch(batch_id="", instance=shipper.instance, policy=policy))
     report.events += batch.statements
     report.batches += 1
     report.duplicate_batches += result.duplicate

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pymysql
 
-from quanta.core.mysql import connect, parse_dsn
+from quanta.analysis.dsn import parse_dsn
 from quanta_agent.config import InstanceSettings
-from quanta_agent.mysql import MonitorConnection, MonitorError
+from quanta_agent.mysql import MonitorConnection, MonitorError, connect
 
 log = logging.getLogger(__name__)
 

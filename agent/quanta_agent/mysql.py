@@ -21,7 +21,7 @@ import pymysql
 import pymysql.cursors
 from pymysql.constants import CR
 
-from quanta.core.mysql import ConnectionOptions, connect, parse_dsn
+from quanta.analysis.dsn import ConnectionOptions, parse_dsn
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,38 @@ _LOST_CONNECTION_SERVER_CODES = frozenset((1927, 1053))
 _ALLOWED_FIRST_WORDS = frozenset(("SELECT", "SHOW"))
 _LEADING_NOISE_RE = re.compile(r"^(?:\s+|/\*.*?\*/|#[^\n]*\n?|--\s[^\n]*\n?)*", re.DOTALL)
 _FILE_OUTPUT_RE = re.compile(r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b", re.IGNORECASE)
+
+
+def connect(
+    options: ConnectionOptions,
+    *,
+    program_name: str,
+    connect_timeout: float,
+    read_timeout: float,
+    write_timeout: float | None = None,
+) -> pymysql.Connection[pymysql.cursors.DictCursor]:
+    """Open a connection as the server's ``quanta.core.mysql.connect`` does: utf8mb4,
+    autocommit, rows as dicts, the given time limits, ``program_name`` shown by the server.
+
+    The agent's own: it imports nothing of the server's infrastructure. It opens a handful of
+    long-lived sessions, so it needs none of the server's per-process TLS context sharing.
+    pymysql's errors (and OSError for a socket path that is not one) are the caller's.
+    """
+    return pymysql.connect(
+        host=options.host,
+        port=options.port,
+        user=options.user,
+        password=options.password,
+        database=options.database,
+        unix_socket=options.unix_socket,
+        charset="utf8mb4",
+        autocommit=True,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        write_timeout=write_timeout,
+        cursorclass=pymysql.cursors.DictCursor,
+        program_name=program_name,
+    )
 
 
 class MonitorError(Exception):
@@ -108,7 +140,7 @@ class MonitorConnection:
 
     @classmethod
     def from_dsn(cls, dsn: str, *, name: str = "", **kwargs: Any) -> MonitorConnection:
-        """A connection for a DSN (:func:`quanta.core.mysql.parse_dsn`; the user may be left
+        """A connection for a DSN (:func:`quanta.analysis.dsn.parse_dsn`; the user may be left
         out, to connect as the operating-system user)."""
         return cls(parse_dsn(dsn, user_required=False), name=name, **kwargs)
 

@@ -32,20 +32,17 @@ from types import FrameType
 from typing import Any
 
 from quanta.analysis import native
-from quanta_agent.batcher import (
-    MINUTE_MAX_BYTES,
-    SLOWLOG_SOURCE,
-    MinuteBatcher,
-    slowlog_batch,
-)
+from quanta_agent.batcher import MINUTE_MAX_BYTES, EventBatcher, MinuteBatcher
 from quanta_agent.checkpoint import Checkpoint
 from quanta_agent.collectors import Collector, batch_size, make_collectors, split_fields
 from quanta_agent.config import AgentSettings, InstanceSettings, Source, Wire
+from quanta_agent.events import SLOWLOG_SOURCE
 from quanta_agent.health import InstanceHealth, progress_line
 from quanta_agent.logsource import SlowLogSource
-from quanta_agent.shipper import REFUSED_FOR_GOOD, ShipError, Shipper, encode_batch
+from quanta_agent.payload import encode_rows
+from quanta_agent.shipper import REFUSED_FOR_GOOD, ShipError, Shipper
 from quanta_agent.spool import Spool, SpoolEntry
-from quanta_agent.tailer import SlowLogBatch, SlowLogTailer
+from quanta_agent.tailer import SlowLogTailer
 
 log = logging.getLogger(__name__)
 
@@ -118,15 +115,17 @@ class InstanceRunner:
     # ------------------------------------------------------------------ slow log
 
     def _tail(self) -> None:
+        """The slow-log pipeline: read (tailer) -> fold (batcher) -> spool; the shipper
+        thread ships."""
         source = SlowLogSource(self.instance)
-        minutes = self._minute_batcher()
+        batcher = self._batcher()
         tailer = SlowLogTailer(
             instance=self.instance,
             limits=self._settings.batch,
             source=source,
-            sink=self._spool_slowlog if minutes is None else minutes.take,
+            sink=batcher.take,
             resume_from=self.spool.checkpoint,
-            fold=minutes is not None,
+            minute_batches=isinstance(batcher, MinuteBatcher),
         )
         interval = self.instance.slowlog.check_interval
         name = self.instance.name
@@ -137,50 +136,39 @@ class InstanceRunner:
         try:
             while not self._stop.is_set():
                 error = _guarded(f"{name}: slow log", tailer.poll)
-                if minutes is not None and error is None:
-                    error = _guarded(f"{name}: minute buckets", minutes.tick)
+                if error is None:
+                    error = _guarded(f"{name}: minute buckets", batcher.tick)
                 self.health.read(SLOWLOG_SOURCE, error)
                 self._stop.wait(interval if error is None else ERROR_PAUSE_SECONDS)
         finally:
             _guarded(f"{name}: final slow-log batch", tailer.flush)
-            if minutes is not None:
-                _guarded(f"{name}: final minute buckets", minutes.flush)
+            _guarded(f"{name}: final minute buckets", batcher.flush)
             tailer.close()
             source.close()
 
-    def _minute_batcher(self) -> MinuteBatcher | None:
+    def _batcher(self) -> MinuteBatcher | EventBatcher:
         batch = self._settings.batch
         if batch.wire != Wire.BUCKETS:
-            return None
+            return EventBatcher(
+                instance=self.instance.name, policy=self.instance.examples,
+                max_length=self.instance.slowlog.max_query_length,
+                spool=self._spool_slowlog, save_position=self.spool.save_position,
+            )  # fmt: skip
         return MinuteBatcher(
             instance=self.instance.name, policy=self.instance.examples,
             max_length=self.instance.slowlog.max_query_length, grace=batch.minute_grace,
             max_statements=batch.max_events, max_bytes=MINUTE_MAX_BYTES,
-            spool=self._spool_buckets,
+            spool=self._spool_slowlog,
             save_position=self.spool.save_position,
         )  # fmt: skip
 
-    def _spool_buckets(
+    def _spool_slowlog(
         self, batch_id: str, body: bytes, statements: int, checkpoint: Checkpoint
     ) -> None:
-        """Spool a minute's buckets durably and move the checkpoint past its statements."""
+        """Spool a slow-log batch durably and move the checkpoint past its statements."""
         self.spool.put(
             batch_id=batch_id, source=SLOWLOG_SOURCE, events=statements, body=body,
             checkpoint=checkpoint,
-        )  # fmt: skip
-
-    def _spool_slowlog(self, batch: SlowLogBatch) -> None:
-        """Spool a batch durably and move the checkpoint to its end."""
-        if not batch.events:
-            self.spool.save_position(batch.checkpoint)
-            return
-        body = slowlog_batch(
-            batch_id=batch.batch_id, instance=self.instance.name, events=batch.events,
-            policy=self.instance.examples,
-        )  # fmt: skip
-        self.spool.put(
-            batch_id=batch.batch_id, source=SLOWLOG_SOURCE, events=len(batch.events),
-            body=encode_batch(body), checkpoint=batch.checkpoint,
         )  # fmt: skip
 
     # ------------------------------------------------------------------ collectors
@@ -211,7 +199,7 @@ class InstanceRunner:
             }
             self.spool.put(
                 batch_id=batch_id, source=collector.source, events=batch_size(part),
-                body=encode_batch(body),
+                body=encode_rows(body),
             )  # fmt: skip
 
     # ------------------------------------------------------------------ shipping
@@ -252,7 +240,7 @@ class InstanceRunner:
                 dropped=self.spool.dropped_batches,
             )
             if self.instance.labels:
-                status["labels"] = dict(self.instance.labels)
+                status.labels = dict(self.instance.labels)
             try:
                 taken = shipper.report(source.value, status)
             except Exception as exc:  # unreachable: the data batches' retries say so

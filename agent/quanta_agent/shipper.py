@@ -1,14 +1,17 @@
-"""Send event batches to the Quanta server: gzip JSON, idempotent batch ids, retries."""
+"""Send batches to the Quanta server: gzip JSON, idempotent batch ids, retries.
+
+The last stage of the agent's pipeline (read -> fold -> spool -> ship): it sends what the
+spool holds (encoded bodies, :meth:`Shipper.deliver`), and for ``quanta-agent import`` the
+folded batches themselves (:meth:`Shipper.ship`); it imports only the wire leaves.
+"""
 
 import gzip
 import hashlib
-import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 from tenacity import (
@@ -23,6 +26,9 @@ from tenacity import (
 )
 
 import quanta_agent
+from quanta.analysis.sources import SourceName
+from quanta.wire import AgentStatusIn, IngestBatchIn
+from quanta_agent.payload import GZIP_LEVEL, encode_batch, to_json
 
 INGEST_PATH = "/api/v1/ingest"
 RETRY_ATTEMPTS = 8
@@ -30,12 +36,11 @@ RETRY_MAX_WAIT_SECONDS = 30
 RETRY_FIRST_WAIT_SECONDS = 0.5
 HTTP_TIMEOUT_SECONDS = 60.0
 CONNECT_TIMEOUT_SECONDS = 5.0
-# Level 1: a third of level 5's CPU on the monitored host for 20% more bytes (measured on
-# bench/_slowlog_corpus.py batches).
-GZIP_LEVEL = 1
 # Answers meaning "this batch will never be accepted": bad JSON, too large, invalid.
 # Anything else (unreachable, 5xx, 429, 401/403 until the token is fixed) is retried.
 REFUSED_FOR_GOOD = frozenset((400, 413, 422))
+# The members of a batch that say what it is, not what it holds.
+HEAD_FIELDS = frozenset(("batch_id", "instance", "source", "examples"))
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +64,6 @@ class ShipResult:
     batch_id: str
     status: str
     duplicate: bool
-
-
-def encode_batch(batch: Mapping[str, Any]) -> bytes:
-    """The gzip JSON body of a batch, as POSTed."""
-    return gzip.compress(json.dumps(batch, separators=(",", ":")).encode(), GZIP_LEVEL)
 
 
 def batch_id_for(instance: str, content_json: bytes) -> str:
@@ -104,24 +104,23 @@ class Shipper:
         """Release the connection pool."""
         self._client.close()
 
-    def ship(
-        self, content: Mapping[str, Any], source: str = "slowlog", examples: str = "full"
-    ) -> ShipResult:
+    def ship(self, batch: IngestBatchIn) -> ShipResult:
         """Send one batch, retrying transient failures; raise ShipError if it is refused.
 
-        ``content`` holds the batch's rows (``events``, or ``queries``, ``buckets`` and
-        ``picks``); the batch id is derived from it, so sending the same rows again is a
-        no-op on the server.
+        The batch id is derived from the batch's rows (``events``, or ``queries``,
+        ``buckets`` and ``picks``), replacing the one it carries, so sending the same rows
+        again is a no-op on the server.
         """
-        if not content:
+        content_json = to_json(batch, exclude=set(HEAD_FIELDS))
+        if content_json == b"{}":
             raise ValueError("a batch has rows")
-        content_json = json.dumps(content, separators=(",", ":")).encode()
         batch_id = batch_id_for(self.instance, content_json)
-        head = json.dumps(
-            {"batch_id": batch_id, "instance": self.instance, "source": source,
-             "examples": examples},
-            separators=(",", ":"),
-        ).encode()  # fmt: skip
+        head = to_json(
+            IngestBatchIn.model_construct(
+                batch_id=batch_id, instance=self.instance, source=batch.source,
+                examples=batch.examples,
+            )
+        )  # fmt: skip
         # One object, the head's members then the content's: the rows are encoded once.
         body = head[:-1] + b"," + content_json[1:]
         response = self._post(gzip.compress(body, compresslevel=GZIP_LEVEL))
@@ -144,16 +143,16 @@ class Shipper:
         response = retrying(self._post_once, body)
         return _result(batch_id, response)
 
-    def report(self, source: str, status: Mapping[str, Any]) -> bool:
+    def report(self, source: SourceName, status: AgentStatusIn) -> bool:
         """Send a status report of one source (a batch with no rows), once, without retry:
         a report is about now, and the next one follows soon. False when the server does
         not take reports (one older than this agent answers 422); other failures raise."""
-        body = {
-            "batch_id": f"status-{source}-{uuid.uuid4().hex}",
-            "instance": self.instance,
-            "source": source,
-            "agent": dict(status),
-        }
+        body = IngestBatchIn.model_construct(
+            batch_id=f"status-{source}-{uuid.uuid4().hex}",
+            instance=self.instance,
+            source=source,
+            agent=status,
+        )
         try:
             self._post_once(encode_batch(body))
         except ShipError as exc:

@@ -8,6 +8,10 @@ between two boundaries of one file and carries the checkpoint for its end; the t
 never moves past an entry before the batch holding it has been handed to ``sink`` (which
 spools it durably and then saves the checkpoint).
 
+This is the first stage of the agent's slow-log pipeline (read -> fold -> spool -> ship): it
+hands on parsed events (:class:`SlowLogBatch`) and knows nothing of the wire format; the
+next stage (``quanta_agent.batcher``) folds or converts them.
+
 The file is followed through:
 
 * rotation by rename (logrotate, our own ``rotate_above_mb``): the open file is read to
@@ -22,6 +26,7 @@ The file is followed through:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 import os
@@ -32,10 +37,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from quanta.analysis.slowlog import ParseStats, SlowLogEvent, parse_slow_log
-from quanta_agent.batcher import PendingBatch, slowlog_batch_id, wire_event
 from quanta_agent.checkpoint import HEAD_BYTES, Checkpoint, FileIdentity, identify, matches
 from quanta_agent.config import MEGABYTE, BatchSettings, InstanceSettings
 from quanta_agent.logsource import LogSourceError
@@ -57,6 +61,23 @@ ROTATED_SUFFIX = ".old"
 FINISHED_FILES_KEPT = 64
 # Server-written lines an entry can begin with (besides '#' header lines).
 _ENTRY_OPENERS = (b"#", b"use ", b"SET ")
+# Memory of one held entry besides its query text (JSON keys and numbers once on the wire).
+ENTRY_OVERHEAD_BYTES = 250
+
+
+def slowlog_batch_id(instance: str, file: FileIdentity, start: int, end: int) -> str:
+    """The id of the batch holding the entries between two offsets of one file.
+
+    The same range of the same file always gets the same id, so a batch sent again after a
+    crash is recognised by the server as one it already has.
+
+    Example:
+        >>> file = FileIdentity(dev=2049, ino=131, head_len=0, head_sha="e3b0c442")
+        >>> slowlog_batch_id("db1", file, 0, 100) == slowlog_batch_id("db1", file, 0, 100)
+        True
+    """
+    key = f"{instance}\n{file.dev}:{file.ino}:{file.head_len}:{file.head_sha}\n{start}-{end}"
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 class PathSource(Protocol):
@@ -92,18 +113,61 @@ class ParserState:
 
 
 @dataclass(frozen=True, slots=True)
-class SlowLogBatch:
-    """Complete entries of one file, as wire events, and the checkpoint after them.
+class SlowLogEntry:
+    """One complete entry as parsed (dated: an undated one gets the time it was read), and
+    whether its lines were cut while read."""
 
-    ``events`` is empty when only the position moves (a new file is being followed).
+    event: SlowLogEvent
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SlowLogBatch:
+    """Complete entries of one file and the checkpoint after them.
+
+    ``entries`` is empty when only the position moves (a new file is being followed).
     """
 
     batch_id: str
-    events: list[dict[str, Any]]
+    entries: tuple[SlowLogEntry, ...]
     checkpoint: Checkpoint
-    # With ``fold``: the parsed events (and whether each was cut) for the minute folder;
-    # ``events`` then holds only their texts' sizes.
-    raw: tuple[tuple[SlowLogEvent, bool], ...] = ()
+
+
+class PendingBatch:
+    """Entries waiting to be cut into a batch by count, size or age."""
+
+    def __init__(self, limits: BatchSettings, clock: Callable[[], float]) -> None:
+        """Start empty."""
+        self._limits = limits
+        self._clock = clock
+        self.entries: list[SlowLogEntry] = []
+        self._bytes = 0
+        self._opened = 0.0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def add(self, entry: SlowLogEntry) -> None:
+        """Append one entry."""
+        if not self.entries:
+            self._opened = self._clock()
+        self.entries.append(entry)
+        self._bytes += len(entry.event.query) + ENTRY_OVERHEAD_BYTES
+
+    @property
+    def full(self) -> bool:
+        """Whether the count or size limit is reached."""
+        return len(self.entries) >= self._limits.max_events or self._bytes >= self._limits.max_bytes
+
+    @property
+    def due(self) -> bool:
+        """Whether the oldest entry has waited long enough."""
+        return bool(self.entries) and self._clock() - self._opened >= self._limits.max_age
+
+    def take(self) -> tuple[SlowLogEntry, ...]:
+        """The entries, leaving the batch empty."""
+        entries, self.entries, self._bytes = tuple(self.entries), [], 0
+        return entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +394,7 @@ class SlowLogTailer:
         sink: Callable[[SlowLogBatch], None],
         resume_from: Checkpoint | None,
         clock: Callable[[], float] = time.monotonic,
-        fold: bool = False,
+        minute_batches: bool = False,
     ) -> None:
         """Describe the tailer; the file is opened by the first :meth:`poll` that finds it.
 
@@ -341,10 +405,9 @@ class SlowLogTailer:
             sink: Takes each batch (or position change) and makes it durable in order.
             resume_from: The last checkpoint, or None to start afresh.
             clock: Monotonic seconds (tests pass a fake clock).
-            fold: Hand on the parsed events (``raw``) for folding per minute, not wire
-                events; a batch then never holds two minutes of the log in file order
-                (only late entries of an earlier minute), so that a minute's buckets can
-                be spooled alone.
+            minute_batches: Cut a batch at each new minute of the log too: a batch then
+                never holds two minutes of the log in file order (only late entries of an
+                earlier minute), so that a minute's buckets can be folded and spooled alone.
         """
         self._instance = instance
         self._options = instance.slowlog
@@ -352,8 +415,7 @@ class SlowLogTailer:
         self._sink = sink
         self._clock = clock
         self._pending = PendingBatch(limits, clock)
-        self._fold = fold
-        self._raw: list[tuple[SlowLogEvent, bool]] = []
+        self._minute_batches = minute_batches
         self._pending_minute: datetime | None = None
         self._resume_from = resume_from
         self._start_at_zero = False  # the file did not exist at start: all of it is new
@@ -548,31 +610,18 @@ class SlowLogTailer:
         self._parsed_to, self._state = scan.position, state
 
     def _add(self, event: SlowLogEvent, *, end: int, truncated: bool, state: ParserState) -> None:
-        if self._fold:
-            self._add_raw(event, truncated)
-        else:
-            self._add_wire(event, truncated)
+        if event.ts is None:
+            event.ts = datetime.now(UTC)
+        if self._minute_batches:
+            minute = event.ts.replace(second=0, microsecond=0)
+            if self._pending_minute is not None and minute > self._pending_minute:
+                self._cut()  # a new minute in file order starts a new batch
+            if not len(self._pending):
+                self._pending_minute = minute
+        self._pending.add(SlowLogEntry(event, truncated))
         self._pending_end, self._pending_state = end, state
         if self._pending.full:
             self._cut()
-
-    def _add_raw(self, event: SlowLogEvent, truncated: bool) -> None:
-        if event.ts is None:
-            event.ts = datetime.now(UTC)
-        minute = event.ts.replace(second=0, microsecond=0)
-        if self._pending_minute is not None and minute > self._pending_minute:
-            self._cut()  # a new minute in file order starts a new batch
-        if not len(self._pending):
-            self._pending_minute = minute
-        self._raw.append((event, truncated))
-        self._pending.add({"query": event.query})
-
-    def _add_wire(self, event: SlowLogEvent, truncated: bool) -> None:
-        wire = wire_event(
-            event, policy=self._instance.examples, max_length=self._options.max_query_length,
-            truncated=truncated, fallback_ts=datetime.now(UTC),
-        )  # fmt: skip
-        self._pending.add(wire)
 
     def _cut(self) -> None:
         if not len(self._pending):
@@ -581,20 +630,20 @@ class SlowLogTailer:
         end, state = self._pending_end, self._pending_state
         batch_id = slowlog_batch_id(self._instance.name, self._identity, self._committed, end)
         # Taken from the pending batch only once the sink has it: if the sink fails (disk
-        # full), the same events are offered again with the next cut.
+        # full), the same entries are offered again with the next cut.
         checkpoint = self._checkpoint(end, state)
-        self._sink(SlowLogBatch(batch_id, self._pending.events, checkpoint, tuple(self._raw)))
+        self._sink(SlowLogBatch(batch_id, tuple(self._pending.entries), checkpoint))
         log.debug("%s: handed on %d entries of %s, up to offset %d", self._instance.name,
                   len(self._pending), self._file_path, end)  # fmt: skip
         self._pending.take()
-        self._raw, self._pending_minute = [], None
+        self._pending_minute = None
         self._committed = end
 
     def _commit_position(self) -> None:
         """Record the position alone (a new file, nothing to send yet)."""
         self._cut()
         checkpoint = self._checkpoint(self._committed, self._state)
-        self._sink(SlowLogBatch("", [], checkpoint))
+        self._sink(SlowLogBatch("", (), checkpoint))
 
     def _checkpoint(self, offset: int, state: ParserState) -> Checkpoint:
         return Checkpoint(

@@ -28,7 +28,8 @@ import yaml
 from quanta.analysis.fingerprint import fingerprint
 from quanta.analysis.redact import redact
 from quanta.analysis.slowlog import parse_slow_log
-from quanta_agent.importer import event_to_wire
+from quanta_agent.events import event_to_wire
+from quanta_agent.payload import to_json
 from tests.fixtures.servers import free_port
 from tests.helpers import agent_follows, agent_read_to_end, poll
 
@@ -141,7 +142,7 @@ def expected_events(*logs: Path) -> list[dict[str, Any]]:
             with path.open("rb") as handle:
                 yield from handle
 
-    events = [event_to_wire(e, e.ts) for e in parse_slow_log(lines()) if e.ts is not None]
+    events = [json.loads(to_json(event_to_wire(e, e.ts))) for e in parse_slow_log(lines()) if e.ts]
     return [{**event, "query": redact(event["query"])} for event in events]
 
 

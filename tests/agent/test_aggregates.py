@@ -24,6 +24,7 @@ from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import read_slow_log
 from quanta.ingest.schemas import IngestBatchIn
 from quanta_agent.aggregates import aggregates, attribute_metrics, extended_metrics
+from quanta_agent.payload import to_json
 from quanta_agent.policy import ExamplePolicy
 from tests.analysis.test_quoted_names import STATEMENTS, statement_cases
 from tests.analysis.test_slowlog import SECONDS, flavour_entries
@@ -78,9 +79,11 @@ def folded_as_columns(
 
 
 def body_of(batch: FoldedBatch, policy: ExamplePolicy) -> dict[str, Any]:
-    content = aggregates(batch, policy=policy, max_length=10_000)
-    body = {"batch_id": "b1", "instance": "db1", "examples": policy.value, **content}
-    return json.loads(json.dumps(body))  # as it travels
+    rows = aggregates(batch, policy=policy, max_length=10_000)
+    body: dict[str, Any] = json.loads(
+        to_json(rows.batch(batch_id="b1", instance="db1", policy=policy))
+    )
+    return body  # as it travels
 
 
 def received(body: dict[str, Any]) -> BatchDigest:

@@ -12,26 +12,27 @@ def test_a_status_report_says_what_the_source_and_the_delivery_went_through() ->
     health.read("perfschema", OSError("connection refused"))
     health.refused("server refused the batch (422): bad")
     status = health.status("perfschema", interval=60, spooled=(4, 8192), dropped=2)
-    assert status["version"] == quanta_agent.__version__
-    assert (status["host"], status["interval"]) == ("db-host", 60)
-    assert (status["read_at"], status["read_failing"]) == (None, True)
-    assert (status["spooled"], status["spooled_bytes"], status["dropped"]) == (4, 8192, 2)
-    assert status["rejected"] == 1
-    assert status["last_error"] == "the server refused a batch: server refused the batch (422): bad"
+    assert status.version == quanta_agent.__version__
+    assert (status.host, status.interval) == ("db-host", 60)
+    assert (status.read_at, status.read_failing) == (None, True)
+    assert (status.spooled, status.spooled_bytes, status.dropped) == (4, 8192, 2)
+    assert status.rejected == 1
+    assert status.last_error == "the server refused a batch: server refused the batch (422): bad"
     slowlog = health.status("slowlog", interval=60, spooled=(0, 0), dropped=0)
-    assert slowlog["read_failing"] is False
-    assert datetime.fromisoformat(slowlog["read_at"]) <= datetime.now(UTC)
+    assert slowlog.read_failing is False
+    assert slowlog.read_at is not None
+    assert slowlog.read_at <= datetime.now(UTC)
     # A read that works again clears the failure, not the last error.
     health.read("perfschema", None)
     again = health.status("perfschema", interval=60, spooled=(0, 0), dropped=0)
-    assert (again["read_failing"], again["last_error"]) == (False, status["last_error"])
+    assert (again.read_failing, again.last_error) == (False, status.last_error)
 
 
 def test_an_error_is_cut_to_what_the_server_keeps() -> None:
     health = InstanceHealth(["slowlog"], host="h")
     health.delivery_failed("x" * 2000)
     status = health.status("slowlog", interval=60, spooled=(0, 0), dropped=0)
-    assert len(status["last_error"]) == 500
+    assert len(status.last_error) == 500
 
 
 def test_progress_counts_what_was_shipped_since_the_previous_line() -> None:

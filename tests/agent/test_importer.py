@@ -1,5 +1,6 @@
 """Turning parsed events into the ingest wire format."""
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -7,9 +8,12 @@ from typing import Any
 
 import pytest
 
+from quanta import wire as schemas
 from quanta.analysis.slowlog import SlowLogEvent
-from quanta.ingest import schemas
+from quanta.wire import IngestBatchIn
 from quanta_agent import importer
+from quanta_agent.events import event_to_wire
+from quanta_agent.payload import to_json
 
 FILE_TIME = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -32,8 +36,14 @@ def event(**overrides: object) -> SlowLogEvent:
     return SlowLogEvent(**{**fields, **overrides})  # type: ignore[arg-type]
 
 
+def wire_of(parsed: SlowLogEvent) -> dict[str, Any]:
+    """The event as the agent sends it."""
+    sent: dict[str, Any] = json.loads(to_json(event_to_wire(parsed, FILE_TIME)))
+    return sent
+
+
 def test_wire_event_is_valid_for_the_api() -> None:
-    wire = importer.event_to_wire(event(), FILE_TIME)
+    wire = wire_of(event())
     assert wire["ts"] == "2026-11-01T00:00:00+00:00"  # undated: the file's time
     parsed = schemas.SlowLogEventIn.model_validate(wire)
     assert (parsed.rows_sent, parsed.rows_examined, parsed.db) == (1, 2, "shop")
@@ -41,7 +51,7 @@ def test_wire_event_is_valid_for_the_api() -> None:
 
 def test_wrapped_counters_become_unknown() -> None:
     assert importer.MAX_COUNTER == schemas.MAX_COUNTER
-    wire = importer.event_to_wire(event(rows_examined=18446744073709551508), FILE_TIME)
+    wire = wire_of(event(rows_examined=18446744073709551508))
     assert wire["rows_examined"] is None
     assert schemas.SlowLogEventIn.model_validate(wire).rows_examined is None
 
@@ -56,7 +66,7 @@ def test_extended_attributes_of_every_flavour_reach_the_wire() -> None:
             "InnoDB_rec_lock_wait": 0.0, "InnoDB_queue_wait": 0.0, "Last_errno": 0,
         },
     )  # fmt: skip
-    wire = importer.event_to_wire(percona, FILE_TIME)
+    wire = wire_of(percona)
     parsed = schemas.SlowLogEventIn.model_validate(wire)
     assert (parsed.bytes_sent, parsed.tmp_tables, parsed.tmp_disk_tables) == (5841, 1, 1)
     assert (parsed.full_scan, parsed.full_join, parsed.filesort) == (True, False, True)
@@ -69,7 +79,7 @@ def test_extended_attributes_of_every_flavour_reach_the_wire() -> None:
             "Sort_range_count": 0, "Created_tmp_disk_tables": 0, "Created_tmp_tables": 2,
         },
     )  # fmt: skip
-    parsed = schemas.SlowLogEventIn.model_validate(importer.event_to_wire(mysql8, FILE_TIME))
+    parsed = schemas.SlowLogEventIn.model_validate(wire_of(mysql8))
     assert (parsed.errors, parsed.merge_passes, parsed.filesort) == (1, 1, False)
     assert (parsed.tmp_tables, parsed.tmp_disk_tables) == (2, 0)
     assert parsed.full_scan is None  # MySQL 8 does not log it: unknown, not "No"
@@ -78,11 +88,11 @@ def test_extended_attributes_of_every_flavour_reach_the_wire() -> None:
         attributes={"Tmp_table": True, "Tmp_table_on_disk": False, "Pages_read": 3,
                     "Pages_read_time": 0.002, "warnings": "Warning 1292 a\nWarning 1292 b"},
     )  # fmt: skip
-    parsed = schemas.SlowLogEventIn.model_validate(importer.event_to_wire(mariadb, FILE_TIME))
+    parsed = schemas.SlowLogEventIn.model_validate(wire_of(mariadb))
     assert (parsed.tmp_tables, parsed.tmp_disk_tables) == (1, 0)
     assert (parsed.innodb_io_r_ops, parsed.innodb_io_r_wait, parsed.warnings) == (3, 0.002, 2)
 
-    plain = schemas.SlowLogEventIn.model_validate(importer.event_to_wire(event(), FILE_TIME))
+    plain = schemas.SlowLogEventIn.model_validate(wire_of(event()))
     assert (plain.bytes_sent, plain.tmp_tables, plain.errors) == (None, None, None)
 
 
@@ -90,10 +100,11 @@ class RecordingShipper:
     """Stands in for the server: keeps what would be shipped."""
 
     def __init__(self) -> None:
+        self.instance = "db1"
         self.batches: list[dict[str, Any]] = []
 
-    def ship(self, content: dict[str, Any], source: str = "slowlog", examples: str = "full") -> Any:
-        self.batches.append(content)
+    def ship(self, batch: IngestBatchIn) -> Any:
+        self.batches.append(json.loads(to_json(batch)))
         return SimpleNamespace(duplicate=False)
 
 

@@ -54,7 +54,7 @@ class Agent:
         self.tailer = SlowLogTailer(
             instance=instance, limits=BatchSettings(max_events=7, max_age=IDLE_GRACE),
             source=FakeSource(self.path), sink=self.minutes.take, resume_from=resume_from,
-            clock=lambda: self.now, fold=True,
+            clock=lambda: self.now, minute_batches=True,
         )  # fmt: skip
 
     def spool(self, batch_id: str, body: bytes, statements: int, checkpoint: Checkpoint) -> None:

@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from quanta.analysis.aggregate import digest_perfschema
 from quanta.core.config import Settings
 from quanta.core.db import session_scope
-from quanta.ingest.schemas import PerfSchemaDigestIn
 from quanta.queries.models import QueryBucketMinute
+from quanta.wire import PerfSchemaDigestIn
 from quanta_agent.perfschema import (
     Bucket,
     DigestDelta,

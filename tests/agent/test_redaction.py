@@ -17,7 +17,8 @@ from quanta.analysis.folder import MinuteFolder
 from quanta.analysis.metrics import MAX_COUNTER
 from quanta.analysis.slowlog import parse_slow_log, read_slow_log
 from quanta_agent.aggregates import aggregates, extended_metrics
-from quanta_agent.batcher import slowlog_batch, wire_event
+from quanta_agent.events import slowlog_batch, wire_event
+from quanta_agent.payload import to_json
 from quanta_agent.perfschema import mask_example
 from quanta_agent.policy import ExamplePolicy
 
@@ -44,11 +45,11 @@ def test_tailed_events_carry_no_password() -> None:
                    fallback_ts=NOW)
         for e in parse_slow_log(io.BytesIO(LOG))
     ]  # fmt: skip
-    body = json.dumps(
+    body = to_json(
         slowlog_batch(batch_id="b", instance="db1", events=events, policy=ExamplePolicy.FULL)
-    )
+    ).decode()
     assert "sekret" not in body
-    assert [e["query"] for e in events] == [
+    assert [e["query"] for e in json.loads(body)["events"]] == [
         "CREATE USER 'monitor'@'%' IDENTIFIED BY '<redacted>'",
         "SET PASSWORD FOR 'monitor'@'%' = PASSWORD('<redacted>')",
         "ALTER USER 'app'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('<redacted>')",
@@ -61,8 +62,9 @@ def test_imported_samples_and_examples_carry_no_password() -> None:
     folder = MinuteFolder(Fingerprinter(), random.Random(0))
     for event in read_slow_log(io.BytesIO(LOG), sink=folder):
         folder.add(event, extended_metrics(event, MAX_COUNTER))
-    body = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
-    text = json.dumps(body)
+    rows = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
+    text = to_json(rows.batch(batch_id="b", instance="db1", policy=ExamplePolicy.FULL)).decode()
+    body = json.loads(text)
     assert "sekret" not in text
     samples = sorted(query["sample"] for query in body["queries"])
     assert samples[0] == "ALTER USER 'app'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('<redacted>')"

@@ -4,12 +4,15 @@ import gzip
 import json
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
-from quanta_agent.shipper import ShipError, Shipper, batch_id_for, encode_batch
+from quanta.wire import IngestBatchIn, SlowLogEventIn
+from quanta_agent.payload import encode_batch
+from quanta_agent.shipper import ShipError, Shipper, batch_id_for
 
 
 class Receiver(ThreadingHTTPServer):
@@ -56,16 +59,24 @@ def shipper_for(server: Receiver) -> Shipper:
 
 
 EVENTS = [{"ts": "2026-11-01T00:00:00+00:00", "query": "SELECT 1", "query_time": 0.1}]
-CONTENT = {"events": EVENTS}
+EVENT = SlowLogEventIn.model_construct(
+    ts=datetime(2026, 11, 1, tzinfo=UTC), query="SELECT 1", query_time=0.1
+)
+CONTENT = IngestBatchIn.model_construct(batch_id="", instance="db1", events=[EVENT])
+MASKED = IngestBatchIn.model_construct(
+    batch_id="", instance="db1", source="slowlog", examples="masked", events=[EVENT]
+)
 
 
 @pytest.mark.parametrize("receiver", [[(202, {"status": "queued"})]], indirect=True)
 def test_batch_carries_a_content_derived_id(receiver: Receiver) -> None:
-    result = shipper_for(receiver).ship(CONTENT, examples="masked")
+    result = shipper_for(receiver).ship(MASKED)
     sent = receiver.received[0]
     assert (sent["instance"], sent["source"], sent["examples"]) == ("db1", "slowlog", "masked")
     assert sent["events"] == EVENTS
-    expected_id = batch_id_for("db1", json.dumps(CONTENT, separators=(",", ":")).encode())
+    expected_id = batch_id_for(
+        "db1", json.dumps({"events": EVENTS}, separators=(",", ":")).encode()
+    )
     assert sent["batch_id"] == result.batch_id == expected_id
     assert (result.status, result.duplicate) == ("queued", False)
 
@@ -94,7 +105,9 @@ def delivering_shipper(server: Receiver) -> Shipper:
     return Shipper(server=f"http://{host!s}:{port}", token="tok", instance="db1", first_wait=0.001)
 
 
-BODY = encode_batch({"batch_id": "b1", "instance": "db1", "source": "slowlog", "events": EVENTS})
+BODY = encode_batch(
+    IngestBatchIn.model_construct(batch_id="b1", instance="db1", source="slowlog", events=[EVENT])
+)
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,13 @@ bytes gives: the same events, in order, once each.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ from quanta.analysis.slowlog import parse_slow_log
 from quanta_agent import tailer as tailer_module
 from quanta_agent.checkpoint import Checkpoint
 from quanta_agent.config import BatchSettings, InstanceSettings, SlowLogSettings
+from quanta_agent.events import wire_event
+from quanta_agent.payload import to_json
 from quanta_agent.policy import ExamplePolicy
 from quanta_agent.tailer import SlowLogBatch, SlowLogTailer
 
@@ -91,6 +95,7 @@ class Harness:
             slowlog=SlowLogSettings(**options),
             examples=self.examples,
         )
+        self.instance = instance
         return SlowLogTailer(
             instance=instance,
             limits=BatchSettings(max_events=self.max_events, max_age=3600),
@@ -122,7 +127,20 @@ class Harness:
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        return [event for batch in self.batches for event in batch.events]
+        """The entries handed on, as the next stage (batch.wire: events) sends them."""
+        max_length = self.instance.slowlog.max_query_length
+        wires = [
+            wire_event(
+                entry.event,
+                policy=self.examples,
+                max_length=max_length,
+                truncated=entry.truncated,
+                fallback_ts=datetime.now(UTC),
+            )
+            for batch in self.batches
+            for entry in batch.entries
+        ]
+        return [json.loads(to_json(wire)) for wire in wires]
 
     @property
     def queries(self) -> list[str]:
@@ -183,12 +201,12 @@ def test_batches_are_cut_by_count_with_ids_from_the_file_range(log_dir: Path) ->
     h = Harness(log_dir / "slow.log", max_events=2, options={"from_start": True})
     h.write(b"".join(entry(n) for n in range(1, 6)))
     h.settle()
-    sizes = [len(b.events) for b in h.batches if b.events]
+    sizes = [len(b.entries) for b in h.batches if b.entries]
     assert sizes == [2, 2, 1]
     again = Harness(log_dir / "slow.log", max_events=2, options={"from_start": True})
     again.settle()
     assert [b.batch_id for b in again.batches] == [b.batch_id for b in h.batches]
-    assert len({b.batch_id for b in h.batches if b.events}) == 3
+    assert len({b.batch_id for b in h.batches if b.entries}) == 3
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -61,7 +61,7 @@ def test_redact(dsn: str, shown: str) -> None:
 def test_doctests() -> None:
     import doctest
 
-    from quanta.core import mysql
+    from quanta.analysis import dsn
 
-    result = doctest.testmod(mysql)
+    result = doctest.testmod(dsn)
     assert (result.attempted, result.failed) == (3, 0)

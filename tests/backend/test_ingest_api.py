@@ -21,7 +21,7 @@ from quanta.ingest.models import IngestBatch
 from quanta.queries.models import QueryBucketMinute
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
-from tests.helpers import process_all
+from tests.helpers import process_all, rows_as_sent
 
 SETTINGS = Settings(env="test")
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
@@ -185,7 +185,7 @@ def test_an_agents_minute_buckets_count_as_its_events(
         ts = NOW - timedelta(minutes=minutes_ago)
         event = SlowLogEvent(sql, ts, seconds, 0.001, 1, 10, None, "shop", "app", "10.0.0.1", 1, {})
         folder.add(event, {})
-    content = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
+    content = rows_as_sent(aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000))
     body = {"batch_id": "agg", "instance": "db2", **content}
     answer = client.post(
         "/api/v1/ingest", content=gzip.compress(json.dumps(body).encode()),

@@ -27,7 +27,7 @@ from quanta.ingest import service
 from quanta.ingest.models import BatchStatus, IngestBatch
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
-from tests.helpers import process_all
+from tests.helpers import process_all, rows_as_sent
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=5)
 MINUTE = NOW.isoformat()
@@ -51,7 +51,7 @@ def folded_buckets() -> dict[str, Any]:
             SlowLogEvent("SELECT 1", NOW, seconds, 0.001, 1, 10, None, "shop", "app", "h", 1, {}),
             {},
         )
-    return aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
+    return rows_as_sent(aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000))
 
 
 def histogram_of(*values: float) -> str:

@@ -6,6 +6,7 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy import BigInteger, Float
 
+from quanta import wire as schemas
 from quanta.analysis import aggregate, buckets, folder
 from quanta.analysis.metrics import (
     MAX_COUNTER,
@@ -17,7 +18,6 @@ from quanta.analysis.metrics import (
     Kind,
 )
 from quanta.analysis.slowlog import SlowLogEvent
-from quanta.ingest import schemas
 from quanta.queries.models import BUCKET_MODELS, QUERY_TOTALS_MODELS, TOTALS_MODELS
 from quanta.queries.writes import SUM_COLUMNS
 from quanta_agent import aggregates as agent

@@ -21,7 +21,7 @@ from quanta.queries.models import QueryBucketHour, QueryBucketMinute
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
 from tests.backend.test_ingest_api import process_all
-from tests.helpers import roll_up_all
+from tests.helpers import roll_up_all, rows_as_sent
 
 MINUTE = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=10)
 
@@ -53,7 +53,7 @@ def post_folded(client: TestClient, instance: str, batch_id: str, events: list[A
     folder = MinuteFolder(Fingerprinter(), random.Random(0))
     for event in events:
         folder.add(event, {"bytes_sent": 100 + event.rows_examined})
-    content = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
+    content = rows_as_sent(aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000))
     body = {"batch_id": batch_id, "instance": instance, **content}
     answer = client.post(
         "/api/v1/ingest", content=gzip.compress(json.dumps(body).encode()),

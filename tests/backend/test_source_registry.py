@@ -3,6 +3,7 @@ agent's config and checks, the ingest wire format, the instances API and the que
 
 from typing import get_args
 
+from quanta import wire as ingest_schemas
 from quanta.analysis.sources import (
     DEFAULT_PRIMARY_SOURCE,
     QUERY_SOURCES,
@@ -10,7 +11,6 @@ from quanta.analysis.sources import (
     QuerySourceName,
     SourceName,
 )
-from quanta.ingest import schemas as ingest_schemas
 from quanta.instances import schemas as instances_schemas
 from quanta_agent import checks
 from quanta_agent.config import Source

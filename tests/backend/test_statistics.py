@@ -16,11 +16,11 @@ from kombu import Connection
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from quanta import wire as ingest_schemas
 from quanta.core.config import Settings
 from quanta.core.crypto import encrypt
 from quanta.core.db import session_scope
 from quanta.core.tasks import ANALYSIS_QUEUE, REFRESH_TABLES_TASK
-from quanta.ingest import schemas as ingest_schemas
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance

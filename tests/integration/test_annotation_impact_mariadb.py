@@ -31,7 +31,8 @@ from quanta.core.db import session_scope
 from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.main import create_app
-from quanta_agent.importer import event_to_wire
+from quanta_agent.events import event_to_wire
+from quanta_agent.payload import to_json
 from tests.fixtures.servers import MariaDBServer, started_mariadb
 from tests.fixtures.store import migrate_store
 from tests.helpers import HTTP, serving, wait_until
@@ -168,7 +169,7 @@ def phases(log: Path, **thread_ids: int) -> dict[str, list[dict[str, Any]]]:
         for event in read_slow_log(handle):
             name = names.get(event.attributes.get("Thread_id"))  # type: ignore[arg-type]
             if name and event.query.startswith("SELECT") and "test." in event.query:
-                out[name].append(event_to_wire(event, datetime.now(UTC)))
+                out[name].append(json.loads(to_json(event_to_wire(event, datetime.now(UTC)))))
     return out
 
 

@@ -29,7 +29,7 @@ from quanta.queries.models import QueryBucketMinute
 from quanta_agent.aggregates import aggregates
 from quanta_agent.policy import ExamplePolicy
 from tests.fixtures.servers import PostgresServer
-from tests.helpers import process_all
+from tests.helpers import process_all, rows_as_sent
 
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 CREATE_USER = "CREATE USER 'monitor'@'%' IDENTIFIED BY 'sekret'"
@@ -69,7 +69,7 @@ def old_agent_buckets(sql: str) -> dict[str, Any]:
     """A bucket batch as an agent that does not redact sends it: the statement as logged."""
     folder = MinuteFolder(Fingerprinter(), random.Random(0))
     folder.add(SlowLogEvent(sql, NOW, 0.5, 0.0, 0, 0, None, "mysql", "root", "h", 1, {}), {})
-    content = aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000)
+    content = rows_as_sent(aggregates(folder.fold(), policy=ExamplePolicy.FULL, max_length=10_000))
     raw = json.dumps(content).replace("'<redacted>'", "'sekret'")
     assert "sekret" in raw
     return {"batch_id": "buckets", "instance": "db1", **json.loads(raw)}
