@@ -1,12 +1,11 @@
 """The worker's Celery app: queues and routes from quanta.core.tasks, tasks, and the one beat
 schedule. Start with `celery -A quanta_worker.celery_app worker` (see `quanta run`)."""
 
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
 from celery import Celery
-from celery.signals import beat_init, worker_init
+from celery.signals import beat_init
 
 from quanta.core.config import Settings, get_settings
 from quanta.core.tasks import (
@@ -103,19 +102,6 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
             "schedule": float(settings.regression_check_seconds),
         },
     }
-
-
-# Modules the tasks import at their first use (scipy.stats: the impact and regression
-# statistics; psycopg: the first session), imported once by the worker's main process: the
-# pool's processes fork from it and share them. Each imported them by itself, 1.3 s of CPU,
-# during the first minutes of ingest (py-spy over bench/ingest_pipeline.py).
-PRELOADED = ("scipy.stats", "psycopg")
-
-
-@worker_init.connect
-def _preload(**_: Any) -> None:
-    for module in PRELOADED:
-        importlib.import_module(module)
 
 
 @beat_init.connect
