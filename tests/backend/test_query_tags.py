@@ -28,7 +28,9 @@ from quanta.notify import service as notify_service
 from quanta.notify.events import ImpactNotice, RegressionNotice, SuggestionNotice
 from quanta.notify.schemas import ChannelCreate
 from quanta.queries.models import QueryBucketHour, QueryBucketMinute, TagValue
+from quanta.wire import IngestBatchIn
 from quanta_agent.importer import ImportReport, import_file
+from quanta_agent.payload import encode_batch
 from tests.backend.test_notify_service import Receiver, receiver
 from tests.fixtures.app import ADMIN_TOKEN
 from tests.helpers import roll_up_all
@@ -87,19 +89,18 @@ def slow_log(path: Path, statements: list[tuple[str, int]], start: datetime = NO
 class InProcessShipper:
     """The agent's Shipper, delivering to the in-process API and processing each batch."""
 
+    instance = "db1"
+
     def __init__(
         self, client: TestClient, factory: sessionmaker[Session], settings: Settings
     ) -> None:
         self.client, self.factory, self.settings = client, factory, settings
         self.batches = 0
 
-    def ship(
-        self, content: dict[str, Any], source: str = "slowlog", examples: str = "full"
-    ) -> SimpleNamespace:
+    def ship(self, batch: IngestBatchIn) -> SimpleNamespace:
         self.batches += 1
-        batch_id = f"tags-{self.batches}-{id(content)}"
-        body = {"batch_id": batch_id, "instance": "db1", "source": source, "examples": examples}
-        data = gzip.compress(json.dumps({**body, **content}).encode())
+        batch_id = f"tags-{self.batches}-{id(batch)}"
+        data = encode_batch(batch.model_copy(update={"batch_id": batch_id}))
         response = self.client.post(
             "/api/v1/ingest", content=data, headers={"Content-Encoding": "gzip"}
         )
