@@ -13,7 +13,7 @@ UI_STAMP := frontend/dist/index.html
 UI_SOURCES := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
 	frontend/index.html frontend/vite.config.ts frontend/package-lock.json
 
-.PHONY: install run test checks test-python test-pure-python test-frontend lint lint-python lint-frontend bench clean
+.PHONY: install run test test-python test-pure-python test-frontend lint lint-python lint-frontend bench clean
 
 install: $(PY_STAMP) $(UI_STAMP)
 
@@ -76,16 +76,13 @@ PURE_PYTHON_TESTS := tests/analysis/test_native.py tests/analysis/test_slowlog.p
 test-pure-python: install
 	QUANTA_NATIVE=0 $(BIN)/pytest -q -n 2 --dist load --maxschedchunk 1 $(PURE_PYTHON_TESTS)
 
-# pytest, and beside it the checks (lint, the UI's unit tests, the native-off pass) at the
-# lowest CPU priority: they take the cores pytest leaves idle while its tests wait on the
-# servers they start, instead of 90 s of their own before it. At equal priority they made
-# pytest's timing-sensitive tests (a closed-loop throughput comparison) fail under the load.
-# --output-sync prints each check's output in one piece.
+# Lint, the UI's unit tests and the native-off pass first, side by side: each keeps about a
+# core busy. Then pytest, which fills the cores by itself; alongside it they made its
+# timing-sensitive tests (a closed-loop throughput comparison) fail under the load.
+# --output-sync prints each one's output in one piece.
 test: install
-	$(MAKE) --no-print-directory -j2 test-python checks
-
-checks: install
-	nice -n 19 $(MAKE) --no-print-directory -j3 --output-sync=target lint test-frontend test-pure-python
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-frontend test-pure-python
+	$(MAKE) --no-print-directory test-python
 
 # Every bench/*.py is a benchmark, except helper modules named _*.py (shared generators).
 bench: $(PY_STAMP)
