@@ -11,6 +11,7 @@ connection is each side's own (``quanta.core.mysql.connect``, ``quanta_agent.mys
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = [
@@ -51,6 +52,32 @@ class ConnectionOptions:
     def address(self) -> str:
         """``host:port`` or the socket path, for messages."""
         return self.unix_socket or f"{self.host}:{self.port}"
+
+    def connect_arguments(
+        self,
+        *,
+        program_name: str,
+        connect_timeout: float,
+        read_timeout: float,
+        write_timeout: float | None,
+    ) -> dict[str, Any]:
+        """pymysql's connection arguments, for the server and the agent alike: utf8mb4,
+        autocommit, the given time limits, ``program_name`` shown by the server (the
+        cursor class is the caller's)."""
+        return {
+            "host": self.host,
+            "port": self.port,
+            "user": self.user,
+            "password": self.password,
+            "database": self.database,
+            "unix_socket": self.unix_socket,
+            "charset": "utf8mb4",
+            "autocommit": True,
+            "connect_timeout": connect_timeout,
+            "read_timeout": read_timeout,
+            "write_timeout": write_timeout,
+            "program_name": program_name,
+        }
 
 
 def parse_dsn(dsn: str, *, user_required: bool = True) -> ConnectionOptions:

@@ -54,19 +54,13 @@ def connect(
     errors (and OSError for a socket path that is not one) are the caller's to translate.
     """
     return _Connection(
-        host=options.host,
-        port=options.port,
-        user=options.user,
-        password=options.password,
-        database=options.database,
-        unix_socket=options.unix_socket,
-        charset="utf8mb4",
-        autocommit=True,
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        write_timeout=write_timeout,
+        **options.connect_arguments(
+            program_name=program_name,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            write_timeout=write_timeout,
+        ),
         cursorclass=pymysql.cursors.DictCursor,
-        program_name=program_name,
     )
 
 
