@@ -186,12 +186,38 @@ def test_percentile_sort_stops_early_and_pages(
     assert ids(top(seeded, sort="query_time_p95", limit=5, offset=2)) == [QID_A]
 
 
+def test_percentile_sort_reads_every_candidate_when_the_first_ones_do_not_settle_it(
+    seeded: TestClient, session_factory: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # D and E: one outlier (10 s, 9 s) among 99 fast calls each, so the heaviest maxima but
+    # the lowest p95s. The first read (one chunk and its bound: D, E) does not settle the
+    # first place, so every query is read; C's p95 beats the next maximum (B's 2 s).
+    outliers = {"DELETE FROM carts WHERE id = {}": 10.0, "DELETE FROM wishes WHERE id = {}": 9.0}
+    for n, (sql, slowest) in enumerate(outliers.items()):
+        calls = [event(i % 60, slowest if i == 0 else 0.001, sql.format(i)) for i in range(100)]
+        post(seeded, f"outlier{n}", "db1", calls)
+    with session_scope(session_factory) as session:
+        batches = list(session.scalars(select(IngestBatch.id).order_by(IngestBatch.id)))
+    for batch_pk in batches[-2:]:
+        with session_scope(session_factory) as session:
+            ingest.process_batch(session=session, settings=SETTINGS, batch_pk=batch_pk)
+    monkeypatch.setattr(queries, "PERCENTILE_CHUNK", 1)
+    first = top(seeded, sort="query_time_p95", limit=1)
+    assert ids(first) == [QID_C]
+    assert first["totals"]["queries"] == 5
+    assert first["totals"]["count"] == 315
+    d, e = (query_id(sql) for sql in outliers)
+    assert ids(top(seeded, sort="query_time_p95", limit=3)) == [QID_C, QID_B, QID_A]
+    assert set(ids(top(seeded, sort="query_time_p95", offset=3))) == {d, e}
+
+
 def test_every_sort_shows_the_same_rows(seeded: TestClient) -> None:
     """A percentile sort ranks by histograms merged apart from the page's: its rows hold
     the same figures, flags, percentiles and sparklines as the default sort's."""
     by_load = {row["query_id"]: row for row in top(seeded)["rows"]}
-    by_p95 = {row["query_id"]: row for row in top(seeded, sort="query_time_p95")["rows"]}
-    assert by_p95 == by_load
+    for order in ("desc", "asc"):
+        by_p95 = top(seeded, sort="query_time_p95", order=order)["rows"]
+        assert {row["query_id"]: row for row in by_p95} == by_load
     assert by_load[QID_A]["flags"]["full_scan"] is True
 
 
