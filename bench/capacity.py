@@ -18,10 +18,12 @@ those servers. Each level runs ``--minutes`` minutes; its lag is, per batch, the
 the POST until the worker committed it (``processed_at``: from then on reads count it). The
 levels are ``--levels`` (servers: 100, 250, 500, 750, 1000), in turn, until one is not
 bounded: its p95 lag over ``--lag-bound`` seconds (120), the batches of its last minutes
-waiting longer than those of its first (a backlog building up), or beat's roll-up of the
+waiting longer than those of its first (a backlog building up), beat's roll-up of the
 level's minutes into hours, days and totals not done within the bound past its grace
-(``QUANTA_ROLLUP_GRACE_SECONDS``) after the level's last batch. The last bounded level is
-the result.
+(``QUANTA_ROLLUP_GRACE_SECONDS``) after the level's last batch, or the server's CPU for the
+level more than this machine's cores can give over the time it sent for (``cores_needed``:
+a level lasts a few real minutes, so a server short of CPU can still work its backlog off
+within the lag bound). The last bounded level is the result.
 
 Server CPU (API, worker pool, beat, PostgreSQL, from /proc) is counted until the level's
 roll-up is done, so ``cpu_per_bucket_us`` includes it. A level's minutes are dated in an
@@ -125,10 +127,20 @@ class Level:
         """The 95th percentile of the lags, in seconds."""
         return _p95(self.lags)
 
-    def bounded(self, bound: float) -> bool:
+    def cores_needed(self, seconds: float) -> float:
+        """The server's CPU (roll-up included) per second of a level that sent for
+        ``seconds``: the cores it takes to keep up with this load for good."""
+        return self.cpu_seconds / seconds
+
+    def bounded(self, bound: float, seconds: float) -> bool:
         """Whether the server kept up: p95 lag under the bound, no backlog growing, the
-        roll-up done within the bound."""
+        roll-up done within the bound, and the CPU the level took fits in this machine's
+        cores over the ``seconds`` it sent for. A level lasts a few real minutes: a server
+        short of CPU works its backlog off past the last batch within the lag bound, which
+        lag alone counted as kept up (issue 40: 500 servers "bounded" needed 5.9 cores)."""
         if not self.lags or self.refused or self.p95 > bound or self.rollup_lag > bound:
+            return False
+        if self.cores_needed(seconds) > (os.cpu_count() or 1):
             return False
         return _p95(self.late) <= 2 * _p95(self.early) + 1.0
 
@@ -377,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
                 agents = max(1, servers // per_agent)
                 level = run_level(fleet, agents, args, conn, quanta_pid, pg.datadir, level_no)
                 buckets = max(level.buckets, 1)
-                ok = level.bounded(args.lag_bound)
+                seconds = args.minutes * args.minute_seconds
+                ok = level.bounded(args.lag_bound, seconds)
                 print(
                     f"agents={agents} servers={level.servers} "
                     f"statements_per_s={level.servers * args.rate} batches={len(level.lags)} "
@@ -391,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"cpu_per_bucket_us={level.cpu_seconds * 1e6 / buckets:.0f} "
                     f"cpu_per_statement_us="
                     f"{level.cpu_seconds * 1e6 / max(level.statements, 1):.1f} "
+                    f"cores_needed={level.cores_needed(seconds):.2f} "
                     f"load={os.getloadavg()[0]:.2f} {'bounded' if ok else 'NOT bounded'}",
                     flush=True,
                 )
