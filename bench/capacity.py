@@ -67,6 +67,7 @@ import psycopg
 from bench._slowlog_corpus import cached_slow_log
 from bench.ingest_pipeline import quanta_run, server_cpu
 from quanta.analysis.slowlog import SlowLogEvent, parse_slow_log
+from quanta.analysis.tags import DEFAULT_TAG_KEYS
 from quanta.core.config import Settings
 from quanta_agent.batcher import MINUTE_MAX_BYTES, MinuteBatcher
 from quanta_agent.checkpoint import Checkpoint, FileIdentity
@@ -168,7 +169,7 @@ def bucket_template(events: list[SlowLogEvent]) -> Template:
         instance="{instance}", policy=ExamplePolicy.FULL, max_length=MAX_QUERY_LENGTH,
         grace=limits.minute_grace, max_statements=limits.max_events,
         max_bytes=MINUTE_MAX_BYTES, spool=lambda _id, body, _n, _c: bodies.append(body),
-        save_position=lambda _c: None,
+        save_position=lambda _c: None, tag_keys=frozenset(DEFAULT_TAG_KEYS),
     )  # fmt: skip
     checkpoint = Checkpoint("", FileIdentity(0, 0, 0, ""), 0, time_line=None, db=None, seq=0)
     started = time.process_time()

@@ -48,6 +48,7 @@ from bench.capacity import PLACEHOLDER_ID
 from bench.ingest_pipeline import _cpu_seconds, _tree
 from quanta.analysis.fingerprinter import Fingerprinter
 from quanta.analysis.slowlog import parse_slow_log
+from quanta.analysis.tags import DEFAULT_TAG_KEYS
 from quanta.auth.models import ApiToken
 from quanta.auth.service import ensure_admin_token
 from quanta.core.config import Settings
@@ -91,7 +92,7 @@ def folded_minutes(rate: int, minutes: int, seed: int) -> list[dict[str, Any]]:
         instance="{instance}", policy=ExamplePolicy.FULL, max_length=MAX_QUERY_LENGTH,
         grace=limits.minute_grace, max_statements=limits.max_events,
         max_bytes=MINUTE_MAX_BYTES, spool=lambda _id, body, _n, _c: bodies.append(body),
-        save_position=lambda _c: None,
+        save_position=lambda _c: None, tag_keys=frozenset(DEFAULT_TAG_KEYS),
     )  # fmt: skip
     checkpoint = Checkpoint("", FileIdentity(0, 0, 0, ""), 0, time_line=None, db=None, seq=0)
     for n in range(0, len(events), 5000):

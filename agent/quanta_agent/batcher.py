@@ -114,7 +114,8 @@ class MinuteBatcher:
     until then; checked before each tailer batch is folded, so one batch more at most).
     Runs are spooled in order, so a checkpoint never moves past a statement whose bucket
     is not spooled; a crash loses only what is in memory here, and the tailer reads it
-    again from the last checkpoint.
+    again from the last checkpoint. Statements are folded by the tags of ``tag_keys`` only
+    (None: every key; see quanta_agent.config's ``tag_keys``).
 
     Example:
         >>> batcher = MinuteBatcher(instance="db1", policy=ExamplePolicy.FULL, ...)
@@ -134,6 +135,7 @@ class MinuteBatcher:
         spool: SpoolBatch,
         save_position: Callable[[Checkpoint], None],
         wall_clock: Callable[[], float] = time.time,
+        tag_keys: frozenset[str] | None = None,
     ) -> None:
         """Hold nothing yet; ``spool(batch_id, body, statements, checkpoint)`` stores one."""
         self._instance = instance
@@ -145,6 +147,7 @@ class MinuteBatcher:
         self._spool = spool
         self._save_position = save_position
         self._wall_clock = wall_clock
+        self._tag_keys = tag_keys
         self._fingerprinter = Fingerprinter()
         self._rng = random.Random()
         self._runs: deque[_Minute] = deque()
@@ -174,7 +177,7 @@ class MinuteBatcher:
             # log, 65,000 statements: 46 MB of peak RSS) is not held here whole until the
             # next tick: the minutes that closed go as the next one begins.
             self.tick()
-            folder = MinuteFolder(self._fingerprinter, self._rng)
+            folder = MinuteFolder(self._fingerprinter, self._rng, tag_keys=self._tag_keys)
             self._runs.append(_Minute(minute, folder, self._wall_clock()))
         run = self._runs[-1]
         for entry in batch.entries:

@@ -30,6 +30,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from quanta.analysis.tags import DEFAULT_TAG_KEYS
 from quanta_agent.policy import MAX_QUERY_LENGTH, ExamplePolicy
 
 DEFAULT_SPOOL_DIR = Path.home() / ".local" / "state" / "quanta-agent"
@@ -217,6 +218,11 @@ class AgentSettings(BaseSettings):
             three missed reports.
         progress_log_interval: Seconds between two progress lines per instance at INFO
             (batches shipped, spool, last read of each source); 0: none.
+        tag_keys: The tag keys (key=value pairs in statements' comments) minute buckets
+            are folded by; the others are dropped before folding. The server keeps its
+            own list (its QUANTA_TAG_KEYS, the same default): a key it drops but the agent
+            keeps still splits the agent's buckets, and a per-request one (traceparent)
+            makes a bucket of every statement.
         instances: Monitored servers by name.
     """
 
@@ -232,7 +238,14 @@ class AgentSettings(BaseSettings):
     shutdown_timeout: float = Field(default=DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, ge=0)
     status_interval: float = Field(default=DEFAULT_STATUS_INTERVAL_SECONDS, ge=1, le=86_400)
     progress_log_interval: float = Field(default=DEFAULT_PROGRESS_LOG_INTERVAL_SECONDS, ge=0)
+    tag_keys: list[str] = Field(default=list(DEFAULT_TAG_KEYS))
     instances: dict[str, InstanceSettings] = Field(min_length=1)
+
+    @field_validator("tag_keys")
+    @classmethod
+    def _lower_tag_keys(cls, keys: list[str]) -> list[str]:
+        # As the server reads its QUANTA_TAG_KEYS: keys are compared lower-cased.
+        return sorted({key.strip().lower() for key in keys if key.strip()})
 
     @model_validator(mode="before")
     @classmethod

@@ -160,6 +160,7 @@ class InstanceRunner:
             max_statements=batch.max_events, max_bytes=MINUTE_MAX_BYTES,
             spool=self._spool_slowlog,
             save_position=self.spool.save_position,
+            tag_keys=frozenset(self._settings.tag_keys),
         )  # fmt: skip
 
     def _spool_slowlog(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from quanta.analysis.tags import DEFAULT_TAG_KEYS
 from quanta_agent.config import (
     DEFAULT_POLL_INTERVAL_SECONDS,
     ConfigError,
@@ -102,6 +103,15 @@ def test_environment_alone_is_enough(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = load_settings(None)
     assert list(settings.instances) == ["db9"]
     assert settings.instances["db9"].name == "db9"
+
+
+def test_tag_keys_default_to_the_servers_and_are_read_as_it_reads_them(
+    config_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert load_settings(config_file).tag_keys == sorted(DEFAULT_TAG_KEYS)
+    # The server's variable, in the same form: one setting for both on a single host.
+    monkeypatch.setenv("QUANTA_TAG_KEYS", '["Route", " team ", ""]')
+    assert load_settings(config_file).tag_keys == ["route", "team"]
 
 
 @pytest.mark.parametrize(

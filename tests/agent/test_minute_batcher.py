@@ -32,9 +32,16 @@ GRACE = 5.0
 class Agent:
     """A folding tailer and its minute batcher over ``path``, spooling into a list."""
 
-    def __init__(self, path: Path, *, max_statements: int = 1_000_000) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_statements: int = 1_000_000,
+        tag_keys: frozenset[str] | None = None,
+    ) -> None:
         self.path = path
         self.max_statements = max_statements
+        self.tag_keys = tag_keys
         self.spooled: list[tuple[dict[str, Any], Checkpoint]] = []
         self.positions: list[Checkpoint] = []
         self.now = 0.0  # monotonic, for the tailer
@@ -50,6 +57,7 @@ class Agent:
             instance="db1", policy=ExamplePolicy.FULL, max_length=1000, grace=GRACE,
             max_statements=self.max_statements, max_bytes=10**9, spool=self.spool,
             save_position=self.positions.append, wall_clock=lambda: self.wall,
+            tag_keys=self.tag_keys,
         )  # fmt: skip
         self.tailer = SlowLogTailer(
             instance=instance, limits=BatchSettings(max_events=7, max_age=IDLE_GRACE),
@@ -187,3 +195,23 @@ def test_a_log_dated_ahead_of_the_agent_is_not_held_back(tmp_path: Path) -> None
     assert agent.spooled == []
     agent.poll(T0 - 3600 + 60 + GRACE)  # held a minute and the grace: shipped anyway
     assert agent.counted() == agent.expected()
+
+
+def test_statements_are_folded_by_the_kept_tag_keys_only(tmp_path: Path) -> None:
+    # sqlcommenter writes a per-request traceparent on every statement: folded by it, each
+    # statement is a bucket of its own (issue 40: the capacity bench's minute, 9,465 buckets).
+    def tagged(n: int) -> str:
+        return f"SELECT {n} /*route='%2Fcart',traceparent='00-{n:032x}-{n:016x}-01'*/"
+
+    buckets: dict[bool, list[tuple[str, int]]] = {}
+    for keys in (frozenset({"route", "team"}), None):
+        agent = Agent(tmp_path / f"slow-{keys is None}.log", tag_keys=keys)
+        for n in range(6):
+            agent.write(n, query=tagged(n))
+        agent.poll(T0 + 60)
+        ((content, _),) = agent.spooled
+        folded = content["buckets"]
+        buckets[keys is None] = list(zip(folded["tags"], folded["count"], strict=True))
+    assert buckets[False] == [("route=/cart", 6)]
+    assert len(buckets[True]) == 6
+    assert all(tags.startswith("route=/cart,traceparent=00-") for tags, _ in buckets[True])

@@ -119,6 +119,7 @@ class MinuteFolder:
         "_fingerprinter",
         "_metrics",
         "_rng",
+        "_tag_keys",
         "_truncated",
         "groups",
     )
@@ -129,8 +130,10 @@ class MinuteFolder:
         rng: random.Random,
         *,
         extended: ExtendedMetrics | None = None,
+        tag_keys: frozenset[str] | None = None,
     ) -> None:
         self._fingerprinter = fingerprinter
+        self._tag_keys = tag_keys  # the tag keys folded by (None: every key)
         self._rng = rng
         self._metrics = extended
         self._absorbed: dict[str, int] = {}  # per class, the entries whose dicts are summed
@@ -181,7 +184,7 @@ class MinuteFolder:
             columns[-1].append(None)  # its extended metrics are the caller's, below
         if extended:
             minute = _minute(event.ts)
-            tags = tags_of(event.query)
+            tags = tags_of(event.query, self._tag_keys)
             key = (query_id, event.db or "", event.user or "", event.host or "", minute, tags)
             sums = self._extended.setdefault(key, {})
             for name, value in extended.items():
@@ -260,7 +263,13 @@ class MinuteFolder:
         # Tags from each statement's comments; most have none, which costs a substring test.
         absorbed = self._absorbed_tags
         keys = [
-            (_minute(ts), db or "", user or "", host or "", absorbed.get(query) or tags_of(query))
+            (
+                _minute(ts),
+                db or "",
+                user or "",
+                host or "",
+                absorbed.get(query) or tags_of(query, self._tag_keys),
+            )
             for ts, db, user, host, query in zip(
                 times, columns[7], columns[8], columns[9], columns[0], strict=True
             )
@@ -330,7 +339,7 @@ class MinuteFolder:
             for i in range(start, len(attributes)):
                 event_attributes = attributes[i]
                 if event_attributes:
-                    tags = self._absorbed_tags[queries[i]] = tags_of(queries[i])
+                    tags = self._absorbed_tags[queries[i]] = tags_of(queries[i], self._tag_keys)
                     key = (
                         query_id,
                         databases[i] or "",

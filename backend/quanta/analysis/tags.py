@@ -184,12 +184,17 @@ def _plain_opener(sql: str, position: int) -> bool:
     return block_comment_kind(sql, position) is CommentKind.PLAIN
 
 
-def tags_of(sql: str) -> str:
+def tags_of(sql: str, keys: frozenset[str] | None = None) -> str:
     """The canonical string of a statement's tags ('' for none): a bucket's dimension.
+
+    With ``keys``, only those keys' tags: what an agent folds by, since a key whose value
+    changes per request (sqlcommenter's ``traceparent``) would make each statement a bucket.
 
     Example:
         >>> tags_of("SELECT 1 /* team=payments, service=billing */")
         'service=billing,team=payments'
+        >>> tags_of("SELECT 1 /*traceparent='00-4bf9-01',route='%2Fcart'*/", frozenset({"route"}))
+        'route=/cart'
     """
     if "/*" not in sql and "#" not in sql and "--" not in sql:
         return ""
@@ -198,16 +203,20 @@ def tags_of(sql: str) -> str:
     else:
         lone = _lone_trailing_comment(sql)
         if lone is not None:  # the usual shape of tagged statements
-            return _cached_canonical(lone[2:-2])
+            return _cached_canonical(lone[2:-2], keys)
         comments = _block_comments(sql)
     if len(comments) == 1:  # the usual case: one comment, its canonical string remembered
-        return _cached_canonical(_body(comments[0]))
-    return canonical(parse_tags(sql))
+        return _cached_canonical(_body(comments[0]), keys)
+    return canonical(_kept(parse_tags(sql), keys))
 
 
 @lru_cache(maxsize=4096)
-def _cached_canonical(body: str) -> str:
-    return canonical(dict(_cached_comment_tags(body)))
+def _cached_canonical(body: str, keys: frozenset[str] | None) -> str:
+    return canonical(_kept(dict(_cached_comment_tags(body)), keys))
+
+
+def _kept(tags: dict[str, str], keys: frozenset[str] | None) -> dict[str, str]:
+    return tags if keys is None else {key: value for key, value in tags.items() if key in keys}
 
 
 @lru_cache(maxsize=4096)
