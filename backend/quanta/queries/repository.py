@@ -42,6 +42,7 @@ from quanta.core.upsert import chunks, insert_for, insert_or_widen, key_getter
 from quanta.instances.models import Instance
 from quanta.queries.models import (
     BUCKET_MODELS,
+    OWN_CLASSES,
     TOTALS_MODELS,
     UNDIVIDED_MODELS,
     ClassAdmission,
@@ -583,10 +584,7 @@ def own_query_ids() -> Select[Any]:
     """The query ids of Quanta's own statements (EXPLAIN, probes, polls: see
     quanta.analysis.own), as a subquery: the one definition top lists, impact views and
     advice leave out by default."""
-    only_monitoring_account = and_(QueryClass.own_seen.is_(True), QueryClass.app_seen.is_(False))
-    return select(QueryClass.query_id).where(
-        or_(QueryClass.own_statement.is_(True), only_monitoring_account)
-    )
+    return select(QueryClass.query_id).where(OWN_CLASSES)
 
 
 def own_among(session: Session, query_ids: Collection[str]) -> set[str]:

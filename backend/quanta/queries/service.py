@@ -250,7 +250,7 @@ class _PageBuckets:
     @classmethod
     def empty(cls) -> "_PageBuckets":
         """A read of no query."""
-        return cls(defaultdict(list), defaultdict(LatencyHistogram), {})
+        return cls.of_histograms(defaultdict(LatencyHistogram))
 
     @classmethod
     def of_histograms(cls, histograms: dict[str, LatencyHistogram]) -> "_PageBuckets":
