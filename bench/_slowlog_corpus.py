@@ -17,6 +17,9 @@ reporting, ETL, monitoring, a DBA):
   differently: upper or lower case keywords, ``id = 1`` or ``id=1``, backticked names,
   several lines, trailing ``/*controller:...*/`` or sqlcommenter comments, a leading
   ``-- name:`` comment line, optimizer hints;
+* query tags as applications write them: an ORM statement names the controller and action
+  of one of the one to three places its shape is called from, and a tenth of the plain ones
+  carry sqlcommenter's per-request ``traceparent``;
 * Zipf-like popularity (a few shapes make most of the events), log-normal latency per
   shape, rare slow outliers (lock waits, cold caches) hundreds of times the median;
 * ``use db;`` written only when the database changes, as the server does; connections that
@@ -78,7 +81,7 @@ __all__ = [
 Flavor = Literal["mysql80", "percona", "mariadb"]
 FLAVORS: tuple[Flavor, ...] = ("mysql80", "percona", "mariadb")
 # Part of every cache file name: bump it whenever the output for a given seed changes.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parent.parent / ".bench-cache"
 
 Progress = Callable[[int], None]
@@ -1000,13 +1003,27 @@ def _compile(shape: _Shape, style: str) -> _Spelling:
     return _Spelling(fmt, tuple(slots))
 
 
-def _decorate(text: str, style: str, rng: random.Random, name: str) -> str:
-    """Add what a client adds around the statement: comments that differ per request."""
+def _call_sites(rng: random.Random) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The controller/action pairs a shape is sent from, and their cumulative weights.
+
+    A statement is written once in the code and called from one to three places (a
+    repository method shared by a few endpoints), the first of them the busiest: drawing
+    the pair per statement instead would make every shape reach all 35 pairs.
+    """
+    count = 1 if rng.random() < 0.6 else (2 if rng.random() < 0.75 else 3)
+    pairs = rng.sample([(c, a) for c in _CONTROLLERS for a in _ACTIONS], count)
+    comments = tuple(f"application:Shop,controller:{c},action:{a}" for c, a in pairs)
+    return comments, tuple(accumulate(0.3**rank for rank in range(count)))
+
+
+def _decorate(text: str, style: str, rng: random.Random, prepared: _Prepared) -> str:
+    """Add what a client adds around the statement: its call site, or a per-request trace."""
     if style == "orm" and rng.random() < 0.7:
-        controller, action = rng.choice(_CONTROLLERS), rng.choice(_ACTIONS)
-        return f"{text} /*application:Shop,controller:{controller},action:{action}*/"
+        weights = prepared.call_site_weights
+        site = prepared.call_sites[bisect(weights, rng.random() * weights[-1])]
+        return f"{text} /*{site}*/"
     if style == "pretty":
-        return f"-- name: {name}\n{text}"
+        return f"-- name: {prepared.name}\n{text}"
     if style == "plain" and rng.random() < 0.1:
         trace = _hex(rng, 16)
         return f"{text} /*traceparent='00-{trace}{trace}-{trace}-01',framework='django'*/"
@@ -1038,6 +1055,8 @@ class _Prepared:
     sigma: float
     cost: _Cost
     name: str
+    call_sites: tuple[str, ...]
+    call_site_weights: tuple[float, ...]
 
 
 class _Generator:
@@ -1092,6 +1111,7 @@ class _Generator:
                 cost.sigma * rng.uniform(0.8, 1.2),
                 cost,
                 name,
+                *_call_sites(rng),
             )
             self.prepared[key] = prepared
         return prepared
@@ -1153,7 +1173,7 @@ class _Generator:
                 bisect(prepared.cum_weights, rng.random() * prepared.cum_weights[-1])
             ]
             text = spelling.fmt.format_map({n: f(rng) for n, f in spelling.slots})
-            statement = _decorate(text, style, rng, prepared.name) + ";\n"
+            statement = _decorate(text, style, rng, prepared) + ";\n"
         db = shape.db or _ROLE_DB[conn.role]
         use = ""
         if db and db != self.last_db:
