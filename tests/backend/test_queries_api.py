@@ -22,6 +22,7 @@ from quanta.ingest import service as ingest
 from quanta.ingest.models import IngestBatch
 from quanta.instances.models import Instance
 from quanta.queries import service as queries
+from quanta.queries.window import TimeWindow
 from tests.helpers import parse_yaml
 
 SETTINGS = Settings(env="test")
@@ -219,6 +220,36 @@ def test_every_sort_shows_the_same_rows(seeded: TestClient) -> None:
         by_p95 = top(seeded, sort="query_time_p95", order=order)["rows"]
         assert {row["query_id"]: row for row in by_p95} == by_load
     assert by_load[QID_A]["flags"]["full_scan"] is True
+
+
+def test_an_instances_load_is_the_top_lists_order_and_figures(
+    seeded: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    """Beat's passes rank an instance's queries without the list's percentiles: same
+    order, sums and shares as the list filtered to that instance."""
+    listed = top(seeded, instance="db1")
+    window = TimeWindow(BASE, BASE + timedelta(hours=2))
+    with session_scope(session_factory) as session:
+        load = queries.instance_load(
+            session=session, settings=SETTINGS, instance="db1", window=window, limit=10
+        )
+        first = queries.instance_load(
+            session=session, settings=SETTINGS, instance="db1", window=window, limit=1
+        )
+    assert [row.query_id for row in load.rows] == [QID_A, QID_C] == ids(listed)
+    assert load.query_time == pytest.approx(A_TIME + C_TIME) == listed["totals"]["query_time"]
+    for ranked, row in zip(load.rows, listed["rows"], strict=True):
+        assert (ranked.fingerprint, ranked.statement_type, ranked.tables) == (
+            row["fingerprint"], row["statement_type"], row["tables"],
+        )  # fmt: skip
+        assert (ranked.count, ranked.rows_examined) == (row["count"], row["rows_examined"])
+        assert ranked.query_time == pytest.approx(row["query_time"])
+        assert ranked.load == pytest.approx(row["load"])
+        assert ranked.share == pytest.approx(row["share"])
+    assert load.rows[1].share == pytest.approx(C_TIME / (A_TIME + C_TIME))
+    # The limit cuts the rows, not the instance's query time.
+    assert [row.query_id for row in first.rows] == [QID_A]
+    assert first.query_time == pytest.approx(A_TIME + C_TIME)
 
 
 def test_limit_and_offset(seeded: TestClient) -> None:

@@ -97,20 +97,81 @@ DETAIL_QUANTILES = (0.5, 0.95, 0.99)
 BREAKDOWN_DIMENSIONS = ("schema", "user", "host")
 
 
+@dataclass(frozen=True, slots=True)
+class RankedQuery:
+    """A query among an instance's heaviest: its catalog entry and its sums over the window,
+    without the list's percentiles, flags and sparkline (each reads every bucket of it)."""
+
+    query_id: str
+    fingerprint: str
+    statement_type: str | None
+    tables: list[str]
+    count: int
+    query_time: float
+    load: float  # average active sessions
+    share: float  # of the window's query time
+    rows_examined: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceLoad:
+    """An instance's heaviest queries of a window, heaviest first, and the query time of
+    all its queries there."""
+
+    rows: list[RankedQuery]
+    query_time: float
+
+
+def instance_load(
+    *, session: Session, settings: Settings, instance: str, window: TimeWindow, limit: int
+) -> InstanceLoad:
+    """One instance's ``limit`` heaviest queries by load over ``window`` (Quanta's own left
+    out), ranked and summed as the top list does them: what beat's passes (regressions,
+    EXPLAIN, advice) work on. Reading the page's buckets for percentiles no pass uses was
+    most of the regression check's time (bench/capacity.py: 7 s a minute at 50 instances)."""
+    segments = read_plan(settings=settings, window=window)
+    sums = repository.per_query(
+        session,
+        segments,
+        BucketFilter(instances=(instance,)),
+        sort="load",
+        descending=True,
+        limit=limit,
+        offset=0,
+    )
+    if not sums:
+        return InstanceLoad([], 0.0)
+    total_time = Totals.of(sums[0]).query_time
+    catalog = repository.query_classes(session, [r.query_id for r in sums])
+    seconds = window.seconds
+    rows = []
+    for r in sums:
+        query = catalog[r.query_id]
+        figures = row_figures(r, seconds, total_time, None)
+        rows.append(
+            RankedQuery(
+                query_id=r.query_id,
+                fingerprint=query.fingerprint,
+                statement_type=query.statement_type,
+                tables=list(query.tables or []),
+                count=figures.count,
+                query_time=figures.query_time,
+                load=figures.load,
+                share=figures.share,
+                rows_examined=figures.rows_examined,
+            )
+        )
+    return InstanceLoad(rows, total_time)
+
+
 def instance_top_queries(
     *, session: Session, settings: Settings, instance: str, window: TimeWindow, limit: int
-) -> list[QueryRow]:
+) -> list[RankedQuery]:
     """One instance's ``limit`` heaviest queries by load over ``window`` (Quanta's own and
     the "other queries" classes left out): what beat's automatic EXPLAIN and advice passes
     work on."""
-    rows = top_queries(
-        session=session,
-        settings=settings,
-        window=window,
-        limit=limit,
-        offset=0,
-        sparkline_points=1,
-        flt=BucketFilter(instances=(instance,)),
+    rows = instance_load(
+        session=session, settings=settings, instance=instance, window=window, limit=limit
     ).rows
     return [row for row in rows if not is_other_queries(row.fingerprint)]
 

@@ -45,7 +45,7 @@ from quanta.notify.events import (
 )
 from quanta.notify.publish import publish_outcome, publish_regression
 from quanta.queries import service as queries_service
-from quanta.queries.window import BucketFilter, TimeWindow, retained_since
+from quanta.queries.window import TimeWindow, retained_since
 from quanta.regressions import repository
 from quanta.regressions.models import Regression, RegressionStatus
 from quanta.regressions.schemas import RegressionOut, RegressionsOut
@@ -136,16 +136,14 @@ def _check_instance(
     if windows is None:
         return
     the_rules = rules(settings)
-    top = queries_service.top_queries(
+    top = queries_service.instance_load(
         session=session,
         settings=settings,
+        instance=instance.name,
         window=TimeWindow(windows.recent_start, windows.recent_end),
         limit=MAX_CANDIDATES,
-        offset=0,
-        sparkline_points=1,
-        flt=BucketFilter(instances=(instance.name,)),
     )
-    instance_time = top.totals.query_time
+    instance_time = top.query_time
     # Schema statements (a CREATE INDEX of a minute) are causes, not workload.
     heavy = [
         row.query_id
