@@ -238,3 +238,59 @@ def test_a_partition_filled_since_its_statistics_is_analyzed_before_a_merge(
         assert counts == {"web1": 2, "web2": 4, "web3": 2}
     finally:
         engine.dispose()
+
+
+def quiet_hour_steps(settings: Settings) -> list[Any]:
+    """Pending entries written as a trickle into ended hours, rolled up and looked at
+    (roll_up_due's entries taken, or state's (pending, lag)) at moments after the first."""
+    migrate_store(settings)
+    engine = create_db_engine(settings)
+    factory = create_session_factory(engine)
+    start = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    hour = start - timedelta(hours=3)
+    # Instance 1: a trickle of three writes; 2: one; 3: one, and one more just before the
+    # hour would have gone quiet (a sender that keeps adding to it).
+    writes = {1: (0, 60, 100), 2: (0,), 3: (0, 590)}
+    try:
+        with session_scope(factory) as session:
+            session.execute(insert(Instance), [{"id": i, "name": f"db{i}"} for i in writes])
+        for instance, seconds in writes.items():
+            for second in seconds:
+                with session_scope(factory) as session:
+                    at = start + timedelta(seconds=second)
+                    rollup.add_pending(session, instance, [hour], now=at)
+        steps: list[Any] = []
+        for action, second in (
+            ("roll", 130), ("state", 219), ("state", 230), ("roll", 230), ("roll", 601),
+            ("state", 601),
+        ):  # fmt: skip
+            now = start + timedelta(seconds=second)
+            with session_scope(factory) as session:
+                if action == "roll":
+                    steps.append(rollup.roll_up_due(session=session, now=now, grace_seconds=120))
+                else:
+                    steps.append(rollup.state(session=session, now=now, grace_seconds=120))
+        return steps
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.services
+def test_an_hours_entries_are_rolled_up_together_once_it_is_quiet(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    """An hour's entries wait until none of them came due within the grace, so a trickle of
+    batches into an ended hour adds to its rows once; an hour that never goes quiet is
+    rolled up once its oldest entry has waited MAX_WAIT_GRACES graces."""
+    assert rollup.MAX_WAIT_GRACES * 120 == 600
+    want = [
+        1,  # at 130 s: instance 2's entry; 1 and 3 had entries due within the grace
+        (5, 0.0),  # at 219 s: instance 1's hour quiet at 220 s (its last write + grace)
+        (5, 10.0),
+        3,  # instance 1's three entries in one round
+        1,  # at 601 s: instance 3's oldest entry has waited 600 s; its newest is not due
+        (1, 0.0),
+    ]
+    on_sqlite = quiet_hour_steps(Settings(data_dir=tmp_path, database_url=None))
+    database_url = postgres_server.create_database("quiet_hour")
+    assert quiet_hour_steps(Settings(database_url=database_url)) == on_sqlite == want

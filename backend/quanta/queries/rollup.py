@@ -25,8 +25,8 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
-from sqlalchemy import BigInteger, Table, cast, delete, func, insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy import BigInteger, Table, and_, cast, delete, exists, func, insert, or_, select
+from sqlalchemy.orm import Session, aliased
 
 from quanta.analysis.histogram import merge_stored
 from quanta.analysis.resolution import Resolution, floor_to
@@ -297,11 +297,26 @@ def add_pending(
 _HOUR = Resolution.HOUR.width
 
 
+# An hour that never goes quiet (a sender that keeps adding to it) is rolled up all the same
+# once its oldest entry has been due this many graces.
+MAX_WAIT_GRACES = 5
+
+
 def _rollable(now: datetime, grace: timedelta) -> Any:
     """The condition of an entry the roll-up may take: due (its hour has ended, or it came
-    after) ``grace`` ago. The hour's last minutes, or a late import's many batches into old
-    hours, arrive meanwhile and are added to each hour in one round, not one each."""
-    return RollupPending.due_at <= now - grace
+    after) ``grace`` ago, and its instance's hour quiet for as long: no entry of that hour
+    came due since. The hour's last minutes, or a late import's many batches into old hours,
+    arrive meanwhile and are added to each hour row in one round, not one per round (an
+    entry's own grace let a trickle of batches rewrite the hour and day rows every round)."""
+    cutoff = now - grace
+    newer = aliased(RollupPending)
+    busy = exists().where(
+        newer.instance_id == RollupPending.instance_id,
+        newer.hour_start == RollupPending.hour_start,
+        newer.due_at > cutoff,
+    )
+    waited = RollupPending.due_at <= now - grace * MAX_WAIT_GRACES
+    return and_(RollupPending.due_at <= cutoff, or_(~busy, waited))
 
 
 def _take_due(session: Session, *, now: datetime, grace: timedelta) -> list[int]:
@@ -394,10 +409,20 @@ def state(*, session: Session, now: datetime, grace_seconds: float) -> tuple[int
     when none is): the roll-up's backlog and lag."""
     grace = timedelta(seconds=grace_seconds)
     count = session.scalar(select(func.count()).select_from(RollupPending)) or 0
-    oldest = session.scalar(select(func.min(RollupPending.due_at)).where(_rollable(now, grace)))
-    if oldest is None:
+    hours = session.execute(
+        select(func.min(RollupPending.due_at), func.max(RollupPending.due_at)).group_by(
+            RollupPending.instance_id, RollupPending.hour_start
+        )
+    )
+    # An hour's entries become rollable together once it is quiet (see _rollable), its
+    # oldest on its own once it has waited MAX_WAIT_GRACES graces.
+    became = [
+        min(_aware(last) + grace, _aware(first) + grace * MAX_WAIT_GRACES) for first, last in hours
+    ]
+    ready = [moment for moment in became if moment <= now]
+    if not ready:
         return count, 0.0
-    return count, max(0.0, (now - _aware(oldest) - grace).total_seconds())
+    return count, (now - min(ready)).total_seconds()
 
 
 def _aware(value: datetime) -> datetime:
