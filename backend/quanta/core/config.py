@@ -132,8 +132,9 @@ class Settings(BaseSettings):
     rollup_grace_seconds: float = Field(
         default=120.0,
         ge=0,
-        description="How long minutes wait for their roll-up once due (their hour ended, or "
-        "they came after it): minutes arriving meanwhile add to the hour once, not each.",
+        description="How long an hour's minutes wait for their roll-up once due (their hour "
+        "ended, or they came after it) and quiet (no minutes of that hour came since): "
+        "minutes arriving meanwhile add to the hour once, not each.",
     )
     example_max_chars: int = Field(
         default=10_000, ge=100, description="Examples longer than this are cut (and flagged)."
