@@ -27,10 +27,11 @@ within the lag bound). The last bounded level is the result.
 
 Server CPU (API, worker pool, beat, PostgreSQL, from /proc) is counted until the level's
 roll-up is done, so ``cpu_per_bucket_us`` includes it. A level's minutes are dated in an
-hour that has ended (six hours ago, one hour later each level): the roll-up takes them
-``QUANTA_ROLLUP_GRACE_SECONDS`` after they arrive, up to 500 writes a round, an instance's
-together, so an hour row may be rewritten a few times a level where a real hour is written
-once when it ends (an upper bound of the roll-up's share).
+hour that has ended (six hours ago, one hour later each level): the roll-up takes an
+instance's hour ``QUANTA_ROLLUP_GRACE_SECONDS`` after its last batch arrived, up to 500
+writes a round, so each hour row is written about once a level, as a real hour is once it
+ends; a level's day rows are rewritten each level, where a real day row is once an hour for
+sixty minutes of data (an upper bound of the roll-up's share).
 
 The machine is shared and this process (folding aside, it only gzips and POSTs) runs on the
 same two cores as the server: the load average is printed before the run and per level.
