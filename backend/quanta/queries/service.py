@@ -129,7 +129,7 @@ def instance_load(
     out), ranked and summed as the top list does them: what beat's passes (regressions,
     EXPLAIN, advice) work on. Reading the page's buckets for percentiles no pass uses was
     seven eighths of the regression check's time (py-spy, bench/capacity.py at 500 servers:
-    1,482 samples a check before, 212 after)."""
+    1,482 samples over a level before, 212 after)."""
     segments = read_plan(settings=settings, window=window)
     sums = repository.per_query(
         session,
