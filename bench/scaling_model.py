@@ -3,12 +3,14 @@ real agent folding and the real ingest and roll-up on a throw-away PostgreSQL me
 unit costs; a cost model multiplies them by the fleet's volumes.
 
 Measured here, on this machine:
-- the fleet's shape: ``--sample-minutes`` minutes of the corpus (bench/_slowlog_corpus.py, the
-  capacity bench's workload: ``--rate`` statements/s a server) folded per minute by the agent's
-  own code (quanta_agent.batcher.MinuteBatcher): buckets a server-minute, and how many
-  distinct bucket keys (query, schema, user, host) an hour and a day keep (hour and day rows
-  a server), extrapolated from the minutes sampled by the growth of distinct keys;
-- the unit costs: those minutes for ``--servers-measured`` servers processed by the worker's
+- the fleet's shape: ``--shape-minutes`` minutes (60) of the corpus (bench/_slowlog_corpus.py,
+  the capacity bench's workload: ``--rate`` statements/s a server) folded per minute by the
+  agent's own code (quanta_agent.batcher.MinuteBatcher): buckets a server-minute, and how many
+  distinct bucket keys (query, schema, user, host, tags) an hour keeps (hour rows a server)
+  and a day (the day's rows: the hour's, and the growth of distinct keys in the sample's
+  second half carried on linearly, an over-estimate: a workload's key set saturates);
+- the unit costs: the first ``--sample-minutes`` of those minutes for ``--servers-measured``
+  servers processed by the worker's
   own function (ingest.service.process_batch) and rolled up (queries.rollup), CPU seconds of
   this process and of PostgreSQL (from /proc) per bucket; bytes per row of every metric table
   (pg_total_relation_size / rows, indexes included); the time PostgreSQL takes per row to
@@ -20,6 +22,7 @@ time at the measured rate, for ``--fleet`` servers (5,000). Everything printed a
 "measured" comes from this run; "model" lines are products of measured figures and volumes.
 
 Usage: .venv/bin/python bench/scaling_model.py [--fleet 5000] [--sample-minutes 5]
+[--shape-minutes 60]
 Last line: ``RESULT fleet=N buckets_per_s=B ingest_cores=C rollup_cores=R disk_gb_day=D
 overview_30d_s=O``.
 """
@@ -111,8 +114,9 @@ def shape(minutes: list[dict[str, Any]]) -> dict[str, float]:
     for content in minutes:
         b = content["buckets"]
         queries = [q["fingerprint"] for q in content["queries"]]
-        columns = zip(b["query"], b["db"], b["user"], b["host"], strict=True)
-        keys_by_minute.append({(queries[q], d, u, h) for q, d, u, h in columns})
+        # The bucket key (its minute aside): tags are part of it since issue 45.
+        columns = zip(b["query"], b["db"], b["user"], b["host"], b["tags"], strict=True)
+        keys_by_minute.append({(queries[q], d, u, h, t) for q, d, u, h, t in columns})
     seen: set[tuple[Any, ...]] = set()
     growth = []
     for keys in keys_by_minute:
@@ -263,15 +267,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fleet", type=int, default=FLEET)
     parser.add_argument("--rate", type=int, default=RATE)
-    parser.add_argument("--sample-minutes", type=int, default=5)
+    parser.add_argument("--sample-minutes", type=int, default=5, help="minutes measured")
+    parser.add_argument("--shape-minutes", type=int, default=60, help="minutes folded")
     parser.add_argument("--servers-measured", type=int, default=4)
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    minutes = folded_minutes(args.rate, args.sample_minutes, args.seed)
+    minutes = folded_minutes(args.rate, max(args.shape_minutes, args.sample_minutes), args.seed)
     fleet_shape = shape(minutes)
     print(f"measured shape of a server at {args.rate} statements/s: {fleet_shape}")
-    costs = measure(minutes, args.servers_measured)
+    costs = measure(minutes[: args.sample_minutes], args.servers_measured)
     print(f"measured costs: {json.dumps(costs, default=float)}")
     n = args.fleet
     per_minute = fleet_shape["buckets_per_minute"]
@@ -280,7 +285,7 @@ def main() -> int:
     rollup_us = sum(costs["rollup_us"].values())
     # Hour rows a server: the keys an hour keeps; day rows: a day's (the tail's growth on).
     growth = fleet_shape["new_keys_per_minute"]
-    hour_keys = fleet_shape["keys_sample"] + growth * (60 - args.sample_minutes)
+    hour_keys = fleet_shape["keys_sample"] + growth * max(0, 60 - args.shape_minutes)
     day_keys = hour_keys + growth * 60 * 23
     sizes = {table: per_row for table, (_, per_row) in costs["sizes"].items()}
     classes = fleet_shape["classes"]
