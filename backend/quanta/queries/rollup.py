@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
-from sqlalchemy import BigInteger, Table, and_, cast, delete, exists, func, insert, or_, select
+from sqlalchemy import BigInteger, Table, and_, cast, delete, func, insert, or_, select, tuple_
 from sqlalchemy.orm import Session, aliased
 
 from quanta.analysis.histogram import merge_stored
@@ -310,13 +310,13 @@ def _rollable(now: datetime, grace: timedelta) -> Any:
     entry's own grace let a trickle of batches rewrite the hour and day rows every round)."""
     cutoff = now - grace
     newer = aliased(RollupPending)
-    busy = exists().where(
-        newer.instance_id == RollupPending.instance_id,
-        newer.hour_start == RollupPending.hour_start,
-        newer.due_at > cutoff,
-    )
+    # Not correlated: PostgreSQL hashes the busy hours once. Over the 30,000 entries of an
+    # hour of 500 servers: 4.8 ms; a correlated EXISTS, planned 80 times as costly, 27 ms
+    # (JIT compiled).
+    busy = select(newer.instance_id, newer.hour_start).where(newer.due_at > cutoff)
+    quiet = tuple_(RollupPending.instance_id, RollupPending.hour_start).not_in(busy)
     waited = RollupPending.due_at <= now - grace * MAX_WAIT_GRACES
-    return and_(RollupPending.due_at <= cutoff, or_(~busy, waited))
+    return and_(RollupPending.due_at <= cutoff, or_(quiet, waited))
 
 
 def _take_due(session: Session, *, now: datetime, grace: timedelta) -> list[int]:
