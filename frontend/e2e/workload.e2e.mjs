@@ -131,6 +131,7 @@ if (phase === 'window') {
       await page.getByTestId('sort-table').click();
       await page.getByTestId('sort-table').click();
       await page.waitForURL((url) => url.searchParams.get('order') === 'asc');
+      await settled('tables-region');
       const names = await column('tables-table', 'table');
       assert.deepEqual(names, [...names].sort());
       assert.equal(
@@ -198,6 +199,7 @@ if (phase === 'window') {
       assert.match(await page.getByTestId('users-source').innerText(), /USER_STATISTICS/);
       await page.getByTestId('sort-select_commands').click();
       await page.waitForURL((url) => url.searchParams.get('sort') === 'select_commands');
+      await settled('users-region');
       const sorted = numbers(await column('users-table', 'select_commands'));
       assert.deepEqual(
         sorted,
