@@ -203,12 +203,19 @@ def aggregates(batch: FoldedBatch, *, policy: ExamplePolicy, max_length: int) ->
             fingerprint = batch.queries[query_id].fingerprint
             if policy == ExamplePolicy.MASKED and not fingerprint:
                 continue  # a comment-only entry: its masked example would be empty text
+            slowest = _example(pick.slowest, fingerprint, policy, max_length)
+            # A minute's only statement (or its slowest, drawn) is both: built once.
+            sampled = (
+                slowest
+                if pick.sampled == pick.slowest
+                else _example(pick.sampled, fingerprint, policy, max_length)
+            )
             fields = {
                 "query": position[query_id],
                 "start": start,
                 "seen": pick.seen,
-                "slowest": _example(pick.slowest, fingerprint, policy, max_length),
-                "sampled": _example(pick.sampled, fingerprint, policy, max_length),
+                "slowest": slowest,
+                "sampled": sampled,
             }
             picks.append(construct_row(SlowLogPickIn, fields))
     return SlowLogRows(queries, _bucket_columns(batch), picks)

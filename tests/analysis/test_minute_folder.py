@@ -85,7 +85,16 @@ def entry(sql: str, seconds: float, at: datetime, user: str, rows: int) -> str:
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["SELECT 1", "SELECT * FROM t WHERE a = 'x'", "UPDATE t SET a = 2"]),
+            st.sampled_from(
+                [
+                    "SELECT 1",
+                    "SELECT * FROM t WHERE a = 'x'",
+                    "UPDATE t SET a = 2",
+                    "SELECT 1 /* team=a */",
+                    "SELECT 1 /*team:b,job:x*/",
+                    "SELECT '/* team=c */'",
+                ]
+            ),
             st.sampled_from([0.000001, 0.25, 0.25, 3.0]),
             st.integers(min_value=0, max_value=200),  # seconds from START
             st.sampled_from(["app", "report"]),
@@ -152,6 +161,48 @@ def test_a_digest_before_a_minute_keeps_the_later_events_for_the_next() -> None:
     assert second.queries[next(iter(second.queries))].first_seen == START + timedelta(minutes=2)
     whole = fold(data)
     assert {**first.buckets, **second.buckets} == whole.buckets
+
+
+@pytest.mark.parametrize("columnar", [False, True], ids=["events", "attribute columns"])
+def test_a_statements_tags_hold_in_every_batch_it_waits_for(columnar: bool) -> None:
+    # Each statement its own tags and Bytes_sent; the reader hands the entries over as
+    # events, or (given ``extended``) as columns whose attribute dicts are absorbed. The
+    # events of minute 2 wait in the folder for the second batch, which brings minute 3's.
+    def tagged(n: int) -> str:
+        at = START + timedelta(seconds=20 * n)
+        return (
+            f"# Time: {at.strftime('%Y-%m-%dT%H:%M:%SZ')}\n# Query_time: 0.5  Lock_time: 0.0\n"
+            f"# Bytes_sent: {n}\nSELECT {n} /* team=t{n % 3} */;\n"
+        )
+
+    def bytes_sent(attributes: dict[str, Any]) -> dict[str, int | float]:
+        return {"bytes_sent": attributes["Bytes_sent"]}
+
+    def read(folder: MinuteFolder, numbers: range) -> None:
+        data = "".join(map(tagged, numbers)).encode()
+        for event in read_slow_log(io.BytesIO(data), sink=folder):
+            folder.add(event, {"bytes_sent": event.attributes["Bytes_sent"]})
+        folder.absorb()
+
+    def new_folder() -> MinuteFolder:
+        return MinuteFolder(
+            Fingerprinter(), random.Random(0), extended=bytes_sent if columnar else None
+        )
+
+    folder = new_folder()
+    read(folder, range(9))
+    first = folder.digest(before=folder.latest_minute())
+    read(folder, range(9, 12))
+    second = folder.digest()
+    whole = new_folder()
+    read(whole, range(12))
+    expected = whole.digest()
+    assert {**first.buckets, **second.buckets} == expected.buckets
+    sent = {(key.start.minute, key.tags): m.sums["bytes_sent"] for key, m in second.buckets.items()}
+    assert sent == {
+        (2, "team=t0"): 6, (2, "team=t1"): 7, (2, "team=t2"): 8,
+        (3, "team=t0"): 9, (3, "team=t1"): 10, (3, "team=t2"): 11,
+    }  # fmt: skip
 
 
 @settings(max_examples=100)

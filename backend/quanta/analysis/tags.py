@@ -156,15 +156,21 @@ def _lone_trailing_comment(sql: str) -> str | None:
     start = sql.find("/*")
     if start < 0 or sql.find("/*", start + 2) >= 0:
         return None
-    end = len(sql.rstrip(_TRAILING))
+    comment = sql[start : len(sql.rstrip(_TRAILING))]
     if (
-        not sql.endswith("*/", start + 2, end)
+        not _closed_plain_comment(comment)
         or start == _skip_space(sql, 0)  # a leading comment too: _block_comments decides
-        or not _plain_opener(sql, start)
         or not literal_mask(sql).rstrip(_TRAILING).endswith("\x03")
     ):
         return None
-    return sql[start:end]
+    return comment
+
+
+@lru_cache(maxsize=4096)
+def _closed_plain_comment(text: str) -> bool:
+    """``text`` is one closed ``/* */`` comment that leaves no trace (remembered: a
+    statement's call-site comment comes back with every call)."""
+    return len(text) >= 4 and text.endswith("*/") and _plain_opener(text, 0)
 
 
 # The server's whitespace; and ";" ending a statement.
