@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
@@ -55,6 +56,18 @@ def construct_row(model: type[Model], fields: dict[str, Any]) -> Model:
 def to_json(model: BaseModel, *, exclude: set[str] | None = None) -> bytes:
     """The members of a wire model that were set (but ``exclude``), as compact JSON."""
     return model.__pydantic_serializer__.to_json(model, exclude_unset=True, exclude=exclude)
+
+
+def gzip_parts(*parts: bytes | memoryview) -> bytes:
+    """The gzip stream of the parts joined, compressed a part at a time: the parts are never
+    copied into one (a 25,000-statement batch's JSON is some 2 MB, and the agent's import
+    peaks while it ships one)."""
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
+    return b"".join([*map(compressor.compress, parts), compressor.flush()])
+
+
+# zlib's window bits for a gzip header and trailer (16 + the largest window, as gzip writes).
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
 
 
 def encode_batch(batch: IngestBatchIn) -> bytes:

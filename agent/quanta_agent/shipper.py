@@ -5,7 +5,6 @@ spool holds (encoded bodies, :meth:`Shipper.deliver`), and for ``quanta-agent im
 folded batches themselves (:meth:`Shipper.ship`); it imports only the wire leaves.
 """
 
-import gzip
 import hashlib
 import logging
 import threading
@@ -28,7 +27,7 @@ from tenacity import (
 import quanta_agent
 from quanta.analysis.sources import SourceName
 from quanta.wire import AgentStatusIn, IngestBatchIn
-from quanta_agent.payload import GZIP_LEVEL, encode_batch, to_json
+from quanta_agent.payload import encode_batch, gzip_parts, to_json
 
 INGEST_PATH = "/api/v1/ingest"
 RETRY_ATTEMPTS = 8
@@ -122,8 +121,7 @@ class Shipper:
             )
         )  # fmt: skip
         # One object, the head's members then the content's: the rows are encoded once.
-        body = head[:-1] + b"," + content_json[1:]
-        response = self._post(gzip.compress(body, compresslevel=GZIP_LEVEL))
+        response = self._post(gzip_parts(head[:-1], b",", memoryview(content_json)[1:]))
         return _result(batch_id, response)
 
     def deliver(self, body: bytes, *, batch_id: str, give_up: threading.Event) -> ShipResult:
