@@ -23,6 +23,8 @@ from quanta_agent.policy import ExamplePolicy
 # Level 1: a third of level 5's CPU on the monitored host for 20% more bytes (measured on
 # bench/_slowlog_corpus.py batches).
 GZIP_LEVEL = 1
+# zlib's window bits for a gzip header and trailer (16 + the largest window, as gzip writes).
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
 
 
 def policy_name(policy: ExamplePolicy) -> ExamplePolicyName:
@@ -64,10 +66,6 @@ def gzip_parts(*parts: bytes | memoryview) -> bytes:
     peaks while it ships one)."""
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
     return b"".join([*map(compressor.compress, parts), compressor.flush()])
-
-
-# zlib's window bits for a gzip header and trailer (16 + the largest window, as gzip writes).
-_GZIP_WBITS = 16 + zlib.MAX_WBITS
 
 
 def encode_batch(batch: IngestBatchIn) -> bytes:
